@@ -1,0 +1,1 @@
+"""Pluggable text classifiers behind one scikit-learn-shaped protocol (see ``classifiers.base``)."""

@@ -1,0 +1,1 @@
+"""tsteval harness: data model, loaders, aspect scorers, aggregation and the CLI."""
