@@ -23,7 +23,9 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.speed_style
+	$(BIN)/python -m benchmarks.speed_sti
+	$(BIN)/python -m benchmarks.speed_classifiers
+	$(BIN)/python -m benchmarks.cds_multiclass
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

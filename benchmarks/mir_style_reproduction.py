@@ -1,0 +1,163 @@
+"""Reproduce Mir et al. (2019) Table 4.3: style transfer intensity against human ratings on Yelp.
+
+Trains style classifiers on Yelp dev + test (the 244 evaluation inputs removed; Mir trained on the
+train split, which is not in our data snapshot), scores the 12 CAAE/ARAE/DAR settings, and reports
+the Pearson correlation of signed EMD (STI) and of target-style probability with
+``human_style_intensity``, per model and on average, beside the paper's table and beside the same
+correlations recomputed from Mir's own stored scores.  Also writes corpus-level STI per setting.
+
+Run: ``python -m benchmarks.mir_style_reproduction`` (this is ``make demo``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from classifiers.training import train_classifier
+from harness.agreement import pearson
+from harness.datapaths import dataset_dir
+from harness.published import load_mir, load_mir_stored_style, load_yelp_corpus
+from harness.scorecard import Scorecard
+from harness.style_intensity import target_probability
+from harness.style_scorer import score_style
+
+RESULTS = Path(__file__).resolve().parent / "results"
+MODELS = ("CAAE", "ARAE", "DAR")
+# Mir et al. (2019), Table 4.3: Pearson r and the "±" (1.96 x (1 - r^2) / sqrt(n)) per model.  Their
+# "Wasserstein" column is the unsigned EMD: recomputed from their stored distributions it matches to three
+# decimals, while the signed scores their released code stores correlate lower (see the results file).
+PAPER = {
+    ("fasttext", "target_prob"): {"CAAE": (0.566, 0.038), "ARAE": (0.513, 0.053), "DAR": (0.470, 0.049),
+                                  "Average": (0.516, 0.047)},
+    ("fasttext", "emd"): {"CAAE": (0.587, 0.037), "ARAE": (0.519, 0.053), "DAR": (0.536, 0.045),
+                          "Average": (0.547, 0.045)},
+    ("textcnn", "target_prob"): {"CAAE": (0.587, 0.037), "ARAE": (0.515, 0.053), "DAR": (0.508, 0.047),
+                                 "Average": (0.537, 0.046)},
+    ("textcnn", "emd"): {"CAAE": (0.602, 0.036), "ARAE": (0.522, 0.053), "DAR": (0.565, 0.043),
+                         "Average": (0.563, 0.044)},
+}
+PAPER_BACKENDS = ("fasttext", "textcnn")
+CLASSIFIER_PARAMS = {
+    "fasttext": {},
+    "textcnn": {"epochs": 3},
+    "transformer": {"epochs": 1},
+}
+
+
+def correlations(frame: pd.DataFrame, column: str, human: str = "human_style_intensity") -> dict[str, tuple]:
+    """Pearson r and Mir's margin per model (settings pooled) and their mean over models ("Average")."""
+    out = {}
+    for model in MODELS:
+        rows = frame[frame["system"] == model]
+        c = pearson(rows[column].to_numpy(), rows[human].to_numpy())
+        out[model] = (c.r, c.margin, c.se, c.n)
+    out["Average"] = tuple(float(np.mean([out[m][i] for m in MODELS])) for i in range(3)) + (len(frame),)
+    return out
+
+
+def fmt(pair: tuple | None) -> str:
+    return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backends", default="fasttext,textcnn", help="comma-separated style classifier backends")
+    parser.add_argument("--transformer-train-size", type=int, default=4000,
+                        help="training sentences for the transformer backend (CPU fine-tuning is slow)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+
+    transfers = load_mir()
+    inputs = sorted(set(transfers.frame["input"]))
+    corpus = load_yelp_corpus(splits=("dev", "test"), exclude=inputs)
+    print(f"Yelp training corpus: {len(corpus)} sentences (dev + test, {len(inputs)} evaluation inputs removed)")
+
+    card = Scorecard.from_transfers(transfers)
+    reports = {}
+    for backend in backends:
+        train = corpus
+        if backend == "transformer" and len(corpus) > args.transformer_train_size:
+            rng = np.random.default_rng(args.seed)
+            keep = np.sort(rng.choice(len(corpus), args.transformer_train_size, replace=False))
+            train = type(corpus)([corpus.texts[i] for i in keep], [corpus.labels[i] for i in keep], corpus.origin)
+        start = time.perf_counter()
+        trained = train_classifier(backend, train, CLASSIFIER_PARAMS.get(backend, {}), seed=args.seed, heldout=0.05)
+        reports[backend] = {**trained.report, "seconds_incl_cache": round(time.perf_counter() - start, 1)}
+        print(f"{backend}: held-out accuracy {trained.report['accuracy']:.3f}, macro-F1 "
+              f"{trained.report['macro_f1']:.3f} on {trained.report['n_heldout']} sentences")
+        score_style(card, trained.model, backend, model_id=trained.key)
+
+    frame = card.frame
+    mir = load_mir_stored_style()
+    target = frame["target_style"].astype(int).to_numpy()
+    stored = {}
+    for clf in PAPER_BACKENDS:
+        stored[f"sti@{clf}"] = mir.sti[clf]
+        stored[f"emd@{clf}"] = np.abs(mir.sti[clf])
+        stored[f"target_prob@{clf}"] = target_probability(mir.outputs[clf], target)
+    for backend in backends:
+        frame[f"emd@{backend}"] = frame[f"sti@{backend}"].abs()
+    rows = []
+    for clf in PAPER_BACKENDS:
+        for metric in ("target_prob", "emd", "sti"):
+            theirs = correlations(frame.assign(_s=stored[f"{metric}@{clf}"]), "_s")
+            ours = correlations(frame, f"{metric}@{clf}") if clf in backends else None
+            paper = PAPER.get((clf, metric))
+            for model in (*MODELS, "Average"):
+                rows.append({"classifier": clf, "metric": metric, "model": model,
+                             "paper": fmt(paper[model] if paper else None), "mir_stored_scores": fmt(theirs[model][:2]),
+                             "ours": fmt(ours[model][:2]) if ours else "—",
+                             "ours_r": ours[model][0] if ours else None, "ours_se": ours[model][2] if ours else None})
+    for backend in backends:
+        extra = ("sti_norm", "target_acc") + (() if backend in PAPER_BACKENDS else ("target_prob", "emd", "sti"))
+        for metric in extra:
+            ours = correlations(frame, f"{metric}@{backend}")
+            for model in (*MODELS, "Average"):
+                rows.append({"classifier": backend, "metric": metric, "model": model, "paper": "—",
+                             "mir_stored_scores": "—", "ours": fmt(ours[model][:2]),
+                             "ours_r": ours[model][0], "ours_se": ours[model][2]})
+    table = pd.DataFrame(rows)
+
+    human = frame.groupby(["system", "setting"], sort=False)["human_style_intensity"].mean()
+    corpus_level = card.summary([f"sti@{b}" for b in backends], seed=args.seed)
+    corpus_level["human_style_intensity_mean"] = [human[(s, t)] for s, t in
+                                                  zip(corpus_level["system"], corpus_level["setting"], strict=True)]
+    corpus_level["mir_stored_sti@textcnn"] = [
+        float(np.mean(stored["sti@textcnn"][(frame["system"] == s) & (frame["setting"] == t)]))
+        for s, t in zip(corpus_level["system"], corpus_level["setting"], strict=True)]
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    md = ["# Mir et al. (2019) Table 4.3 reproduction: STI vs human style ratings", "",
+          f"Data: `{dataset_dir('mir2019')}` (12 settings x 244 items = {len(frame)} rows) and Yelp dev+test "
+          f"({len(corpus)} training sentences, evaluation inputs removed).",
+          "Pearson r with `human_style_intensity`, settings of a model pooled; `±` is Mir's margin "
+          "1.96·(1−r²)/√n; Average is the mean over the three models, as in the paper.",
+          "Metrics: `target_prob` = target-style probability of x'; `emd` = unsigned EMD between the "
+          "distributions of x and x' (the paper's \"Wasserstein\" column); `sti` = signed EMD (negative when "
+          "x' moves away from the target), which Mir's released code stores and tsteval reports as STI; "
+          "`sti_norm` = share of the possible gain/loss (Reed & Beck); `target_acc` = x' classified as target.",
+          "`mir_stored_scores` recomputes the correlation from the authors' own stored per-sentence scores "
+          "(their classifiers, trained on the Yelp train split), which checks our correlation code; "
+          "`ours` uses our classifiers trained here.", "",
+          table.drop(columns=["ours_r", "ours_se"]).to_markdown(index=False), "",
+          "## Classifiers", "", pd.DataFrame(reports).T.to_markdown(), "",
+          "## Corpus-level STI per setting (mean signed EMD, 95% bootstrap CI)", "",
+          corpus_level.drop(columns=["signature"]).to_markdown(index=False, floatfmt=".3f"), ""]
+    (args.out / "mir_style_reproduction.md").write_text("\n".join(md))
+    table.to_csv(args.out / "mir_style_reproduction.csv", index=False)
+    corpus_level.to_csv(args.out / "mir_corpus_level_sti.csv", index=False)
+    (args.out / "mir_style_classifiers.json").write_text(json.dumps(reports, indent=2, default=str))
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The ``tsteval`` CLI end to end on a small real Yelp slice, and its handling of bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.cli import build_parser, main
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, yelp_slice: tuple[list[str], list[str]]) -> Path:
+    """A TF-IDF + LR classifier trained through the CLI on 2 x 2,000 real Yelp sentences."""
+    root = tmp_path_factory.mktemp("cli")
+    texts, labels = yelp_slice
+    for style in ("0", "1"):
+        (root / f"train.{style}").write_text("\n".join(t for t, y in zip(texts, labels, strict=True) if y == style))
+    assert main(["train-classifier", "tfidf-lr", "--style", f"0={root / 'train.0'}",
+                 "--style", f"1={root / 'train.1'}", "--out", str(root / "clf"), "--quiet"]) == 0
+    return root
+
+
+def test_train_then_score_pairs(trained: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    inputs = tmp_path / "in.txt"
+    outputs = tmp_path / "out.txt"
+    inputs.write_text("the food was cold and the service was slow .\nworst pizza i have ever had .\n")
+    outputs.write_text("the food was hot and the service was fast .\nbest pizza i have ever had .\n")
+    out = tmp_path / "run"
+    assert main(["score", "--classifier", f"lr={trained / 'clf'}", "--pairs", str(inputs), str(outputs),
+                 "--source-style", "0", "--target-style", "1", "--system", "mine", "--out", str(out)]) == 0
+    card = pd.read_csv(out / "scorecard.csv")
+    assert len(card) == 2 and (card["system"] == "mine").all()
+    assert (card["sti@lr"] > 0.2).all(), "negative-to-positive rewrites must move toward the target"
+    assert (card["target_acc@lr"] == 1).all()
+    signatures = json.loads((out / "signatures.json").read_text())
+    assert signatures["sti@lr"].startswith("metric:sti|ground:nominal")
+    assert "sti@lr" in capsys.readouterr().out
+
+
+def test_mismatched_lines_fail_before_writing(trained: Path, tmp_path: Path, capsys) -> None:
+    (tmp_path / "in.txt").write_text("a b\nc d\n")
+    (tmp_path / "out.txt").write_text("a b\n")
+    out = tmp_path / "run"
+    code = main(["score", "--classifier", f"lr={trained / 'clf'}", "--pairs", str(tmp_path / "in.txt"),
+                 str(tmp_path / "out.txt"), "--source-style", "0", "--target-style", "1", "--out", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "in.txt" in err and "out.txt" in err
+    assert not out.exists()
+
+
+def test_unknown_style_fails_before_writing(trained: Path, tmp_path: Path, capsys) -> None:
+    (tmp_path / "in.txt").write_text("a b\n")
+    (tmp_path / "out.txt").write_text("c d\n")
+    out = tmp_path / "run"
+    code = main(["score", "--classifier", f"lr={trained / 'clf'}", "--pairs", str(tmp_path / "in.txt"),
+                 str(tmp_path / "out.txt"), "--source-style", "0", "--target-style", "formal", "--out", str(out)])
+    assert code == 2
+    assert "formal" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_one_class_training_is_refused(tmp_path: Path, capsys) -> None:
+    (tmp_path / "only.txt").write_text("good food\nnice place\n")
+    code = main(["train-classifier", "tfidf-lr", "--style", f"pos={tmp_path / 'only.txt'}",
+                 "--out", str(tmp_path / "clf")])
+    assert code == 2
+    assert "single class" in capsys.readouterr().err
+    assert not (tmp_path / "clf").exists()
+
+
+def test_undecodable_bytes_name_file_and_line(tmp_path: Path, capsys) -> None:
+    (tmp_path / "a.txt").write_bytes(b"fine line\nbad \xff byte\n")
+    (tmp_path / "b.txt").write_text("other style\nmore text\n")
+    code = main(["train-classifier", "tfidf-lr", "--style", f"a={tmp_path / 'a.txt'}",
+                 "--style", f"b={tmp_path / 'b.txt'}", "--out", str(tmp_path / "clf")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "a.txt:2" in err
+
+
+def test_help_mentions_every_command(capsys) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    text = capsys.readouterr().out
+    assert "train-classifier" in text and "score" in text

@@ -1,0 +1,106 @@
+"""Scorecard: columns with signatures, bootstrap summaries, atomic saving, and the style scorer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.data import Transfers
+from harness.errors import LabelMismatchError, TstevalError
+from harness.scorecard import Scorecard
+from harness.style_intensity import signed_emd
+from harness.style_scorer import score_style
+
+
+class FixedClassifier:
+    """A stand-in classifier with known distributions, so the scorer's columns can be checked exactly."""
+
+    classes_ = np.array(["neg", "pos"], dtype=object)
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+        self.calls: list[int] = []
+
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        return np.array([self.table[t] for t in texts])
+
+
+@pytest.fixture
+def transfers() -> Transfers:
+    a = Transfers.from_pairs(["bad food", "great staff"], ["good food", "awful staff"],
+                             source_style=["neg", "pos"], target_style=["pos", "neg"], system="A", setting="x=1")
+    b = Transfers.from_pairs(["bad food", "great staff"], ["bad food", "great staff"],
+                             source_style=["neg", "pos"], target_style=["pos", "neg"], system="A", setting="x=2")
+    return Transfers.concat([a, b])
+
+
+TABLE = {"bad food": [0.9, 0.1], "good food": [0.2, 0.8], "great staff": [0.3, 0.7], "awful staff": [0.6, 0.4]}
+
+
+def test_style_scorer_columns_match_the_formulas(transfers: Transfers) -> None:
+    card = Scorecard.from_transfers(transfers)
+    clf = FixedClassifier(TABLE)
+    score_style(card, clf, "fixed", model_id="m1")
+    assert set(card.metrics) == {"sti@fixed", "sti_norm@fixed", "target_prob@fixed", "target_acc@fixed"}
+    np.testing.assert_allclose(card.frame["sti@fixed"], [0.7, 0.3, 0.0, 0.0])
+    np.testing.assert_allclose(card.frame["sti_norm@fixed"], [0.7 / 0.9, 0.3 / 0.7, 0.0, 0.0])
+    np.testing.assert_allclose(card.frame["target_prob@fixed"], [0.8, 0.6, 0.1, 0.3])
+    np.testing.assert_allclose(card.frame["target_acc@fixed"], [1, 1, 0, 0])
+    # each distinct text is classified once: 2 distinct inputs, then 4 distinct outputs
+    assert clf.calls == [2, 4]
+    assert "clf:fixed-m1" in card.signatures["sti@fixed"] and "ground:nominal" in card.signatures["sti@fixed"]
+
+
+def test_unknown_target_style_is_a_clear_error(transfers: Transfers) -> None:
+    frame = transfers.frame.assign(target_style=["pos", "formal", "pos", "neg"])
+    card = Scorecard.from_transfers(Transfers(frame))
+    with pytest.raises(LabelMismatchError, match="formal"):
+        score_style(card, FixedClassifier(TABLE), "fixed", model_id="m1")
+
+
+def test_summary_groups_and_bootstrap(transfers: Transfers) -> None:
+    card = Scorecard.from_transfers(transfers)
+    score_style(card, FixedClassifier(TABLE), "fixed", model_id="m1")
+    summary = card.summary(["sti@fixed"])
+    assert list(summary["setting"]) == ["x=1", "x=2"]
+    np.testing.assert_allclose(summary["mean"], [0.5, 0.0])
+    assert (summary["ci_low"] <= summary["mean"]).all() and (summary["mean"] <= summary["ci_high"]).all()
+    assert summary.loc[0, "ci_low"] == pytest.approx(0.3) and summary.loc[0, "ci_high"] == pytest.approx(0.7)
+
+
+def test_add_rejects_wrong_length(transfers: Transfers) -> None:
+    card = Scorecard.from_transfers(transfers)
+    with pytest.raises(TstevalError, match="rows"):
+        card.add("m", [1.0, 2.0], "sig")
+
+
+def test_save_load_round_trip_is_atomic(transfers: Transfers, tmp_path, monkeypatch) -> None:
+    card = Scorecard.from_transfers(transfers)
+    card.add("m", np.arange(4.0), "metric:m")
+    out = card.save(tmp_path / "run", card.summary(["m"]))
+    assert {p.name for p in out.iterdir()} == {"scorecard.csv", "scorecard.parquet", "signatures.json",
+                                               "summary.csv", "summary.md"}
+    back = Scorecard.load(out)
+    pd.testing.assert_frame_equal(back.frame, card.frame)
+    assert back.signatures == {"m": "metric:m"}
+    assert "metric:m" in (out / "summary.md").read_text()
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", boom)
+    with pytest.raises(OSError):
+        card.save(tmp_path / "second")
+    assert not (tmp_path / "second").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_signed_emd_reused_by_scorer_matches_functional(transfers: Transfers) -> None:
+    card = Scorecard.from_transfers(transfers)
+    score_style(card, FixedClassifier(TABLE), "fixed", model_id="m1")
+    p = np.array([TABLE[t] for t in card.frame["input"]])
+    q = np.array([TABLE[t] for t in card.frame["output"]])
+    target = (card.frame["target_style"] == "pos").to_numpy().astype(int)
+    np.testing.assert_allclose(card.frame["sti@fixed"], signed_emd(p, q, target))
