@@ -1,0 +1,107 @@
+"""Train a style classifier on a corpus with a held-out check, cached by data + config + seed.
+
+The cache key covers the backend, its parameters (seed included), the held-out fraction and the
+hashes of the texts and labels, so the same request never trains twice and a changed corpus or
+parameter always does.  Each cache entry holds the saved model and ``report.json``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import train_test_split
+
+from classifiers.base import TextClassifier, backend_class, load_classifier
+from harness.cache import cached_dir
+from harness.data import Corpus
+from harness.errors import InputError, TstevalError
+from harness.signature import content_hash, texts_hash
+
+MODEL_DIR = "model"
+REPORT_FILE = "report.json"
+# Parameters that change what is printed, not what is learned: left out of the cache key.
+NON_MODEL_PARAMS = frozenset({"verbose"})
+
+
+@dataclass
+class TrainedClassifier:
+    """A fitted classifier, its held-out report, its cache key and directory (None when not cached)."""
+
+    model: TextClassifier
+    report: dict
+    key: str
+    path: Path | None
+    cached: bool = False
+
+
+def _split(corpus: Corpus, heldout: float, seed: int) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Stratified, seeded split into training and held-out texts and labels."""
+    if heldout == 0:
+        return corpus.texts, corpus.labels, [], []
+    try:
+        train_x, test_x, train_y, test_y = train_test_split(
+            corpus.texts, corpus.labels, test_size=heldout, random_state=seed, stratify=corpus.labels)
+    except ValueError as error:
+        raise InputError(f"cannot hold out {heldout:.0%} stratified by style: {error}", path=corpus.origin,
+                         fix="give every style more texts, or change heldout") from error
+    return train_x, train_y, test_x, test_y
+
+
+def _make(backend: str, params: dict) -> TextClassifier:
+    cls = backend_class(backend)
+    try:
+        return cls(**params)
+    except TypeError as error:
+        allowed = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+        raise TstevalError(f"bad parameters for backend {backend!r}: {error}; allowed: {allowed}") from error
+
+
+def train_classifier(backend: str, corpus: Corpus, params: dict | None = None, seed: int = 0,
+                     heldout: float = 0.1, use_cache: bool = True) -> TrainedClassifier:
+    """Fit ``backend`` on ``corpus`` minus a stratified held-out part and report accuracy and macro-F1 on it.
+
+    ``seed`` drives both the split and the backend's own ``seed`` parameter.  With ``heldout=0`` the
+    model sees every text and the report's metrics are ``None``.  A cached model is loaded, not refitted.
+    """
+    if not 0 <= heldout < 1:
+        raise TstevalError(f"heldout must be in [0, 1), not {heldout}")
+    params = dict(params or {})
+    if params.get("seed", seed) != seed:
+        raise TstevalError(f"params give seed={params['seed']} but seed={seed}; pass the seed once")
+    params["seed"] = seed
+    model = _make(backend, params)
+    model_params = {k: v for k, v in model.get_params(deep=False).items() if k not in NON_MODEL_PARAMS}
+    key = content_hash(backend, model_params, heldout, texts_hash(corpus.texts), texts_hash(corpus.labels))
+
+    def build(directory: Path | None) -> dict:
+        train_x, train_y, test_x, test_y = _split(corpus, heldout, seed)
+        start = time.perf_counter()
+        model.fit(train_x, train_y)
+        seconds = time.perf_counter() - start
+        accuracy = macro_f1 = None
+        if test_x:
+            predicted = model.predict(test_x).tolist()
+            accuracy = float(accuracy_score(test_y, predicted))
+            macro_f1 = float(f1_score(test_y, predicted, average="macro"))
+        report = {"backend": backend, "params": model_params, "seed": seed, "heldout": heldout,
+                  "n_train": len(train_x), "n_heldout": len(test_x), "classes": corpus.styles,
+                  "accuracy": accuracy, "macro_f1": macro_f1, "train_seconds": round(seconds, 3), "key": key}
+        text = json.dumps(report, indent=2, default=str)
+        if directory is not None:
+            model.save(directory / MODEL_DIR)
+            (directory / REPORT_FILE).write_text(text)
+        return json.loads(text)
+
+    if not use_cache:
+        return TrainedClassifier(model, build(None), key, None)
+    built: list[dict] = []
+    path = cached_dir("classifiers", key, lambda directory: built.append(build(directory)))
+    if built:
+        return TrainedClassifier(model, built[0], key, path)
+    report = json.loads((path / REPORT_FILE).read_text())
+    return TrainedClassifier(load_classifier(path / MODEL_DIR, corpus.styles), report, key, path, cached=True)

