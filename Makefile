@@ -1,4 +1,5 @@
-# Every target builds .venv itself: torch first (the local CPU wheel), then the package.
+# Every target builds .venv itself: WordNet (Debian wordnet-base, for METEOR), torch first (the local CPU
+# wheel), then the package.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,6 +11,8 @@ export TRANSFORMERS_OFFLINE := 1
 .PHONY: demo test bench lint clean
 
 $(STAMP): pyproject.toml
+	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; } \
+		|| { echo "WordNet 3.0 is needed for METEOR: install the Debian package wordnet-base" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0

@@ -116,7 +116,8 @@ class TextCNNClassifier(TextClassifier):
             generator = torch.Generator().manual_seed(self.seed)
             loss_fn = nn.CrossEntropyLoss()
             self.network_.train()
-            with tqdm(total=self.epochs * n_batches, desc="textcnn", unit="batch", disable=not self.verbose) as bar:
+            with tqdm(total=self.epochs * n_batches, desc="textcnn", unit="batch", disable=not self.verbose,
+                      mininterval=1.0) as bar:
                 for epoch in range(self.epochs):
                     order = torch.randperm(len(texts), generator=generator)
                     for start in range(0, len(texts), self.batch_size):
@@ -125,7 +126,7 @@ class TextCNNClassifier(TextClassifier):
                         loss = loss_fn(self.network_(ids[batch].to(self.device_)), targets[batch].to(self.device_))
                         loss.backward()
                         optimizer.step()
-                        bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
+                        bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}", refresh=False)
                         bar.update()
         self.network_.eval()
 

@@ -83,7 +83,8 @@ class TransformerClassifier(TextClassifier):
             schedule = get_linear_schedule_with_warmup(optimizer, int(WARMUP_FRACTION * total), total)
             generator = torch.Generator().manual_seed(self.seed)
             self.model_.train()
-            with tqdm(total=total, desc="transformer", unit="batch", disable=not self.verbose) as bar:
+            with tqdm(total=total, desc="transformer", unit="batch", disable=not self.verbose,
+                      mininterval=1.0) as bar:
                 for epoch in range(self.epochs):
                     order = torch.randperm(len(texts), generator=generator).tolist()
                     for start in range(0, len(texts), self.batch_size):
@@ -94,7 +95,7 @@ class TransformerClassifier(TextClassifier):
                         output.loss.backward()
                         optimizer.step()
                         schedule.step()
-                        bar.set_postfix(epoch=epoch + 1, loss=f"{output.loss.item():.3f}")
+                        bar.set_postfix(epoch=epoch + 1, loss=f"{output.loss.item():.3f}", refresh=False)
                         bar.update()
         self.model_.eval()
 
