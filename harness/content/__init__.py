@@ -1,0 +1,1 @@
+"""Content-preservation metrics (Mir et al. 2019, 3.2.2): per-sentence statistics, aggregation, signatures."""
