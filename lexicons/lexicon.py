@@ -1,0 +1,111 @@
+"""A style lexicon: words with signed weights, grouped by style, stored as JSON.
+
+The file format is ``{style: [[word, weight], ...]}``, the format of Mir et al.'s published lexicon
+(``style_words_and_weights.json``, whose single key ``"binary sentiment"`` is read as a style name).
+Every word must be one token of :func:`lexicons.tokenize.tokenize`, so that lexicon look-ups, text
+modification and word-level metrics all agree on what a word is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import InputError, TstevalError
+from lexicons.tokenize import tokenize
+
+Entries = tuple[tuple[str, float], ...]
+
+
+def _ranked(pairs: Sequence[tuple[str, float]], style: str, origin: str) -> Entries:
+    """``pairs`` validated and sorted by |weight| descending (ties by word, for a stable order)."""
+    seen: set[str] = set()
+    out: list[tuple[str, float]] = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise InputError(f"style {style!r}, entry {i}: expected [word, weight], got {pair!r}", path=origin)
+        word, weight = pair
+        if not isinstance(word, str) or tokenize(word) != [word]:
+            raise InputError(f"style {style!r}, entry {i}: {word!r} is not one lower-cased token",
+                             path=origin, fix="store words as lexicons.tokenize.tokenize produces them")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+            raise InputError(f"style {style!r}, word {word!r}: the weight {weight!r} is not a finite number",
+                             path=origin)
+        if word in seen:
+            raise InputError(f"style {style!r}: the word {word!r} appears twice", path=origin)
+        seen.add(word)
+        out.append((word, float(weight)))
+    return tuple(sorted(out, key=lambda p: (-abs(p[1]), p[0])))
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Style words with signed weights per style, each style's list sorted by |weight| descending."""
+
+    entries: Mapping[str, Entries]
+    origin: str = field(default="<lexicon>", compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.entries, Mapping):
+            raise InputError(f"a lexicon maps style -> [[word, weight], ...], not {type(self.entries).__name__}",
+                             path=self.origin)
+        entries = {}
+        for style, pairs in self.entries.items():
+            if not isinstance(style, str) or not style:
+                raise InputError(f"style names must be non-empty strings, not {style!r}", path=self.origin)
+            if not isinstance(pairs, (list, tuple)):
+                raise InputError(f"style {style!r}: expected a list of [word, weight], got {type(pairs).__name__}",
+                                 path=self.origin)
+            entries[style] = _ranked(pairs, style, self.origin)
+        object.__setattr__(self, "entries", entries)
+
+    @property
+    def styles(self) -> list[str]:
+        """The style names, sorted."""
+        return sorted(self.entries)
+
+    @property
+    def words(self) -> set[str]:
+        """Every word of every style."""
+        return {word for pairs in self.entries.values() for word, _ in pairs}
+
+    def for_style(self, style: str) -> list[tuple[str, float]]:
+        """The ``(word, weight)`` pairs of ``style``, by |weight| descending."""
+        if style not in self.entries:
+            raise TstevalError(f"the lexicon has no style {style!r}; it has {self.styles}")
+        return list(self.entries[style])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def to_json(self) -> dict[str, list[list[str | float]]]:
+        """The JSON-ready form ``{style: [[word, weight], ...]}``."""
+        return {style: [[word, weight] for word, weight in self.entries[style]] for style in self.styles}
+
+    def save(self, path: str | Path) -> Path:
+        """Write the lexicon as JSON (parent directories are created)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Lexicon:
+        """Read a lexicon saved by :meth:`save`, or Mir et al.'s published file; malformed files name the file."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError("no lexicon file here", path=path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as error:
+            raise InputError(f"the lexicon is not UTF-8: {error}", path=path) from error
+        except json.JSONDecodeError as error:
+            raise InputError(f"invalid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno,
+                             fix="the format is {style: [[word, weight], ...]}") from error
+        if not isinstance(data, dict):
+            raise InputError(f"expected a JSON object {{style: [[word, weight], ...]}}, got {type(data).__name__}",
+                             path=path)
+        return cls(data, str(path))
