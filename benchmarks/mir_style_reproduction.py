@@ -19,10 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import mir_and_yelp, yelp_transformer
 from classifiers.training import train_classifier
 from harness.agreement import pearson
 from harness.datapaths import dataset_dir
-from harness.published import load_mir, load_mir_stored_style, load_yelp_corpus
+from harness.published import load_mir_stored_style
 from harness.scorecard import Scorecard
 from harness.style_intensity import target_probability
 from harness.style_scorer import score_style
@@ -43,11 +44,7 @@ PAPER = {
                          "Average": (0.563, 0.044)},
 }
 PAPER_BACKENDS = ("fasttext", "textcnn")
-CLASSIFIER_PARAMS = {
-    "fasttext": {},
-    "textcnn": {"epochs": 3},
-    "transformer": {"epochs": 1},
-}
+CLASSIFIER_PARAMS = {"fasttext": {}, "textcnn": {"epochs": 3}}
 
 
 def correlations(frame: pd.DataFrame, column: str, human: str = "human_style_intensity") -> dict[str, tuple]:
@@ -87,28 +84,23 @@ def fmt(pair: tuple | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", default="fasttext,textcnn", help="comma-separated style classifier backends")
-    parser.add_argument("--transformer-train-size", type=int, default=4000,
-                        help="training sentences for the transformer backend (CPU fine-tuning is slow)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
 
-    transfers = load_mir()
-    inputs = sorted(set(transfers.frame["input"]))
-    corpus = load_yelp_corpus(splits=("dev", "test"), exclude=inputs)
-    print(f"Yelp training corpus: {len(corpus)} sentences (dev + test, {len(inputs)} evaluation inputs removed)")
+    transfers, corpus = mir_and_yelp()
+    print(f"Yelp training corpus: {len(corpus)} sentences (dev + test, {corpus.removed} lines holding the "
+          f"evaluation inputs removed)")
 
     card = Scorecard.from_transfers(transfers)
     reports = {}
     for backend in backends:
-        train = corpus
-        if backend == "transformer" and len(corpus) > args.transformer_train_size:
-            rng = np.random.default_rng(args.seed)
-            keep = np.sort(rng.choice(len(corpus), args.transformer_train_size, replace=False))
-            train = type(corpus)([corpus.texts[i] for i in keep], [corpus.labels[i] for i in keep], corpus.origin)
         start = time.perf_counter()
-        trained = train_classifier(backend, train, CLASSIFIER_PARAMS.get(backend, {}), seed=args.seed, heldout=0.05)
+        if backend == "transformer":
+            trained = yelp_transformer(corpus, seed=args.seed)
+        else:
+            trained = train_classifier(backend, corpus, CLASSIFIER_PARAMS[backend], seed=args.seed, heldout=0.05)
         reports[backend] = {**trained.report, "seconds_incl_cache": round(time.perf_counter() - start, 1)}
         print(f"{backend}: held-out accuracy {trained.report['accuracy']:.3f}, macro-F1 "
               f"{trained.report['macro_f1']:.3f} on {trained.report['n_heldout']} sentences")

@@ -24,11 +24,19 @@ EPILOG_TRAIN = """examples:
   tsteval train-classifier tfidf-lr --yelp --exclude my_inputs.txt --param C=2.0 --out clf/
 """
 
+EPILOG_LEXICON = """examples:
+  tsteval build-lexicon --style neg=reviews.neg.txt --style pos=reviews.pos.txt --out lexicon.json
+  tsteval build-lexicon --yelp --exclude my_inputs.txt --penalty l2 --D 2.5 --reference positive-words.txt \\
+      --out lexicon.json
+"""
+
 EPILOG_SCORE = """examples:
   tsteval score --classifier ft=clf/ --pairs inputs.txt outputs.txt --source-style neg --target-style pos --out run/
   tsteval score --classifier ft=clf/ --tsv system.tsv --source-style 0 --target-style 1 --system mine --out run/
   tsteval score --classifier ft=clf/ --table outputs.csv --out run/     (columns input, output, source_style, ...)
   tsteval score --classifier ft=clf/ --mir --out run/                   (Mir et al.'s 12 published settings)
+  tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content bleu,meteor,wmd,sbert \\
+      --modification none,mask --lexicon lexicon.json --out run/
 """
 
 
@@ -98,6 +106,25 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lexicon(args: argparse.Namespace) -> int:
+    """Build a style lexicon, save it as JSON and report its size (and quality against references)."""
+    from lexicons.builder import build_lexicon
+    from lexicons.evaluate import compare_to_reference, read_word_list
+
+    corpus = _training_corpus(args)
+    references = {path: read_word_list(path) for path in args.reference}
+    lexicon = build_lexicon(corpus, penalty=None if args.penalty == "none" else args.penalty, C=args.C, D=args.D,
+                            seed=args.seed)
+    out = lexicon.save(args.out)
+    sizes = ", ".join(f"{style}: {len(lexicon.for_style(style))}" for style in lexicon.styles)
+    print(f"{len(lexicon.words)} style words ({sizes}) from {len(corpus)} texts; saved to {out}")
+    for path, words in references.items():
+        quality = compare_to_reference(lexicon, words)
+        print(f"against {path}: precision {quality['precision']:.3f}, recall {quality['recall']:.3f} "
+              f"({quality['overlap']} shared words)")
+    return 0
+
+
 def _transfers(args: argparse.Namespace) -> Transfers:
     from harness import loaders, published
 
@@ -119,6 +146,35 @@ def _transfers(args: argparse.Namespace) -> Transfers:
     raise TstevalError("give the transfers: --pairs INPUTS OUTPUTS, --tsv FILE, --table FILE, --mir or --dualrl")
 
 
+def _content_plan(args: argparse.Namespace) -> tuple[list[str], list[str], object, object] | None:
+    """Validated content metrics, modifications, lexicon and word vectors, or None without ``--content``."""
+    from harness.content.scorer import CONTENT_METRICS, MODIFICATION_MODES
+
+    metrics = [m.strip() for m in args.content.split(",") if m.strip()]
+    if not metrics:
+        return None
+    unknown = [m for m in metrics if m not in CONTENT_METRICS]
+    if unknown:
+        raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(CONTENT_METRICS)}")
+    modes = [m.strip() for m in args.modification.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODIFICATION_MODES]
+    if bad:
+        raise TstevalError(f"unknown modifications {bad}; choose from {sorted(MODIFICATION_MODES)}")
+    lexicon = None
+    if any(m != "none" for m in modes):
+        if not args.lexicon:
+            raise TstevalError("--modification remove/mask needs --lexicon FILE (build one with build-lexicon)")
+        from lexicons.lexicon import Lexicon
+
+        lexicon = Lexicon.load(args.lexicon)
+    vectors = None
+    if any(CONTENT_METRICS[m].needs == "word_vectors" for m in metrics):
+        from harness.content.word_vectors import WordVectors, load_glove
+
+        vectors = load_glove() if args.vectors == "glove" else WordVectors.load(Path(args.vectors))
+    return metrics, modes, lexicon, vectors
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     """Score transfers with every ``--classifier`` and write the scorecard and its summary."""
     from classifiers.base import load_classifier
@@ -128,8 +184,10 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     transfers = _transfers(args)
     classifiers = _key_values(args.classifier, "--classifier")
-    if not classifiers:
-        raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval train-classifier)")
+    content = _content_plan(args)
+    if not classifiers and content is None:
+        raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval train-classifier) "
+                           "or --content METRICS")
     card = Scorecard.from_transfers(transfers)
     for name, directory in classifiers.items():
         model = load_classifier(directory, expected_classes=None)
@@ -137,25 +195,28 @@ def cmd_score(args: argparse.Namespace) -> int:
             model.verbose = not args.quiet
         model_id = content_hash((Path(directory) / "tsteval-classifier.json").read_text(), length=8)
         score_style(card, model, name, model_id=model_id, ground=args.ground)
+    counts = {}
+    if content is not None:
+        from harness.content.scorer import score_content
+
+        metrics, modes, lexicon, vectors = content
+        for mode in modes:
+            counts |= score_content(card, metrics, modification=mode, lexicon=lexicon,
+                                    placeholder=args.placeholder, word_vectors=vectors)
     summary = card.summary(seed=args.seed)
     card.save(args.out, summary)
+    flagged = {column: c for column, c in counts.items() if any(c.values())}
+    for column, c in flagged.items():
+        print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)")
     if not args.quiet:
         print((Path(args.out) / "summary.md").read_text())
     print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}")
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for all subcommands."""
-    parser = argparse.ArgumentParser(
-        prog="tsteval", description="Evaluate text style transfer: train style classifiers, then score "
-        "system outputs for style transfer intensity into a per-sentence scorecard.")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    train = sub.add_parser("train-classifier", help="train a style classifier on a labelled corpus",
-                           epilog=EPILOG_TRAIN, formatter_class=argparse.RawDescriptionHelpFormatter)
-    train.add_argument("backend", choices=["tfidf-lr", "fasttext", "textcnn", "transformer"])
-    data = train.add_argument_group("training data (choose one)")
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that name a labelled training corpus (shared by train-classifier and build-lexicon)."""
+    data = parser.add_argument_group("training data (choose one)")
     data.add_argument("--style", action="append", default=[], metavar="NAME=FILE",
                       help="one sentence per line, all of style NAME (repeat per style)")
     data.add_argument("--table", help="CSV, JSONL or Parquet with a text and a label column")
@@ -165,8 +226,22 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--text-col", default="text")
     data.add_argument("--label-col", default="label")
     data.add_argument("--split", help="split of a Hugging Face dataset")
-    train.add_argument("--exclude", action="append", default=[], metavar="FILE",
-                       help="drop these sentences (e.g. your evaluation inputs) from the training data")
+    parser.add_argument("--exclude", action="append", default=[], metavar="FILE",
+                        help="drop these sentences (e.g. your evaluation inputs) from the training data")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for all subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="tsteval", description="Evaluate text style transfer: train style classifiers and build style "
+        "lexicons, then score system outputs for style transfer intensity and content preservation into a "
+        "per-sentence scorecard.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    train = sub.add_parser("train-classifier", help="train a style classifier on a labelled corpus",
+                           epilog=EPILOG_TRAIN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    train.add_argument("backend", choices=["tfidf-lr", "fasttext", "textcnn", "transformer"])
+    add_corpus_arguments(train)
     train.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="backend parameter, e.g. epochs=3 or model_name_or_path=/path/to/model")
     train.add_argument("--seed", type=int, default=0)
@@ -175,6 +250,20 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", required=True, help="directory to save the trained model to")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=cmd_train)
+
+    lexicon = sub.add_parser("build-lexicon", help="build a style lexicon from logistic-regression weights",
+                             epilog=EPILOG_LEXICON, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_corpus_arguments(lexicon)
+    lexicon.add_argument("--penalty", default="l1", choices=["l1", "l2", "none"],
+                         help="logistic-regression penalty (Mir et al.: l1)")
+    lexicon.add_argument("--C", type=float, default=3.0, help="inverse regularisation strength (Mir et al.: 3)")
+    lexicon.add_argument("--D", type=float, default=2.0,
+                         help="keep words whose weight is at least D standard deviations from the mean")
+    lexicon.add_argument("--reference", action="append", default=[], metavar="FILE",
+                         help="a word list to report precision/recall against (repeatable)")
+    lexicon.add_argument("--seed", type=int, default=0)
+    lexicon.add_argument("--out", required=True, help="JSON file {style: [[word, weight], ...]}")
+    lexicon.set_defaults(func=cmd_lexicon)
 
     score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
                            epilog=EPILOG_SCORE, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -186,6 +275,17 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--table", help="CSV/JSONL/Parquet with input, output, source_style, target_style columns")
     src.add_argument("--mir", action="store_true", help="Mir et al.'s CAAE/ARAE/DAR outputs from the data root")
     src.add_argument("--dualrl", metavar="DATASET", help="DualRL system outputs (yelp or GYAFC)")
+    content = score.add_argument_group("content preservation")
+    content.add_argument("--content", default="", metavar="METRICS",
+                         help="comma-separated: bleu, bleu_mir, chrf, meteor, rougeL, embed_avg, greedy, extrema, "
+                              "wmd, sbert")
+    content.add_argument("--modification", default="none", metavar="MODES",
+                         help="comma-separated text modifications before content metrics: none, remove, mask")
+    content.add_argument("--lexicon", help="style lexicon JSON for remove/mask (see build-lexicon)")
+    content.add_argument("--placeholder", default="<masked>", help="token that replaces masked style words")
+    content.add_argument("--vectors", default="glove",
+                         help="word vectors for embed_avg/greedy/extrema/wmd: 'glove' (GloVe 6B 50d) or a saved "
+                              "tsteval word-vector directory")
     score.add_argument("--source-style", help="style of the inputs (for --pairs/--tsv)")
     score.add_argument("--target-style", help="style the system was asked for (for --pairs/--tsv)")
     score.add_argument("--system", default="system", help="system name for --pairs/--tsv")

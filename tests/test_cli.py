@@ -87,3 +87,51 @@ def test_help_mentions_every_command(capsys) -> None:
         build_parser().parse_args(["--help"])
     text = capsys.readouterr().out
     assert "train-classifier" in text and "score" in text
+
+
+@pytest.fixture(scope="module")
+def lexicon_file(trained: Path) -> Path:
+    """A style lexicon built through the CLI from the same real Yelp slice."""
+    (trained / "reference.txt").write_text("great\ndelicious\nworst\nrude\nhorrible\n")
+    assert main(["build-lexicon", "--style", f"0={trained / 'train.0'}", "--style", f"1={trained / 'train.1'}",
+                 "--reference", str(trained / "reference.txt"), "--out", str(trained / "lexicon.json")]) == 0
+    return trained / "lexicon.json"
+
+
+def test_build_lexicon_finds_sentiment_words(lexicon_file: Path, capsys) -> None:
+    entries = json.loads(lexicon_file.read_text())
+    assert set(entries) == {"0", "1"}
+    positive = {word for word, weight in entries["1"]}
+    negative = {word for word, weight in entries["0"]}
+    assert "great" in positive and "worst" in negative
+    assert all(weight > 0 for _, weight in entries["1"]) and all(weight < 0 for _, weight in entries["0"])
+
+
+def test_score_content_columns(lexicon_file: Path, tmp_path: Path, capsys) -> None:
+    (tmp_path / "in.txt").write_text("the food was delicious and the staff was great .\nworst service ever .\n")
+    (tmp_path / "out.txt").write_text("the food was horrible and the staff was terrible .\nworst service ever .\n")
+    out = tmp_path / "run"
+    assert main(["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "1",
+                 "--target-style", "0", "--content", "bleu,meteor,wmd,sbert", "--modification", "none,mask",
+                 "--lexicon", str(lexicon_file), "--out", str(out), "--quiet"]) == 0
+    card = pd.read_csv(out / "scorecard.csv")
+    for metric in ("bleu", "meteor", "wmd", "sbert"):
+        for mode in ("none", "mask"):
+            assert f"{metric}@{mode}" in card.columns
+    assert card.loc[1, "bleu@none"] == pytest.approx(100.0) and card.loc[1, "wmd@none"] == 0.0
+    # masking the swapped sentiment words (all four are in the lexicon) makes the first pair look more alike
+    assert card.loc[0, "bleu@mask"] > card.loc[0, "bleu@none"]
+    assert card.loc[0, "wmd@mask"] < card.loc[0, "wmd@none"]
+    signatures = json.loads((out / "signatures.json").read_text())
+    assert "mod:mask" in signatures["bleu@mask"] and "lex:" in signatures["bleu@mask"]
+
+
+def test_masking_without_lexicon_fails_before_writing(tmp_path: Path, capsys) -> None:
+    (tmp_path / "in.txt").write_text("a b\n")
+    (tmp_path / "out.txt").write_text("c d\n")
+    out = tmp_path / "run"
+    code = main(["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
+                 "--target-style", "1", "--content", "bleu", "--modification", "mask", "--out", str(out)])
+    assert code == 2
+    assert "--lexicon" in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,35 @@
+"""Pieces the reproductions share: the Mir transfers, the Yelp training corpus and its classifiers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from classifiers.training import TrainedClassifier, train_classifier
+from harness.data import Corpus, Transfers
+from harness.published import load_mir, load_yelp_corpus
+
+# CPU fine-tuning of the transformer is slow: it trains on a seeded subsample of the Yelp corpus.
+TRANSFORMER_TRAIN_SIZE = 4000
+TRANSFORMER_PARAMS = {"epochs": 1}
+
+
+def mir_and_yelp() -> tuple[Transfers, Corpus]:
+    """Mir et al.'s transfers (with human ratings) and Yelp dev+test without any copy of their inputs."""
+    transfers = load_mir()
+    corpus = load_yelp_corpus(splits=("dev", "test"), exclude=set(transfers.frame["input"]))
+    return transfers, corpus
+
+
+def subsample(corpus: Corpus, size: int, seed: int = 0) -> Corpus:
+    """A seeded random subset of ``size`` texts (all of them when the corpus is smaller)."""
+    if len(corpus) <= size:
+        return corpus
+    keep = np.sort(np.random.default_rng(seed).choice(len(corpus), size, replace=False))
+    return Corpus([corpus.texts[i] for i in keep], [corpus.labels[i] for i in keep], corpus.origin)
+
+
+def yelp_transformer(corpus: Corpus, seed: int = 0, verbose: bool = True) -> TrainedClassifier:
+    """The fine-tuned MiniLM style classifier on a Yelp subsample (cached after the first run)."""
+    params = {**TRANSFORMER_PARAMS, "verbose": verbose}
+    return train_classifier("transformer", subsample(corpus, TRANSFORMER_TRAIN_SIZE, seed), params, seed=seed,
+                            heldout=0.05)
