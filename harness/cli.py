@@ -214,6 +214,19 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run an experiment manifest: the scorecard, aggregates, agreement, tradeoff plots and the report."""
+    from harness.experiment import run_experiment
+    from harness.manifest import load_manifest
+
+    manifest = load_manifest(args.manifest)
+    out = Path(args.out) if args.out else manifest.output
+    card = run_experiment(manifest, out=out, quiet=args.quiet)
+    print(f"{manifest.name}: {len(card.frame)} rows x {len(card.metrics)} metrics; report: {out / 'report.md'}, "
+          f"{out / 'report.html'}")
+    return 0
+
+
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that name a labelled training corpus (shared by train-classifier and build-lexicon)."""
     data = parser.add_argument_group("training data (choose one)")
@@ -296,6 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
     score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")
     score.set_defaults(func=cmd_score)
+
+    run = sub.add_parser("run", help="run an experiment manifest (YAML) end to end and write its report",
+                         epilog="examples:\n  tsteval run manifests/mir.yaml --out runs/mir\n"
+                                "  tsteval run tests/data/tiny_manifest.yaml --out /tmp/tiny --quiet",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("manifest", help="the experiment manifest (see harness/manifest.py for the schema)")
+    run.add_argument("--out", help="run folder (default: the manifest's output)")
+    run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
+    run.set_defaults(func=cmd_run)
     return parser
 
 

@@ -7,9 +7,13 @@ the reason shown by ``-ra``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from harness.data import Corpus
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -53,3 +57,27 @@ def yelp_slice(data_root: Path) -> tuple[list[str], list[str]]:
     texts = [t for pair in zip(neg, pos, strict=True) for t in pair]
     labels = ["0", "1"] * 2000
     return texts, labels
+
+
+def cds_corpus(data_root: Path, styles: tuple[str, ...], n: int) -> Corpus:
+    """The first ``n`` sentences of each named Corpus-of-Diverse-Styles file, labelled by style."""
+    texts: list[str] = []
+    labels: list[str] = []
+    for style in styles:
+        lines = read_slice(data_root / "cds" / f"{style}.txt", n)
+        texts += lines
+        labels += [style] * len(lines)
+    return Corpus(texts, labels, "cds")
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run with ``n`` torch threads (the test machines are small and shared), then restore."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from conftest import read_slice
+from conftest import cds_corpus, torch_threads
 
 from classifiers.base import TextClassifier, load_classifier, make_classifier
 from classifiers.training import TrainedClassifier, train_classifier
@@ -46,11 +45,8 @@ BACKENDS = list(CONFIGS)
 
 @pytest.fixture(scope="module", autouse=True)
 def _few_threads() -> Iterator[None]:
-    """Two torch threads: the test machine is small and shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    yield
-    torch.set_num_threads(before)
+    with torch_threads(2):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +56,8 @@ def yelp_corpus(yelp_slice: tuple[list[str], list[str]]) -> Corpus:
 
 
 @pytest.fixture(scope="module")
-def cds_corpus(data_root: Path) -> Corpus:
-    texts: list[str] = []
-    labels: list[str] = []
-    for style in CDS_STYLES:
-        lines = read_slice(data_root / "cds" / f"{style}.txt", 300)
-        texts += lines
-        labels += [style] * len(lines)
-    return Corpus(texts, labels, "cds")
+def cds_3(data_root: Path) -> Corpus:
+    return cds_corpus(data_root, CDS_STYLES, 300)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -132,12 +122,12 @@ def test_same_seed_gives_identical_probabilities(backend: str, yelp_corpus: Corp
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_three_styles(backend: str, cds_corpus: Corpus) -> None:
+def test_three_styles(backend: str, cds_3: Corpus) -> None:
     params = {**CONFIGS[backend][0], **CDS_PARAMS.get(backend, {})}
-    result = train_classifier(backend, cds_corpus, params, heldout=0.3, use_cache=False)
+    result = train_classifier(backend, cds_3, params, heldout=0.3, use_cache=False)
     assert list(result.model.classes_) == sorted(CDS_STYLES)
     assert result.report["accuracy"] >= CDS_FLOORS[backend], result.report
-    proba = result.model.predict_proba(cds_corpus.texts[:5])
+    proba = result.model.predict_proba(cds_3.texts[:5])
     assert proba.shape == (5, 3)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
 

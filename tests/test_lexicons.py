@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import read_slice
+from conftest import cds_corpus
 
 from harness.cache import cache_root
 from harness.data import Corpus
@@ -89,13 +89,7 @@ def test_bad_parameters_are_clear_errors(models: dict) -> None:
 
 
 def test_one_vs_rest_on_three_cds_styles(data_root: Path) -> None:
-    texts: list[str] = []
-    labels: list[str] = []
-    for style in CDS_STYLES:
-        lines = read_slice(data_root / "cds" / f"{style}.txt", 300)
-        texts += lines
-        labels += [style] * len(lines)
-    model = LexiconModel("l2").fit(Corpus(texts, labels, "cds"))
+    model = LexiconModel("l2").fit(cds_corpus(data_root, CDS_STYLES, 300))
     assert model.weights_.shape[0] == 3
     lexicon = model.select(2.0)
     assert lexicon.styles == sorted(CDS_STYLES)

