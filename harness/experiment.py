@@ -196,7 +196,7 @@ def metric_aspect(column: str, manifest: Manifest) -> str | None:
         return "style"
     if base in manifest.metrics.content.metrics:
         return "content"
-    if base in manifest.metrics.naturalness:
+    if "@" in column and column.split("@")[-1] in manifest.metrics.naturalness:
         return "naturalness"
     return None
 

@@ -42,6 +42,7 @@ def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
         assert section in md, section
     agreement = (first_run / "agreement.csv").read_text()
     assert "human_style_intensity" in agreement and "human_content_preservation" in agreement
+    assert "human_naturalness_output" in agreement
     assert not list(first_run.parent.glob(".run.*")), "no temporary folder is left behind"
 
 
@@ -51,7 +52,7 @@ def test_second_run_reuses_the_classifier(first_run: Path, tmp_path: Path) -> No
     second = json.loads((tmp_path / "again" / "run.json").read_text())
     assert second["classifiers"]["lr"]["cached"] is True
     assert second["classifiers"]["lr"]["key"] == first["classifiers"]["lr"]["key"]
-    assert {"sti@lr", "bleu_mir@mask", "chrf@none"} <= set(card.metrics)
+    assert {"sti@lr", "bleu_mir@mask", "chrf@none", "naturalness@unigram", "more_natural@unigram"} <= set(card.metrics)
     assert len(card.frame) == first["rows"] == 24 * 12
 
 
