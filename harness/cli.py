@@ -318,6 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="run folder (default: the manifest's output)")
     run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
     run.set_defaults(func=cmd_run)
+
+    from harness.compliancy_cli import add_compliancy_parser
+
+    add_compliancy_parser(sub)
     return parser
 
 

@@ -160,7 +160,7 @@ def load_tsv_transfers(path: str | Path, **transfer_kw: Any) -> Transfers:
 # --- tables ----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class _Table:
+class Table:
     frame: pd.DataFrame
     path: str
     first_line: int | None  # file line of row 0 when rows map to lines one to one, else None
@@ -211,7 +211,7 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
 
 
-def _read_table(path: str | Path) -> _Table:
+def read_table(path: str | Path) -> Table:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
@@ -229,13 +229,13 @@ def _read_table(path: str | Path) -> _Table:
             if not isinstance(record, dict):
                 raise InputError(f"expected a JSON object, found {type(record).__name__}", path=path, line=number)
             records.append(record)
-        return _Table(pd.DataFrame.from_records(records), str(path), 1)
+        return Table(pd.DataFrame.from_records(records), str(path), 1)
     if suffix == ".parquet":
         try:
             frame = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises many types for a corrupt file
             raise InputError(f"cannot read as Parquet: {exc}", path=path) from exc
-        return _Table(frame, str(path), None)
+        return Table(frame, str(path), None)
     lines = read_lines(path)  # strict UTF-8, no blank lines
     try:
         # Every cell stays text ("NA", "null", "007" included); only a truly empty cell is missing.
@@ -243,10 +243,10 @@ def _read_table(path: str | Path) -> _Table:
     except (pd.errors.ParserError, csv.Error, ValueError) as exc:
         raise InputError(f"cannot parse as CSV: {exc}", path=path) from exc
     # Rows map to lines 2.. only when no quoted cell spans several lines.
-    return _Table(frame, str(path), 2 if len(lines) == len(frame) + 1 else None)
+    return Table(frame, str(path), 2 if len(lines) == len(frame) + 1 else None)
 
 
-def _frame_transfers(table: _Table, input_col: str, output_col: str, source_col: str, target_col: str,
+def _frame_transfers(table: Table, input_col: str, output_col: str, source_col: str, target_col: str,
                      system_col: str, setting_col: str, item_col: str, hp_cols: Sequence[str],
                      source_style: str | None, target_style: str | None, system: str, setting: str) -> Transfers:
     """Map a table onto ``Transfers``; an absent optional column falls back to its constant."""
@@ -298,13 +298,13 @@ def load_table_transfers(path: str | Path, input_col: str = "input", output_col:
     in row order within each (system, setting).  ``hp_cols`` (and any ``hp.*`` column) become numeric
     ``hp.<name>`` columns; every other column is kept as it is.
     """
-    return _frame_transfers(_read_table(path), input_col, output_col, source_col, target_col, system_col,
+    return _frame_transfers(read_table(path), input_col, output_col, source_col, target_col, system_col,
                             setting_col, item_col, hp_cols, source_style, target_style, system, setting)
 
 
 def load_table_corpus(path: str | Path, text_col: str = "text", label_col: str = "label") -> Corpus:
     """A labelled corpus from a CSV, JSONL or Parquet table (format by suffix)."""
-    table = _read_table(path)
+    table = read_table(path)
     if table.frame.empty:
         raise InputError("the table has no rows", path=table.path)
     return Corpus(table.texts(text_col, "text"), table.labels(label_col, "label"), table.path)
@@ -372,7 +372,7 @@ def load_hf_corpus(source: Any, text_col: str, label_col: str, split: str | None
     ClassLabel labels become their names; ``split`` picks a split when there are several.
     """
     dataset, name = _hf_dataset(source, split, cache_dir)
-    table = _Table(_hf_frame(dataset), name, None)
+    table = Table(_hf_frame(dataset), name, None)
     if table.frame.empty:
         raise InputError("the dataset has no rows", path=name)
     return Corpus(table.texts(text_col, "text"), table.labels(label_col, "label"), name)
@@ -387,5 +387,5 @@ def load_hf_transfers(source: Any, split: str | None = None, input_col: str = "i
     """Transfers from a Hugging Face dataset (sources as for ``load_hf_corpus``, columns as for
     ``load_table_transfers``)."""
     dataset, name = _hf_dataset(source, split, cache_dir)
-    return _frame_transfers(_Table(_hf_frame(dataset), name, None), input_col, output_col, source_col, target_col,
+    return _frame_transfers(Table(_hf_frame(dataset), name, None), input_col, output_col, source_col, target_col,
                             system_col, setting_col, item_col, hp_cols, source_style, target_style, system, setting)

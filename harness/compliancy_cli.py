@@ -1,0 +1,82 @@
+"""The ``tsteval compliancy`` subcommand: De Mattei et al.'s HH / AH / Main checks on a transfers table.
+
+Wire it into ``harness.cli.build_parser`` with ``add_compliancy_parser(sub)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+EPILOG = """examples:
+  tsteval compliancy --transfers outputs.csv --style-classifier clf/ --hh hh/ --out run/
+  tsteval compliancy --transfers outputs.csv --style-classifier clf/ --hh hh/ --ah ah/ \\
+      --documents documents.jsonl --out run/
+The transfers table has input, output, source_style, target_style (and system, setting, item) columns; the
+documents table has the columns item and document (the source document of each item's input).
+"""
+
+
+def cmd_compliancy(args: argparse.Namespace) -> int:
+    """Score the transfers and write ``compliancy.csv`` (per sentence) and ``summary.{csv,md}`` (Table 2)."""
+    from classifiers.base import load_classifier
+    from classifiers.pairs import load_pair_classifier
+    from harness.compliancy import compliancy_table, score_compliancy, table_markdown
+    from harness.data import Transfers
+    from harness.errors import TstevalError
+    from harness.loaders import load_table_transfers, read_table
+
+    if (args.ah is None) != (args.documents is None):
+        raise TstevalError("--ah and --documents go together: the AH check compares each output with its source "
+                           "document")
+    transfers = load_table_transfers(args.transfers)
+    style = load_classifier(args.style_classifier)
+    hh = load_pair_classifier(args.hh)
+    ah = None
+    if args.ah is not None:
+        ah = load_pair_classifier(args.ah)
+        documents = read_table(args.documents).frame
+        missing = {"item", "document"} - set(documents.columns)
+        if missing:
+            raise TstevalError(f"{args.documents} lacks the columns {sorted(missing)}")
+        documents = documents.astype({"item": str}).drop_duplicates("item").set_index("item")["document"]
+        frame = transfers.frame.copy()
+        frame["document"] = frame["item"].astype(str).map(documents)
+        if frame["document"].isna().any():
+            item = frame.loc[frame["document"].isna(), "item"].iloc[0]
+            raise TstevalError(f"{args.documents} has no document for item {item!r}")
+        transfers = Transfers(frame, transfers.origin)
+    scored = score_compliancy(transfers, style, hh, ah)
+    table = compliancy_table(scored)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        scored.drop(columns=["document"], errors="ignore").to_csv(tmp / "compliancy.csv", index=False)
+        table.to_csv(tmp / "summary.csv", index=False)
+        (tmp / "summary.md").write_text(table_markdown(table))
+        out.mkdir(exist_ok=True)
+        for item in tmp.iterdir():
+            os.replace(item, out / item.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(table_markdown(table))
+    print(f"compliancy: {len(scored)} transfers scored; written to {out}")
+    return 0
+
+
+def add_compliancy_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``compliancy`` to the ``tsteval`` subcommands and return its parser."""
+    parser = sub.add_parser("compliancy", help="De Mattei et al.'s HH/AH/Main classifier checks and compliancy",
+                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--transfers", required=True, help="CSV/JSONL/Parquet table of transfers")
+    parser.add_argument("--style-classifier", required=True, metavar="DIR", help="a saved tsteval style classifier")
+    parser.add_argument("--hh", required=True, metavar="DIR", help="a saved pair classifier (input, output)")
+    parser.add_argument("--ah", metavar="DIR", help="a saved pair classifier (output, source document)")
+    parser.add_argument("--documents", metavar="FILE", help="table with columns item, document (needed with --ah)")
+    parser.add_argument("--out", required=True, help="directory for compliancy.csv and summary.{csv,md}")
+    parser.set_defaults(func=cmd_compliancy)
+    return parser

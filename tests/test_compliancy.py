@@ -1,0 +1,92 @@
+"""Compliancy logic on a hand example and on real Bible verses (gold upper bound above a random-verse system)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from classifiers.base import make_classifier
+from classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
+from harness.bible import chapter_documents, parallel_verses
+from harness.compliancy import compliancy_decisions, compliancy_table, score_compliancy
+from harness.compliancy_cli import add_compliancy_parser
+from harness.data import Transfers
+from harness.errors import InputError
+
+
+def test_decisions_all_combinations() -> None:
+    # HH x main-reversed, with AH true; then AH false alone; then AH omitted.
+    hh = [True, True, False, False, True]
+    ah = [True, True, True, True, False]
+    style_in = ["a", "a", "a", "a", "a"]
+    style_out = ["b", "a", "b", "a", "b"]
+    out = compliancy_decisions(hh, ah, style_in, style_out, ["b"] * 5)
+    assert out["main"].tolist() == [True, False, True, False, True]
+    assert out["compliant"].tolist() == [True, False, False, False, False]
+    no_ah = compliancy_decisions(hh, None, style_in, style_out, ["b"] * 5)
+    assert no_ah["compliant"].tolist() == [True, False, False, False, True] and no_ah["ah"].isna().all()
+    # The output's style must be the target, not merely differ from the input's.
+    assert not compliancy_decisions([True], None, ["a"], ["c"], ["b"])["main"].iat[0]
+
+
+@pytest.fixture(scope="module")
+def bible(data_root: Path) -> pd.DataFrame:
+    frame = parallel_verses(["KJV", "BBE"])
+    return frame[frame.book.isin(["Genesis", "Exodus", "Ruth"])].reset_index(drop=True)
+
+
+def test_gold_beats_random_verse(bible: pd.DataFrame, tmp_path: Path) -> None:
+    train, test = bible[bible.book != "Ruth"].reset_index(drop=True), bible[bible.book == "Ruth"]
+    test = test.reset_index(drop=True)
+    style = make_classifier("tfidf-lr").fit(train.KJV.tolist() + train.BBE.tolist(),
+                                           ["KJV"] * len(train) + ["BBE"] * len(train))
+    rng = np.random.default_rng(0)
+    rows = rng.choice(len(train), 800, replace=False)
+    shift = rng.integers(1, len(train), 800)
+    pairs = [(train.KJV.iat[i], train.BBE.iat[i]) for i in rows]
+    pairs += [(train.KJV.iat[i], train.BBE.iat[(i + s) % len(train)]) for i, s in zip(rows, shift, strict=True)]
+    hh = FeaturePairClassifier().fit(pairs, [MATCH] * 800 + [NO_MATCH] * 800)
+    documents = chapter_documents(test, "KJV")
+    frames = []
+    for system, outputs in {"gold": test.BBE.tolist(), "random": test.BBE.sample(frac=1, random_state=0).tolist(),
+                            "copy": test.KJV.tolist()}.items():
+        part = Transfers.from_pairs(test.KJV.tolist(), outputs, source_style="KJV", target_style="BBE",
+                                    system=system).frame
+        part["document"] = documents
+        frames.append(part)
+    transfers = Transfers(pd.concat(frames, ignore_index=True))
+    scored = score_compliancy(transfers, style, hh)
+    table = compliancy_table(scored).set_index(["system", "direction"])
+    assert table.loc[("gold", "avg"), "Compl."] >= 0.6
+    assert table.loc[("gold", "avg"), "Compl."] > table.loc[("random", "avg"), "Compl."] + 0.4
+    assert table.loc[("copy", "avg"), "Main"] < 0.1 and table.loc[("copy", "avg"), "BLEU-in"] == pytest.approx(1.0)
+    with pytest.raises(InputError, match="document"):
+        score_compliancy(Transfers(transfers.frame.drop(columns="document")), style, hh, hh)
+
+
+def test_cli_parser_and_run(bible: pd.DataFrame, tmp_path: Path) -> None:
+    import argparse
+
+    ruth = bible[bible.book == "Ruth"].reset_index(drop=True)
+    style = make_classifier("tfidf-lr").fit(bible.KJV.tolist() + bible.BBE.tolist(),
+                                           ["KJV"] * len(bible) + ["BBE"] * len(bible))
+    pairs = list(zip(ruth.KJV, ruth.BBE, strict=True)) + list(zip(ruth.KJV, ruth.BBE[::-1], strict=True))
+    pair_model = FeaturePairClassifier().fit(pairs, [MATCH] * len(ruth) + [NO_MATCH] * len(ruth))
+    style.save(tmp_path / "style")
+    pair_model.save(tmp_path / "hh")
+    pd.DataFrame({"input": ruth.KJV, "output": ruth.BBE, "source_style": "KJV", "target_style": "BBE",
+                  "item": range(len(ruth))}).to_csv(tmp_path / "t.csv", index=False)
+    pd.DataFrame({"item": range(len(ruth)), "document": chapter_documents(ruth, "KJV")}).to_json(
+        tmp_path / "docs.jsonl", orient="records", lines=True)
+    parser = argparse.ArgumentParser()
+    add_compliancy_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["compliancy", "--transfers", str(tmp_path / "t.csv"), "--style-classifier",
+                              str(tmp_path / "style"), "--hh", str(tmp_path / "hh"), "--ah", str(tmp_path / "hh"),
+                              "--documents", str(tmp_path / "docs.jsonl"), "--out", str(tmp_path / "run")])
+    assert args.func(args) == 0
+    summary = pd.read_csv(tmp_path / "run" / "summary.csv")
+    assert {"HH", "AH", "Main", "Compl."} <= set(summary.columns)
+    assert len(pd.read_csv(tmp_path / "run" / "compliancy.csv")) == len(ruth)
