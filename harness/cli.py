@@ -319,8 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
     run.set_defaults(func=cmd_run)
 
-    from harness.compliancy_cli import add_compliancy_parser
+    from harness.compliancy_cli import add_compliancy_parser, add_train_pairs_parser
 
+    add_train_pairs_parser(sub)
     add_compliancy_parser(sub)
     return parser
 

@@ -135,3 +135,30 @@ def test_masking_without_lexicon_fails_before_writing(tmp_path: Path, capsys) ->
     assert code == 2
     assert "--lexicon" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_train_pairs_then_compliancy_on_the_bible(tmp_path: Path, data_root: Path, capsys) -> None:
+    """KJV -> BBE on real verses: the true BBE verse is more compliant than copying the KJV input."""
+    from harness.bible import load_bible
+
+    books = ["Ruth", "Jonah", "Micah", "James"]
+    kjv, bbe = (load_bible(v).loc[lambda f: f["book"].isin(books)] for v in ("KJV", "BBE"))
+    joined = kjv.merge(bbe, on=["book", "chapter", "verse"], suffixes=("_kjv", "_bbe"))
+    for name, column in (("kjv", "text_kjv"), ("bbe", "text_bbe")):
+        (tmp_path / f"{name}.txt").write_text("\n".join(joined[column]) + "\n")
+    assert main(["train-pairs", "features", "--left", str(tmp_path / "kjv.txt"), "--right", str(tmp_path / "bbe.txt"),
+                 "--out", str(tmp_path / "hh")]) == 0
+    assert main(["train-classifier", "tfidf-lr", "--style", f"KJV={tmp_path / 'kjv.txt'}",
+                 "--style", f"BBE={tmp_path / 'bbe.txt'}", "--out", str(tmp_path / "style"), "--quiet"]) == 0
+    test = joined[joined["book"] == "Ruth"].head(40)
+    rows = [{"system": system, "setting": "-", "item": i, "input": a, "output": b, "source_style": "KJV",
+             "target_style": "BBE"} for system, outputs in (("gold", test["text_bbe"]), ("copy", test["text_kjv"]))
+            for i, (a, b) in enumerate(zip(test["text_kjv"], outputs, strict=True))]
+    pd.DataFrame(rows).to_csv(tmp_path / "transfers.csv", index=False)
+    out = tmp_path / "run"
+    assert main(["compliancy", "--transfers", str(tmp_path / "transfers.csv"), "--style-classifier",
+                 str(tmp_path / "style"), "--hh", str(tmp_path / "hh"), "--out", str(out)]) == 0
+    scored = pd.read_csv(out / "compliancy.csv")
+    rate = scored.groupby("system")["compliant"].mean()
+    assert rate["gold"] > 0.5 and rate["copy"] == 0.0
+    assert (out / "summary.md").read_text().count("gold") >= 1
