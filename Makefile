@@ -28,7 +28,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_sti
 	$(BIN)/python -m benchmarks.speed_classifiers
-	$(BIN)/python -m benchmarks.cds_multiclass
+	$(BIN)/python -m benchmarks.speed_content
+	$(BIN)/python -m benchmarks.speed_pairs
+	$(BIN)/python -m benchmarks.speed_naturalness
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
