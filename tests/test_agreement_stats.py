@@ -1,0 +1,182 @@
+"""Rank correlations, Williams' t, system-level correlation, the agreement table and Fleiss' kappa."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats import inter_rater
+
+from harness.agreement import (
+    FIELLER_KENDALL,
+    Correlation,
+    agreement_table,
+    compare_dependent_correlations,
+    fleiss_kappa,
+    kendall,
+    pearson,
+    spearman,
+    system_level,
+    williams_t,
+)
+from harness.errors import InputError
+
+
+def _pair(n: int = 120, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    return x, 0.6 * x + rng.normal(size=n)
+
+
+# --- Spearman and Kendall ---------------------------------------------------------------------------------------
+
+def test_spearman_matches_scipy_and_bonett_wright() -> None:
+    x, y = _pair()
+    c = spearman(x, y)
+    ref = stats.spearmanr(x, y)
+    assert isinstance(c, Correlation) and c.method == "spearman" and c.n == 120
+    assert c.r == pytest.approx(ref.statistic, abs=1e-12)
+    assert c.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    se_z = np.sqrt((1 + c.r**2 / 2) / (120 - 3))  # Bonett & Wright (2000)
+    half = stats.norm.ppf(0.975) * se_z
+    assert (c.fisher_low, c.fisher_high) == pytest.approx((np.tanh(np.arctanh(c.r) - half),
+                                                           np.tanh(np.arctanh(c.r) + half)), abs=1e-12)
+    assert c.se == pytest.approx((1 - c.r**2) * se_z)
+    assert c.margin == pytest.approx(1.96 * c.se)
+
+
+def test_kendall_matches_scipy_and_fieller() -> None:
+    x, y = _pair(seed=1)
+    y = np.round(y, 1)  # ties: scipy's tau-b
+    c = kendall(x, y)
+    ref = stats.kendalltau(x, y)
+    assert c.method == "kendall"
+    assert c.r == pytest.approx(ref.statistic, abs=1e-12)
+    assert c.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    se_z = np.sqrt(0.437 / (120 - 4))  # Fieller, Hartley & Pearson (1957)
+    assert FIELLER_KENDALL == 0.437
+    half = stats.norm.ppf(0.975) * se_z
+    assert c.fisher_low == pytest.approx(np.tanh(np.arctanh(c.r) - half), abs=1e-12)
+    assert c.fisher_high == pytest.approx(np.tanh(np.arctanh(c.r) + half), abs=1e-12)
+    assert kendall([1, 2, 3, 4], [1, 3, 2, 4]).fisher_low == -1.0  # n = 4: unbounded
+
+
+def test_rank_correlation_errors() -> None:
+    for f in (spearman, kendall):
+        with pytest.raises(InputError, match="constant"):
+            f([1, 2, 3, 4], [5, 5, 5, 5])
+        with pytest.raises(InputError, match="paired"):
+            f([1, 2, 3], [1, 2])
+
+
+# --- Williams' t ------------------------------------------------------------------------------------------------
+
+def test_williams_t_by_hand() -> None:
+    # r1 = .5, r2 = .3, r12 = .4, n = 100:  |R| = 1 - .25 - .09 - .16 + 2(.5)(.3)(.4) = .62,
+    # t = .2 sqrt(99 x 1.4) / sqrt(2 (99/97) .62 + .4^2 (.6)^3) = 2.35457 / 1.14023 = 2.06499
+    assert williams_t(0.5, 0.3, 0.4, 100) == pytest.approx(2.0649936, abs=1e-6)
+    assert williams_t(0.3, 0.5, 0.4, 100) == pytest.approx(-2.0649936, abs=1e-6)
+    assert williams_t(0.4, 0.4, 0.2, 50) == 0.0
+    with pytest.raises(InputError, match="more than 3"):
+        williams_t(0.5, 0.3, 0.4, 3)
+
+
+def test_compare_dependent_correlations() -> None:
+    rng = np.random.default_rng(3)
+    human = rng.normal(size=300)
+    a = human + rng.normal(size=300)
+    b = human + 2 * rng.normal(size=300)
+    result = compare_dependent_correlations(a, b, human)
+    r1, r2, r12 = stats.pearsonr(a, human)[0], stats.pearsonr(b, human)[0], stats.pearsonr(a, b)[0]
+    assert (result.r1, result.r2, result.r12) == pytest.approx((r1, r2, r12), abs=1e-12)
+    assert result.df == 297 and result.n == 300
+    assert result.t == pytest.approx(williams_t(r1, r2, r12, 300))
+    assert result.p_value == pytest.approx(2 * stats.t.sf(abs(result.t), 297))
+    greater = compare_dependent_correlations(a, b, human, alternative="greater")
+    assert greater.p_value == pytest.approx(stats.t.sf(result.t, 297))
+    rho = compare_dependent_correlations(a, b, human, method="spearman")
+    assert rho.r1 == pytest.approx(stats.spearmanr(a, human).statistic)
+    with pytest.raises(InputError, match="Pearson or Spearman"):
+        compare_dependent_correlations(a, b, human, method="kendall")
+    with pytest.raises(InputError, match="paired"):
+        compare_dependent_correlations(a[:-1], b, human)
+
+
+# --- system level and the table ---------------------------------------------------------------------------------
+
+def _frame() -> pd.DataFrame:
+    rng = np.random.default_rng(4)
+    rows = []
+    for system in ("A", "B", "C"):
+        for setting in (1, 2):
+            quality = rng.normal()
+            for item in range(40):
+                human = quality + rng.normal(scale=0.5)
+                rows.append({"system": system, "setting": setting, "item": item, "human_x": human,
+                             "human_y": -human + rng.normal(), "m1": human + rng.normal(), "m2": rng.normal()})
+    frame = pd.DataFrame(rows)
+    frame.loc[3, "human_x"] = np.nan  # an unrated item is dropped pairwise
+    return frame
+
+
+def test_system_level_is_correlation_of_means() -> None:
+    frame = _frame()
+    c = system_level(frame, "m1", "human_x")
+    means = frame.dropna(subset=["m1", "human_x"]).groupby(["system", "setting"])[["m1", "human_x"]].mean()
+    assert c.n == 6
+    assert c.r == pytest.approx(stats.pearsonr(means["m1"], means["human_x"]).statistic, abs=1e-12)
+    assert system_level(frame, "m1", "human_x", method="kendall").method == "kendall"
+    with pytest.raises(InputError, match="at least 3 groups"):
+        system_level(frame, "m1", "human_x", by=("setting",))
+
+
+def test_agreement_table() -> None:
+    frame = _frame()
+    table = agreement_table(frame, ["m1", "m2"], ["human_x", "human_y"], aspect="content")
+    assert len(table) == 2 * 2 * 3 * 2
+    assert set(table["level"]) == {"segment", "system"} and set(table["method"]) == {"pearson", "spearman", "kendall"}
+    row = table.query("level == 'segment' and metric == 'm1' and human == 'human_x' and method == 'spearman'").iloc[0]
+    ok = frame["human_x"].notna()
+    assert row["n"] == 239
+    assert row["r"] == pytest.approx(stats.spearmanr(frame.loc[ok, "m1"], frame.loc[ok, "human_x"]).statistic)
+    assert {"se", "margin", "fisher_low", "fisher_high", "p_value", "aspect"} <= set(table.columns)
+    row = table.query("level == 'segment' and metric == 'm1' and human == 'human_x' and method == 'pearson'").iloc[0]
+    assert row["r"] == pytest.approx(pearson(frame.loc[ok, "m1"], frame.loc[ok, "human_x"]).r)
+    frame["label"] = "tie"
+    with pytest.raises(InputError, match="not numeric"):
+        agreement_table(frame, ["m1"], ["label"])
+    with pytest.raises(InputError, match="not in the frame"):
+        agreement_table(frame, ["nope"], ["human_x"])
+
+
+# --- Fleiss' kappa ----------------------------------------------------------------------------------------------
+
+# The worked example of Fleiss' kappa (10 items, 14 raters, 5 categories): P-bar = 0.378, P-bar_e = 0.213,
+# kappa = 0.210 to three decimals.
+FLEISS_EXAMPLE = np.array([
+    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+])
+
+
+def test_fleiss_kappa_textbook_example() -> None:
+    kappa = fleiss_kappa(FLEISS_EXAMPLE, counts=True)
+    assert kappa == pytest.approx(inter_rater.fleiss_kappa(FLEISS_EXAMPLE), abs=1e-12)
+    assert round(kappa, 3) == 0.210
+    # the same table as raw ratings (items x raters of category codes) gives the same kappa
+    raw = np.array([np.repeat(np.arange(5), row) for row in FLEISS_EXAMPLE])
+    assert fleiss_kappa(raw) == pytest.approx(kappa, abs=1e-12)
+    assert fleiss_kappa(FLEISS_EXAMPLE, counts=True, method="randolph") == pytest.approx(
+        inter_rater.fleiss_kappa(FLEISS_EXAMPLE, method="randolph"))
+
+
+def test_fleiss_kappa_errors() -> None:
+    with pytest.raises(InputError, match="same number of raters"):
+        fleiss_kappa([[1, 2], [3, 1]], counts=True)
+    with pytest.raises(InputError, match="missing"):
+        fleiss_kappa([[1.0, np.nan], [2.0, 1.0]])
+    with pytest.raises(InputError, match="one category"):
+        fleiss_kappa([[1, 1, 1], [1, 1, 1]])
+    with pytest.raises(InputError, match="2-D"):
+        fleiss_kappa([1, 2, 3])
