@@ -175,25 +175,36 @@ def _content_plan(args: argparse.Namespace) -> tuple[list[str], list[str], objec
     return metrics, modes, lexicon, vectors
 
 
+def _manifest_hash(directory: str, manifest: str) -> str:
+    """A short hash of a saved model's manifest file, naming the model in signatures."""
+    from harness.signature import content_hash
+
+    return content_hash((Path(directory) / manifest).read_text(), length=8)
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     """Score transfers with every ``--classifier`` and write the scorecard and its summary."""
     from classifiers.base import load_classifier
+    from harness.naturalness_registry import NATURALNESS_METRICS
     from harness.scorecard import Scorecard
-    from harness.signature import content_hash
     from harness.style_scorer import score_style
 
     transfers = _transfers(args)
     classifiers = _key_values(args.classifier, "--classifier")
     content = _content_plan(args)
-    if not classifiers and content is None:
-        raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval train-classifier) "
-                           "or --content METRICS")
+    if not (classifiers or content or args.naturalness or args.hh):
+        raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval train-classifier), "
+                           "--content METRICS, --naturalness NAMES or --hh NAME=DIR")
+    names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
+    unknown = [n for n in names if n not in NATURALNESS_METRICS]
+    if unknown:
+        raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
     card = Scorecard.from_transfers(transfers)
     for name, directory in classifiers.items():
         model = load_classifier(directory, expected_classes=None)
         if hasattr(model, "verbose"):
             model.verbose = not args.quiet
-        model_id = content_hash((Path(directory) / "tsteval-classifier.json").read_text(), length=8)
+        model_id = _manifest_hash(directory, "tsteval-classifier.json")
         score_style(card, model, name, model_id=model_id, ground=args.ground)
     counts = {}
     if content is not None:
@@ -203,6 +214,21 @@ def cmd_score(args: argparse.Namespace) -> int:
         for mode in modes:
             counts |= score_content(card, metrics, modification=mode, lexicon=lexicon,
                                     placeholder=args.placeholder, word_vectors=vectors)
+    if names:
+        from harness import loaders
+
+        human = loaders.read_lines(args.human) if args.human else None
+        for name in names:
+            NATURALNESS_METRICS[name](card, human, args.seed, args.folds)
+    for name, directory in _key_values(args.hh, "--hh").items():
+        from classifiers.pairs import load_pair_classifier
+        from harness.compliancy import match_probability
+        from harness.signature import Signature
+
+        pairs = list(zip(card.frame["input"], card.frame["output"], strict=True))
+        card.add(f"hh@{name}", match_probability(load_pair_classifier(directory), pairs),
+                 str(Signature("hh", {"clf": f"{name}-{_manifest_hash(directory, 'tsteval-pair-classifier.json')}"},
+                               libraries=("numpy", "scikit-learn", "torch"))))
     summary = card.summary(seed=args.seed)
     card.save(args.out, summary)
     flagged = {column: c for column, c in counts.items() if any(c.values())}
@@ -299,6 +325,15 @@ def build_parser() -> argparse.ArgumentParser:
     content.add_argument("--vectors", default="glove",
                          help="word vectors for embed_avg/greedy/extrema/wmd: 'glove' (GloVe 6B 50d) or a saved "
                               "tsteval word-vector directory")
+    natural = score.add_argument_group("naturalness and content compatibility")
+    natural.add_argument("--naturalness", default="", metavar="NAMES",
+                         help="comma-separated: unigram, textcnn (cross-fitted adversarial classifiers), kn3 "
+                              "(Kneser-Ney trigram perplexity), smollm2 (SmolLM2-135M perplexity)")
+    natural.add_argument("--human", metavar="FILE",
+                         help="human-written sentences of the target domain, one per line (default: the inputs)")
+    natural.add_argument("--folds", type=int, default=5, help="cross-fitting folds for the adversarial classifiers")
+    natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
+                         help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input)")
     score.add_argument("--source-style", help="style of the inputs (for --pairs/--tsv)")
     score.add_argument("--target-style", help="style the system was asked for (for --pairs/--tsv)")
     score.add_argument("--system", default="system", help="system name for --pairs/--tsv")

@@ -25,7 +25,8 @@ from classifiers.training import TrainedClassifier, train_classifier
 from harness import agreement
 from harness.data import Corpus, Transfers
 from harness.errors import TstevalError
-from harness.manifest import HUMAN_PREFIX, NATURALNESS_METRICS, CorpusSpec, Manifest, TransfersSpec, load_manifest
+from harness.manifest import HUMAN_PREFIX, CorpusSpec, Manifest, TransfersSpec, load_manifest
+from harness.naturalness_registry import NATURALNESS_METRICS
 from harness.scorecard import Scorecard
 from harness.signature import content_hash, package_version
 from harness.tradeoff import Tradeoff, plot_tradeoff, tradeoff_curves
@@ -183,7 +184,9 @@ def score(ctx: RunContext) -> Scorecard:
         ctx.log(f"content @{modification}: {', '.join(content.metrics)} in {time.perf_counter() - start:.1f} s"
                 + (f"; empty/OOV policy applied: {flagged}" if flagged else ""))
     for name in metrics.naturalness:
-        NATURALNESS_METRICS[name](card, ctx)
+        start = time.perf_counter()
+        NATURALNESS_METRICS[name](card, ctx.corpus.texts if ctx.corpus is not None else None, ctx.manifest.seed, 5)
+        ctx.log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
     return card
 
 

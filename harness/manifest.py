@@ -34,7 +34,7 @@ root.  Schema (``?`` = optional)::
       style?: {classifiers: [NAME, ...], ground?: nominal|ordinal}
       content?: {metrics: [bleu_mir, ...], modifications?: [none, mask, remove], vectors?: glove|word2vec|DIR,
                  placeholder?: "<masked>"}
-      naturalness?: [NAME, ...]      # registered in NATURALNESS_METRICS: unigram, textcnn, kn3, smollm2
+      naturalness?: [NAME, ...]      # harness.naturalness_registry: unigram, textcnn, kn3, smollm2
     tradeoff?: {style?: sti@NAME, content?: wmd@mask, naturalness?: COLUMN}
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
 """
@@ -42,7 +42,7 @@ root.  Schema (``?`` = optional)::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -51,6 +51,7 @@ from typing import Any
 import yaml
 
 from harness.errors import TstevalError
+from harness.naturalness_registry import NATURALNESS_METRICS
 
 PUBLISHED_TRANSFERS = ("mir", "dualrl")
 PUBLISHED_CORPORA = ("yelp",)
@@ -60,45 +61,6 @@ GROUNDS = ("nominal", "ordinal")
 HUMAN_PREFIX = "human_"
 _VAR = re.compile(r"\$\{([^}]*)\}")
 
-
-
-def _human_texts(card: Any, ctx: Any) -> tuple[str, list[str] | None]:
-    """Human text for naturalness: the run's training corpus when it has one, else the transfers' inputs."""
-    return ("corpus", ctx.corpus.texts) if ctx.corpus is not None else ("inputs", None)
-
-
-def _adversarial(backend: str) -> Callable[..., None]:
-    def run(card: Any, ctx: Any) -> None:
-        from harness.naturalness import score_naturalness
-
-        human, corpus = _human_texts(card, ctx)
-        score_naturalness(card, backend, human=human, corpus=corpus, seed=ctx.manifest.seed)
-    return run
-
-
-def _kneser_ney(card: Any, ctx: Any) -> None:
-    from harness.lm_naturalness import KneserNeyLM, score_perplexity
-
-    human, corpus = _human_texts(card, ctx)
-    texts = corpus if corpus is not None else sorted(set(card.frame["input"]))
-    score_perplexity(card, KneserNeyLM().fit(texts), "kn3")
-
-
-def _smollm2(card: Any, ctx: Any) -> None:
-    from harness.lm_naturalness import CausalLM, score_perplexity
-
-    score_perplexity(card, CausalLM(), "smollm2")
-
-
-# Naturalness scorers by name: ``fn(card, context) -> None`` adds columns ending in ``@NAME``
-# (``naturalness@unigram``, ``more_natural@unigram``, ``ppl@kn3``...).  ``context`` is the experiment's run
-# context (training corpus, seed, quiet flag); the manifest validates names against this registry.
-NATURALNESS_METRICS: dict[str, Callable[..., None]] = {
-    "unigram": _adversarial("unigram"),
-    "textcnn": _adversarial("textcnn"),
-    "kn3": _kneser_ney,
-    "smollm2": _smollm2,
-}
 
 
 class ManifestError(TstevalError):

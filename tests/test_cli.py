@@ -162,3 +162,21 @@ def test_train_pairs_then_compliancy_on_the_bible(tmp_path: Path, data_root: Pat
     rate = scored.groupby("system")["compliant"].mean()
     assert rate["gold"] > 0.5 and rate["copy"] == 0.0
     assert (out / "summary.md").read_text().count("gold") >= 1
+    assert main(["score", "--table", str(tmp_path / "transfers.csv"), "--hh", f"hh={tmp_path / 'hh'}",
+                 "--out", str(tmp_path / "scored"), "--quiet"]) == 0
+    card = pd.read_csv(tmp_path / "scored" / "scorecard.csv")
+    assert card["hh@hh"].between(0, 1).all() and card.loc[card["system"] == "gold", "hh@hh"].mean() > 0.5
+
+
+def test_score_naturalness_columns(trained: Path, tmp_path: Path, yelp_slice: tuple[list[str], list[str]]) -> None:
+    texts = yelp_slice[0][:30]
+    (tmp_path / "in.txt").write_text("\n".join(texts) + "\n")
+    (tmp_path / "out.txt").write_text("\n".join(" ".join(reversed(t.split())) for t in texts) + "\n")
+    out = tmp_path / "run"
+    assert main(["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
+                 "--target-style", "1", "--naturalness", "unigram,kn3", "--folds", "3",
+                 "--human", str(trained / "train.1"), "--out", str(out), "--quiet"]) == 0
+    card = pd.read_csv(out / "scorecard.csv")
+    assert card["naturalness@unigram"].between(0, 1).all()
+    assert set(card["more_natural@unigram"]) <= {0.0, 0.5, 1.0}
+    assert (card["ppl@kn3"] > 1).all() and card["ppl@kn3"].notna().all()
