@@ -27,8 +27,10 @@ and are never masked.
 
 Output texts are the words joined by single spaces, masked words replaced by ``placeholder`` (``"mask"``)
 or dropped (``"delete"``), like :func:`lexicons.modify.modify_texts`; a text whose words are all deleted
-becomes ``""``.  Deterministic: no sampling, and batching pads within a batch under the attention mask, so a
-batched result equals the one-at-a-time result up to float rounding.
+becomes ``""``.  :meth:`AttributionMasker.remask` re-decides stored attributions under another masker's
+threshold and guards and :meth:`AttributionMasker.render` writes the texts, so a sweep over thresholds and
+modes runs integrated gradients once per text.  Deterministic: no sampling, and batching pads within a batch
+under the attention mask, so a batched result equals the one-at-a-time result up to float rounding.
 """
 
 from __future__ import annotations
@@ -141,8 +143,21 @@ class AttributionMasker:
 
     def apply(self, texts: Sequence[str], target_classes: Sequence[object] | None = None) -> list[str]:
         """The texts with their most style-attributed words masked or deleted (see the module docstring)."""
+        return self.render(self.attributions(texts, target_classes))
+
+    def remask(self, results: Sequence[WordAttributions]) -> list[WordAttributions]:
+        """``results`` re-decided under this masker's threshold and guards, without recomputing attributions.
+
+        The stored scores and confidence are reused, so attributions computed once (by a masker on the same
+        classifier with the same ``n_steps``) serve every threshold; the result equals :meth:`attributions`.
+        """
+        return [result if not result.words else
+                self._decide(result.words, result.scores, result.confidence, result.target) for result in results]
+
+    def render(self, results: Sequence[WordAttributions]) -> list[str]:
+        """The words of each result joined by spaces, masked words replaced by the placeholder or dropped."""
         out = []
-        for result in self.attributions(texts, target_classes):
+        for result in results:
             if self.mode == "mask":
                 kept = [self.placeholder if m else w for w, m in zip(result.words, result.masked, strict=True)]
             else:
@@ -184,16 +199,18 @@ class AttributionMasker:
             for position, word in enumerate(encoding.word_ids(b)):
                 if word is not None:
                     scores[word] += token_scores[b, position]
-            results.append(self._decide(tuple(text_words), scores, proba[b], target_index[b]))
+            results.append(self._decide(tuple(text_words), scores, float(proba[b].max()),
+                                        str(clf.classes_[target_index[b]])))
         return results
 
-    def _decide(self, words: tuple[str, ...], scores: np.ndarray, proba: np.ndarray, target: int) -> WordAttributions:
-        """Apply the guards and the cumulative-share threshold to one text's word scores."""
+    def _decide(self, words: tuple[str, ...], scores: np.ndarray, confidence: float, target: str) -> WordAttributions:
+        """Apply the guards and the cumulative-share threshold to one text's word scores (``confidence``: top
+        probability of the classifier)."""
         total = float(np.abs(scores).sum())
         shares = np.abs(scores) / total if total > 0 else np.zeros_like(scores)
         masked = np.zeros(len(words), dtype=bool)
         guard = None
-        if proba.max() - 1 / len(proba) < self.min_confidence_margin:
+        if confidence - 1 / len(self.classifier.classes_) < self.min_confidence_margin:
             guard = "uniform"
         elif total < self.min_total_attribution:
             guard = "no-attribution"
@@ -204,5 +221,4 @@ class AttributionMasker:
                     break
                 masked[i] = True
                 cumulative += shares[i]
-        return WordAttributions(words, scores, shares, masked, str(self.classifier.classes_[target]),
-                                float(proba.max()), guard)
+        return WordAttributions(words, scores, shares, masked, target, confidence, guard)

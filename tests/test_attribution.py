@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import read_slice
+from conftest import read_slice, torch_threads
 from transformers import AutoTokenizer, BertConfig, BertModel
 
 from classifiers.transformer import TransformerClassifier, default_model_path
@@ -34,11 +34,8 @@ SENTENCES = [*POLAR, "the staff is so friendly and the pizza is delicious !", "w
 
 @pytest.fixture(scope="module", autouse=True)
 def _one_thread() -> Iterator[None]:
-    """One torch thread: the test machine is small and shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +109,18 @@ def test_delete_and_mask_remove_the_same_words(classifier: TransformerClassifier
         assert [w for w in with_mask.split() if w != "<masked>"] == with_delete.split()
     assert AttributionMasker(classifier, threshold=1.0, mode="delete", min_attribution_share=0.0,
                              n_steps=16).apply(["great !"]) == [""]
+
+
+def test_remask_equals_attributing_again(masker: AttributionMasker, classifier: TransformerClassifier) -> None:
+    stored = masker.attributions(["", *SENTENCES])
+    for threshold, mode in ((0.1, "delete"), (0.5, "mask"), (1.0, "delete")):
+        other = AttributionMasker(classifier, threshold=threshold, mode=mode, n_steps=16)
+        again = other.remask(stored)
+        assert [r.masked.tolist() for r in again] == [r.masked.tolist() for r in other.attributions(["", *SENTENCES])]
+        assert other.render(again) == other.apply(["", *SENTENCES])
+    guarded = AttributionMasker(classifier, n_steps=16, min_confidence_margin=0.6).remask(stored)
+    assert all(r.guard == "uniform" and not r.masked.any() for r in guarded[1:])
+    assert [r.scores.tolist() for r in guarded] == [r.scores.tolist() for r in stored]
 
 
 def test_no_signal_guard_keeps_every_word(classifier: TransformerClassifier) -> None:
