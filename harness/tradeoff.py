@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -191,12 +192,17 @@ def plot_tradeoff(t: Tradeoff, stem: Path, title: str) -> list[Path]:
     """Draw the curves with error bars, the Pareto frontier and the intersections; write ``stem``.png and .svg."""
     fig = Figure(figsize=(7.0, 5.0), layout="constrained")
     ax = fig.add_subplot()
-    for k, (system, curve) in enumerate(t.points.groupby("system", sort=False)):
+    systems = list(t.points.groupby("system", sort=False))
+    # tab10 for up to 10 systems, tab20 beyond, so no two systems share a colour and marker.
+    colours = matplotlib.colormaps["tab10" if len(systems) <= 10 else "tab20"]
+    for k, (system, curve) in enumerate(systems):
         xerr = np.vstack([curve["x"] - curve["x_low"], curve["x_high"] - curve["x"]])
         yerr = np.vstack([curve["y"] - curve["y_low"], curve["y_high"] - curve["y"]])
+        swept = len(curve) > 1
         ax.errorbar(curve["x"], curve["y"], xerr=xerr, yerr=yerr, marker=MARKERS[k % len(MARKERS)], markersize=6,
-                    capsize=3, linewidth=1.5, elinewidth=0.8, label=f"{system} ({curve['hp_name'].iloc[0]})")
-        for row in curve.itertuples():
+                    color=colours(k % colours.N), capsize=3, linewidth=1.5, elinewidth=0.8,
+                    label=f"{system} ({curve['hp_name'].iloc[0]})" if swept else system)
+        for row in curve.itertuples() if swept else ():
             ax.annotate(f"{row.hp_value:g}", (row.x, row.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
     front = t.points[t.points["pareto"]].sort_values("x")
     if len(front):
