@@ -364,6 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tsteval``; user errors exit with status 2 and a one-line message."""
     args = build_parser().parse_args(argv)
+    if getattr(args, "quiet", False):
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
     try:
         return args.func(args)
     except TstevalError as error:
