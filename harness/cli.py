@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.atomic import atomic_directory
 from harness.data import Corpus, Transfers
 from harness.errors import TstevalError
 
@@ -90,17 +88,10 @@ def cmd_train(args: argparse.Namespace) -> int:
             params["device"] = args.device
     trained = train_classifier(args.backend, corpus, params, seed=args.seed, heldout=args.heldout)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    report = trained.report
+    with atomic_directory(out, replace=True) as tmp:
         trained.model.save(tmp)
-        report = trained.report
         (tmp / "report.json").write_text(json.dumps(report, indent=2, default=str))
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     print(f"{args.backend}: {len(corpus)} texts, {len(corpus.styles)} styles; held-out accuracy "
           f"{report['accuracy']:.3f}, macro-F1 {report['macro_f1']:.3f} (n={report['n_heldout']}); saved to {out}")
     return 0

@@ -6,9 +6,6 @@ Wire it into ``harness.cli.build_parser`` with ``add_compliancy_parser(sub)``.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 EPILOG = """examples:
@@ -24,6 +21,7 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     """Score the transfers and write ``compliancy.csv`` (per sentence) and ``summary.{csv,md}`` (Table 2)."""
     from classifiers.base import load_classifier
     from classifiers.pairs import load_pair_classifier
+    from harness.atomic import atomic_directory
     from harness.compliancy import compliancy_table, score_compliancy, table_markdown
     from harness.data import Transfers
     from harness.errors import TstevalError
@@ -52,17 +50,10 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     scored = score_compliancy(transfers, style, hh, ah)
     table = compliancy_table(scored)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out) as tmp:
         scored.drop(columns=["document"], errors="ignore").to_csv(tmp / "compliancy.csv", index=False)
         table.to_csv(tmp / "summary.csv", index=False)
         (tmp / "summary.md").write_text(table_markdown(table))
-        out.mkdir(exist_ok=True)
-        for item in tmp.iterdir():
-            os.replace(item, out / item.name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     print(table_markdown(table))
     print(f"compliancy: {len(scored)} transfers scored; written to {out}")
     return 0

@@ -9,10 +9,7 @@ failed run leaves no half-written output.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +20,7 @@ import pandas as pd
 
 from classifiers.training import TrainedClassifier, train_classifier
 from harness import agreement
+from harness.atomic import atomic_directory
 from harness.data import Corpus, Transfers
 from harness.errors import TstevalError
 from harness.manifest import HUMAN_PREFIX, CorpusSpec, Manifest, TransfersSpec, load_manifest
@@ -279,16 +277,6 @@ def _metadata(ctx: RunContext, card: Scorecard, seconds: float) -> dict:
     }
 
 
-def _publish(tmp: Path, out: Path) -> None:
-    """Move everything from ``tmp`` into ``out`` (replacing what is there) and remove ``tmp``."""
-    out.mkdir(parents=True, exist_ok=True)
-    for item in tmp.iterdir():
-        target = out / item.name
-        if target.is_dir():
-            shutil.rmtree(target)
-        os.replace(item, target)
-
-
 def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = None,
                    quiet: bool = False) -> Scorecard:
     """Run ``manifest`` (a :class:`Manifest` or a manifest file) and write its run folder; returns the scorecard.
@@ -317,9 +305,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     agreements = agreement_frame(card, manifest)
     curves = tradeoffs(card, manifest)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out) as tmp:
         card.save(tmp, summary)
         agreements.to_csv(tmp / "agreement.csv", index=False)
         plots = {}
@@ -334,8 +320,5 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
         write_report(tmp, metadata, card, summary, agreements, curves,
                      {k: [p.relative_to(tmp) for p in v] for k, v in plots.items()}, human_columns(card.frame),
                      manifest.report, manifest.tradeoff.style, manifest.tradeoff.content)
-        _publish(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     log(f"run written to {out} in {time.perf_counter() - start:.1f} s")
     return card

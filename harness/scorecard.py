@@ -8,9 +8,6 @@ written to a temporary directory beside the target and moved into place only whe
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from harness.aggregate import bootstrap_mean
+from harness.atomic import atomic_directory
 from harness.data import Transfers
 from harness.errors import TstevalError
 
@@ -65,20 +63,13 @@ class Scorecard:
     def save(self, directory: str | Path, summary: pd.DataFrame | None = None) -> Path:
         """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary) atomically."""
         directory = Path(directory)
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-        try:
+        with atomic_directory(directory) as tmp:
             self.frame.to_csv(tmp / "scorecard.csv", index=False)
             self.frame.to_parquet(tmp / "scorecard.parquet", index=False)
             (tmp / "signatures.json").write_text(json.dumps(self.signatures, indent=2))
             if summary is not None:
                 summary.to_csv(tmp / "summary.csv", index=False)
                 (tmp / "summary.md").write_text(summary_markdown(summary))
-            directory.mkdir(exist_ok=True)
-            for item in tmp.iterdir():
-                os.replace(item, directory / item.name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
         return directory
 
     @classmethod
