@@ -36,10 +36,12 @@ def data_root() -> Path:
     return root
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep trained-model caches of tests out of the user's cache."""
-    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep trained-model caches of tests out of the user's cache (session-wide, so module fixtures too)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        yield
 
 
 def read_slice(path: Path, n: int, start: int = 0) -> list[str]:
