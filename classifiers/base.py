@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar, Self
 
@@ -75,30 +75,29 @@ def check_training_data(texts: Sequence[str], labels: Sequence[object]) -> tuple
     return texts, labels
 
 
-class TextClassifier(ClassifierMixin, BaseEstimator):
-    """Base class of all text classifiers; subclasses implement the four ``_`` hooks."""
+class SavedClassifier(ClassifierMixin, BaseEstimator):
+    """What every tsteval classifier shares: ``classes_`` as strings, normalised ``predict_proba``, ``predict``
+    and safe ``save``; subclasses validate their inputs and implement the four ``_`` hooks."""
 
     backend: ClassVar[str] = ""
     libraries: ClassVar[tuple[str, ...]] = ()
+    manifest_name: ClassVar[str] = MANIFEST
 
-    def fit(self, texts: Sequence[str], labels: Sequence[object]) -> Self:
-        """Learn from raw texts and their style labels."""
-        texts, labels = check_training_data(texts, labels)
+    def _encode_labels(self, labels: Sequence[str]) -> np.ndarray:
+        """Set ``classes_`` (sorted) and return the labels as indices into it."""
         self.classes_ = np.array(sorted(set(labels)), dtype=object)
         index = {c: i for i, c in enumerate(self.classes_)}
-        self._fit(texts, np.array([index[label] for label in labels], dtype=np.int64))
-        return self
+        return np.array([index[label] for label in labels], dtype=np.int64)
 
-    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """``(n, k)`` class probabilities in the order of ``classes_``; rows sum to 1."""
+    def _normalised(self, items: list) -> np.ndarray:
+        """``_predict_proba`` of validated items, clipped at 0 and scaled so each row sums to 1."""
         self._check_fitted()
-        proba = np.asarray(self._predict_proba(check_texts(texts)), dtype=np.float64)
-        proba = np.clip(proba, 0.0, None)
+        proba = np.clip(np.asarray(self._predict_proba(items), dtype=np.float64), 0.0, None)
         return proba / proba.sum(axis=1, keepdims=True)
 
-    def predict(self, texts: Sequence[str]) -> np.ndarray:
-        """The most probable class of each text."""
-        return self.classes_[self.predict_proba(texts).argmax(axis=1)]
+    def predict(self, items: Sequence) -> np.ndarray:
+        """The most probable class of each item."""
+        return self.classes_[self.predict_proba(items).argmax(axis=1)]
 
     def save(self, directory: str | Path) -> Path:
         """Write the model to ``directory`` (created) in safe formats."""
@@ -112,25 +111,20 @@ class TextClassifier(ClassifierMixin, BaseEstimator):
             "classes": [str(c) for c in self.classes_],
             "versions": {lib: package_version(lib) for lib in ("tsteval", *self.libraries)},
         }
-        (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str))
+        (directory / self.manifest_name).write_text(json.dumps(manifest, indent=2, default=str))
         return directory
-
-    @classmethod
-    def load(cls, directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:
-        """Read a model saved by :meth:`save`; with ``expected_classes``, refuse a different label set."""
-        return load_classifier(directory, expected_classes)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
             raise TstevalError(f"this {type(self).__name__} is not fitted yet; call fit() first")
 
     @abstractmethod
-    def _fit(self, texts: list[str], y: np.ndarray) -> None:
-        """Train on texts and integer labels indexing ``classes_``."""
+    def _fit(self, items: list, y: np.ndarray) -> None:
+        """Train on validated items and integer labels indexing ``classes_``."""
 
     @abstractmethod
-    def _predict_proba(self, texts: list[str]) -> np.ndarray:
-        """Unnormalised-safe ``(n, k)`` probabilities."""
+    def _predict_proba(self, items: list) -> np.ndarray:
+        """``(n, k)`` probabilities (normalised by the caller)."""
 
     @abstractmethod
     def _save_state(self, directory: Path) -> None:
@@ -141,19 +135,44 @@ class TextClassifier(ClassifierMixin, BaseEstimator):
         """Restore learned state written by ``_save_state``; ``classes_`` is already set."""
 
 
-def load_classifier(directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:
-    """Load any saved backend; a label set other than ``expected_classes`` is a clear error."""
+def load_saved(directory: str | Path, manifest_name: str, make: Callable[..., SavedClassifier], what: str,
+               label_noun: str, expected_classes: Sequence[object] | None = None) -> SavedClassifier:
+    """Load a model saved by :meth:`SavedClassifier.save`; a label set other than ``expected_classes`` is an error."""
     directory = Path(directory)
-    manifest_path = directory / MANIFEST
+    manifest_path = directory / manifest_name
     if not manifest_path.is_file():
-        raise TstevalError(f"{directory} is not a saved tsteval classifier (no {MANIFEST})")
+        raise TstevalError(f"{directory} is not a saved tsteval {what} (no {manifest_name})")
     manifest = json.loads(manifest_path.read_text())
     classes = [str(c) for c in manifest["classes"]]
     if expected_classes is not None and sorted(str(c) for c in expected_classes) != classes:
         raise LabelMismatchError(
-            f"{directory} was trained on the styles {classes}, but these data have "
-            f"{sorted(str(c) for c in expected_classes)}; train a classifier on this label set")
-    model = make_classifier(manifest.get("backend", "?"), **manifest["params"])
+            f"{directory} was trained on the {label_noun} {classes}, but these data have "
+            f"{sorted(str(c) for c in expected_classes)}; train a {what} on this label set")
+    model = make(manifest.get("backend", "?"), **manifest["params"])
     model.classes_ = np.array(classes, dtype=object)
     model._load_state(directory)
     return model
+
+
+class TextClassifier(SavedClassifier):
+    """Base class of all text classifiers."""
+
+    def fit(self, texts: Sequence[str], labels: Sequence[object]) -> Self:
+        """Learn from raw texts and their style labels."""
+        texts, labels = check_training_data(texts, labels)
+        self._fit(texts, self._encode_labels(labels))
+        return self
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        """``(n, k)`` class probabilities in the order of ``classes_``; rows sum to 1."""
+        return self._normalised(check_texts(texts))
+
+    @classmethod
+    def load(cls, directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:
+        """Read a model saved by :meth:`save`; with ``expected_classes``, refuse a different label set."""
+        return load_classifier(directory, expected_classes)
+
+
+def load_classifier(directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:
+    """Load any saved backend; a label set other than ``expected_classes`` is a clear error."""
+    return load_saved(directory, MANIFEST, make_classifier, "style classifier", "styles", expected_classes)

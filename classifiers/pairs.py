@@ -32,19 +32,17 @@ import importlib
 import json
 import math
 import re
-from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import Self
 
 import numpy as np
 from safetensors.numpy import load_file, save_file
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from harness.errors import InputError, LabelMismatchError, TstevalError
-from harness.signature import package_version
+from classifiers.base import SavedClassifier, load_saved
+from harness.errors import InputError, TstevalError
 
 PAIR_MANIFEST = "tsteval-pair-classifier.json"
 PAIR_BACKENDS: dict[str, str] = {
@@ -90,11 +88,10 @@ def make_pair_classifier(name: str, **params: object) -> PairClassifier:
     return pair_backend_class(name)(**params)
 
 
-class PairClassifier(ClassifierMixin, BaseEstimator):
-    """Base class of pair classifiers; subclasses implement the four ``_`` hooks."""
+class PairClassifier(SavedClassifier):
+    """Base class of pair classifiers: the protocol of ``classifiers.base`` over ``(a, b)`` pairs."""
 
-    backend: ClassVar[str] = ""
-    libraries: ClassVar[tuple[str, ...]] = ()
+    manifest_name = PAIR_MANIFEST
 
     def fit(self, pairs: Sequence[Pair], labels: Sequence[object]) -> Self:
         """Learn from ``(a, b)`` pairs and their labels (at least two classes)."""
@@ -102,79 +99,26 @@ class PairClassifier(ClassifierMixin, BaseEstimator):
         labels = [str(label) for label in labels]
         if len(pairs) != len(labels):
             raise InputError(f"{len(pairs)} training pairs but {len(labels)} labels")
-        classes = sorted(set(labels))
-        if len(classes) < 2:
-            raise InputError(f"training pairs have a single label ({classes[0]!r}); a pair classifier needs two",
+        if len(set(labels)) < 2:
+            raise InputError(f"training pairs have a single label ({labels[0]!r}); a pair classifier needs two",
                              fix="add non-matching pairs (e.g. random pairings) as negatives")
-        self.classes_ = np.array(classes, dtype=object)
-        index = {c: i for i, c in enumerate(classes)}
-        self._fit(pairs, np.array([index[label] for label in labels], dtype=np.int64))
+        self._fit(pairs, self._encode_labels(labels))
         return self
 
     def predict_proba(self, pairs: Sequence[Pair]) -> np.ndarray:
         """``(n, k)`` probabilities in the order of ``classes_``; rows sum to 1."""
-        self._check_fitted()
-        proba = np.clip(np.asarray(self._predict_proba(check_pairs(pairs)), dtype=np.float64), 0.0, None)
-        return proba / proba.sum(axis=1, keepdims=True)
-
-    def predict(self, pairs: Sequence[Pair]) -> np.ndarray:
-        """The most probable label of each pair."""
-        return self.classes_[self.predict_proba(pairs).argmax(axis=1)]
-
-    def save(self, directory: str | Path) -> Path:
-        """Write the model to ``directory`` (created) in safe formats."""
-        self._check_fitted()
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self._save_state(directory)
-        manifest = {"backend": self.backend, "params": self.get_params(deep=False),
-                    "classes": [str(c) for c in self.classes_],
-                    "versions": {lib: package_version(lib) for lib in ("tsteval", *self.libraries)}}
-        (directory / PAIR_MANIFEST).write_text(json.dumps(manifest, indent=2, default=str))
-        return directory
+        return self._normalised(check_pairs(pairs))
 
     @classmethod
     def load(cls, directory: str | Path, expected_classes: Sequence[object] | None = None) -> PairClassifier:
         """Read a model saved by :meth:`save`; with ``expected_classes``, refuse a different label set."""
         return load_pair_classifier(directory, expected_classes)
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "classes_"):
-            raise TstevalError(f"this {type(self).__name__} is not fitted yet; call fit() first")
-
-    @abstractmethod
-    def _fit(self, pairs: list[Pair], y: np.ndarray) -> None:
-        """Train on pairs and integer labels indexing ``classes_``."""
-
-    @abstractmethod
-    def _predict_proba(self, pairs: list[Pair]) -> np.ndarray:
-        """``(n, k)`` probabilities."""
-
-    @abstractmethod
-    def _save_state(self, directory: Path) -> None:
-        """Write learned state to ``directory``."""
-
-    @abstractmethod
-    def _load_state(self, directory: Path) -> None:
-        """Restore the state written by ``_save_state``; ``classes_`` is already set."""
-
 
 def load_pair_classifier(directory: str | Path, expected_classes: Sequence[object] | None = None) -> PairClassifier:
     """Load any saved pair backend; a label set other than ``expected_classes`` is a clear error."""
-    directory = Path(directory)
-    manifest_path = directory / PAIR_MANIFEST
-    if not manifest_path.is_file():
-        raise TstevalError(f"{directory} is not a saved tsteval pair classifier (no {PAIR_MANIFEST})")
-    manifest = json.loads(manifest_path.read_text())
-    classes = [str(c) for c in manifest["classes"]]
-    if expected_classes is not None and sorted(str(c) for c in expected_classes) != classes:
-        raise LabelMismatchError(f"{directory} was trained on the labels {classes}, but "
-                                 f"{sorted(str(c) for c in expected_classes)} were expected; train a pair "
-                                 "classifier on this label set")
-    model = make_pair_classifier(manifest.get("backend", "?"), **manifest["params"])
-    model.classes_ = np.array(classes, dtype=object)
-    model._load_state(directory)
-    return model
+    return load_saved(directory, PAIR_MANIFEST, make_pair_classifier, "pair classifier", "labels",
+                      expected_classes)
 
 
 # --- lexical features --------------------------------------------------------------------------------------------
