@@ -263,9 +263,9 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for all subcommands."""
     parser = argparse.ArgumentParser(
-        prog="tsteval", description="Evaluate text style transfer: train style classifiers and build style "
-        "lexicons, then score system outputs for style transfer intensity and content preservation into a "
-        "per-sentence scorecard.")
+        prog="tsteval", description="Evaluate text style transfer: train style and pair classifiers and build "
+        "style lexicons, then score system outputs for style transfer intensity, content preservation, "
+        "naturalness and compatibility into a per-sentence scorecard, or run a whole experiment manifest.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     train = sub.add_parser("train-classifier", help="train a style classifier on a labelled corpus",
