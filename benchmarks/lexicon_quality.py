@@ -69,7 +69,7 @@ def main() -> None:
             print(name, D, len(lexicon), _fmt(vs_mir["f1"]), _fmt(vs_liu["precision"]), flush=True)
             if (name, D) == RECOMMENDED:
                 RESULTS.mkdir(parents=True, exist_ok=True)
-                lexicon.save(RESULTS / "yelp_lexicon.json")
+                lexicon.save(RESULTS / "yelp_lexicon.json", overwrite=True)
     summary = {"corpus": {"sentences": len(corpus), "removed_mir_inputs": corpus.removed,
                           "vocabulary": int(len(model.vocabulary_))},
                "references": {"mir": len(mir.words), "liu": len(positive | negative)},

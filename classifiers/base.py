@@ -6,26 +6,38 @@ style labels as sorted strings, and ``predict_proba`` returns an ``(n, k)`` arra
 in the order of ``classes_``.
 
 A saved model is a directory with ``tsteval-classifier.json`` (backend name, parameters, classes,
-library versions) beside the backend's weights in a safe format (safetensors, JSON or fastText's
-own binary).  Nothing is unpickled.
+the size and sha256 of every weight file, an integrity hash over all of these, library versions)
+beside the backend's weights in a safe format (safetensors, JSON or fastText's own binary).  Loading
+verifies the manifest and every file's hash before any reader sees a file, so a truncated, damaged or
+edited model is one clear error, never a library crash or a silently different model.  Nothing is
+unpickled.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
+import os
+import tempfile
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from numbers import Integral, Real
 from pathlib import Path
 from typing import ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, make_constraint
 
-from harness.errors import InputError, LabelMismatchError, TstevalError
+from harness.errors import InputError, LabelMismatchError, TstevalError, quote, read_json
+from harness.integrity import file_problem, files_under, integrity_hash, record_files, records_problem
 from harness.signature import package_version
 
 MANIFEST = "tsteval-classifier.json"
+# 2: the manifest records each file's size and sha256 and an integrity hash (format 1 had neither).
+MANIFEST_FORMAT = 2
+RESTORE = "retrain the model or restore its directory from a backup"
 # Backends by name, imported only when asked for (torch and fastText are slow to import).
 BACKENDS: dict[str, str] = {
     "tfidf-lr": "classifiers.tfidf_lr:TfidfLogisticRegression",
@@ -33,6 +45,69 @@ BACKENDS: dict[str, str] = {
     "textcnn": "classifiers.textcnn:TextCNNClassifier",
     "transformer": "classifiers.transformer:TransformerClassifier",
 }
+
+
+# Parameter constraints shared by the backends, in scikit-learn's vocabulary (``sklearn.utils._param_validation``).
+AT_LEAST_ONE = Interval(Integral, 1, None, closed="left")
+POSITIVE = Interval(Real, 0, None, closed="neither")
+# The widest seed every library takes (fastText's is a C int).
+SEED = Interval(Integral, 0, 2**31 - 1, closed="both")
+
+
+class IntSequence:
+    """A constraint: a list or tuple of ints of at least ``low``, ``length`` of them (or, without ``length``,
+    one or more).  JSON and YAML give lists where Python code gives tuples; both are accepted."""
+
+    hidden = False
+
+    def __init__(self, low: int = 1, length: int | None = None) -> None:
+        self.low = low
+        self.length = length
+
+    def is_satisfied_by(self, value: object) -> bool:
+        """Whether ``value`` meets the constraint."""
+        return (isinstance(value, list | tuple) and (len(value) == self.length if self.length else len(value) > 0)
+                and all(isinstance(v, Integral) and not isinstance(v, bool) and v >= self.low for v in value))
+
+    def __str__(self) -> str:
+        return f"a list of {self.length or 'one or more'} ints, each at least {self.low}"
+
+
+class ParameterError(TstevalError):
+    """A backend parameter that is unknown or breaks its backend's declared constraints.
+
+    ``problem`` says what is wrong (``C='abc' must be ...``); ``suggestion`` is a value that works (None: leave
+    the parameter out), which :meth:`cli_fix` and :meth:`yaml_fix` phrase for the command line and a manifest.
+    """
+
+    def __init__(self, backend: str, name: str, value: object, rule: str, suggestion: object = None) -> None:
+        self.backend = backend
+        self.name = name
+        self.problem = f"{name}={quote(value)} {rule}"
+        self.suggestion = suggestion
+        super().__init__(f"bad parameter for backend {backend!r}: {self.problem} (fix: {self.cli_fix()})")
+
+    def _suggested(self) -> str:
+        """The suggested value as both JSON (``--param``) and YAML read it; floats never in exponent form,
+        which YAML reads as a string."""
+        value = self.suggestion
+        if isinstance(value, str):
+            return value
+        if isinstance(value, float):
+            return np.format_float_positional(value, trim="0")
+        return json.dumps(value, separators=(",", ":"))
+
+    def cli_fix(self) -> str:
+        """The fix as a command-line option."""
+        if self.suggestion is None:
+            return f"leave out --param {self.name}"
+        return f"--param {self.name}={self._suggested()}"
+
+    def yaml_fix(self) -> str:
+        """The fix as a manifest entry."""
+        if self.suggestion is None:
+            return f"remove {self.name}"
+        return f"{self.name}: {self._suggested()}"
 
 
 def backend_class(name: str) -> type[TextClassifier]:
@@ -44,8 +119,8 @@ def backend_class(name: str) -> type[TextClassifier]:
 
 
 def make_classifier(name: str, **params: object) -> TextClassifier:
-    """A new, unfitted classifier of backend ``name`` with the given parameters."""
-    return backend_class(name)(**params)
+    """A new, unfitted classifier of backend ``name`` with the given parameters, validated."""
+    return backend_class(name).from_params(params)
 
 
 def check_texts(texts: Sequence[str], what: str = "texts") -> list[str]:
@@ -82,6 +157,37 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
     backend: ClassVar[str] = ""
     libraries: ClassVar[tuple[str, ...]] = ()
     manifest_name: ClassVar[str] = MANIFEST
+    # Parameter name -> accepted constraints (any one suffices), as in scikit-learn's estimators.
+    _parameter_constraints: ClassVar[dict[str, list]] = {}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, object]) -> Self:
+        """A new model with ``params``, checked (:meth:`_validate_params`) before any work is done with it; an
+        unknown name or a bad value is one :class:`ParameterError`."""
+        accepted = cls._get_param_names()
+        for name, value in params.items():
+            if name not in accepted:
+                raise ParameterError(cls.backend, name, value, f"is not one of its parameters {accepted}")
+        model = cls(**params)
+        model._validate_params()
+        return model
+
+    def _validate_params(self) -> None:
+        """Check every parameter against ``_parameter_constraints`` and then the cross-parameter rules of
+        :meth:`_check_params`; the first problem is a :class:`ParameterError` suggesting the default."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        for name, value in self.get_params(deep=False).items():
+            constraints = [c if isinstance(c, IntSequence) else make_constraint(c)
+                           for c in self._parameter_constraints.get(name, ())]
+            # Python counts a bool as an int, but true/false for a count or a rate is a mistake, not 1/0.
+            usable = [c for c in constraints if not (isinstance(value, bool) and isinstance(c, Interval))]
+            if constraints and not any(c.is_satisfied_by(value) for c in usable):
+                rule = " or ".join(str(c) for c in constraints)
+                raise ParameterError(self.backend, name, value, f"must be {rule}", defaults[name].default)
+        self._check_params()
+
+    def _check_params(self) -> None:
+        """Rules between parameters (raise :class:`ParameterError`); the base class has none."""
 
     def _encode_labels(self, labels: Sequence[str]) -> np.ndarray:
         """Set ``classes_`` (sorted) and return the labels as indices into it."""
@@ -100,18 +206,27 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[self.predict_proba(items).argmax(axis=1)]
 
     def save(self, directory: str | Path) -> Path:
-        """Write the model to ``directory`` (created) in safe formats."""
+        """Write the model to ``directory`` (created) in safe formats.
+
+        The manifest records the size and sha256 of every file the backend wrote and an integrity hash over
+        backend, parameters, classes and files, which :func:`load_saved` verifies before reading anything.
+        """
         self._check_fitted()
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        self._save_state(directory)
-        manifest = {
-            "backend": self.backend,
-            "params": self.get_params(deep=False),
-            "classes": [str(c) for c in self.classes_],
-            "versions": {lib: package_version(lib) for lib in ("tsteval", *self.libraries)},
-        }
-        (directory / self.manifest_name).write_text(json.dumps(manifest, indent=2, default=str))
+        with tempfile.TemporaryDirectory(prefix=".tsteval-save-", dir=directory) as tmp:
+            written = Path(tmp)
+            self._save_state(written)
+            names = files_under(written)
+            files = record_files(written, names)
+            for name in names:
+                (directory / name).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(written / name, directory / name)
+        body = json.loads(json.dumps({"backend": self.backend, "params": self.get_params(deep=False),
+                                      "classes": [str(c) for c in self.classes_], "files": files}, default=str))
+        manifest = {"format": MANIFEST_FORMAT, **body, "integrity": integrity_hash(body),
+                    "versions": {lib: package_version(lib) for lib in ("tsteval", *self.libraries)}}
+        (directory / self.manifest_name).write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
         return directory
 
     def _check_fitted(self) -> None:
@@ -135,20 +250,73 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
         """Restore learned state written by ``_save_state``; ``classes_`` is already set."""
 
 
-def load_saved(directory: str | Path, manifest_name: str, make: Callable[..., SavedClassifier], what: str,
-               label_noun: str, expected_classes: Sequence[object] | None = None) -> SavedClassifier:
-    """Load a model saved by :meth:`SavedClassifier.save`; a label set other than ``expected_classes`` is an error."""
+def _read_manifest(path: Path) -> dict:
+    """The parsed manifest at ``path``; unreadable or malformed JSON is an :class:`InputError` naming it."""
+    data = read_json(path, "manifest", fix=RESTORE)
+    if not isinstance(data, dict):
+        raise InputError(f"the manifest is a JSON {type(data).__name__}, not an object", path=path, fix=RESTORE)
+    return data
+
+
+def verify_saved(directory: Path, manifest_name: str, resolve: Callable[[str], type[SavedClassifier]]
+                 ) -> tuple[type[SavedClassifier], dict, list[str]]:
+    """The backend class, parameters and classes of a saved model, after checking (before any file is read by a
+    library) that its manifest is intact and every file it lists has the recorded size and sha256."""
+    path = directory / manifest_name
+    manifest = _read_manifest(path)
+    if "files" not in manifest or "integrity" not in manifest:
+        raise InputError("the model was saved without file hashes (an older tsteval), so its files cannot be "
+                         "verified", path=path, fix="retrain it with this version of tsteval, which saves the hashes")
+    for field, kind in (("backend", str), ("params", dict), ("classes", list), ("integrity", str)):
+        if not isinstance(manifest.get(field), kind):
+            raise InputError(f"the manifest's {field!r} is missing or not a {kind.__name__}", path=path, fix=RESTORE)
+    problem = records_problem(manifest["files"])
+    if problem:
+        raise InputError(f"the manifest is malformed: {problem}", path=path, fix=RESTORE)
+    try:
+        cls = resolve(manifest["backend"])
+    except TstevalError as error:
+        raise InputError(str(error), path=path, fix=RESTORE) from error
+    accepted = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+    unknown = sorted(set(manifest["params"]) - set(accepted))
+    if unknown:
+        raise InputError(f"unknown parameters {unknown} for backend {manifest['backend']!r}, which accepts "
+                         f"{accepted}", path=path, fix="remove them, or load the model with the tsteval that saved it")
+    classes = manifest["classes"]
+    if len(classes) < 2 or not all(isinstance(c, str) for c in classes) or classes != sorted(set(classes)):
+        raise InputError(f"the classes {classes} are not two or more distinct strings in sorted order, as training "
+                         "writes them", path=path, fix=RESTORE)
+    body = {field: manifest[field] for field in ("backend", "params", "classes", "files")}
+    if integrity_hash(body) != manifest["integrity"]:
+        raise InputError("the manifest was edited: its backend, params, classes or file list no longer match its "
+                         "integrity hash", path=path, fix=RESTORE)
+    try:  # intact, but perhaps saved by a tsteval with other rules
+        cls(**manifest["params"])._validate_params()
+    except ParameterError as error:
+        raise InputError(f"backend {error.backend!r} refuses the saved parameter {error.problem}", path=path,
+                         fix="retrain the model with this version of tsteval") from error
+    damaged = file_problem(directory, manifest["files"])
+    if damaged is not None:
+        name, reason = damaged
+        if reason == "missing":
+            raise TstevalError(f"{directory / name} is missing (listed in {path.name}); retrain or restore the model")
+        raise TstevalError(f"{directory / name} is damaged or was altered ({reason}); retrain or restore it")
+    return cls, manifest["params"], classes
+
+
+def load_saved(directory: str | Path, manifest_name: str, resolve: Callable[[str], type[SavedClassifier]],
+               what: str, label_noun: str, expected_classes: Sequence[object] | None = None) -> SavedClassifier:
+    """Load a model saved by :meth:`SavedClassifier.save`, verified by :func:`verify_saved` first; a label set
+    other than ``expected_classes`` is an error."""
     directory = Path(directory)
-    manifest_path = directory / manifest_name
-    if not manifest_path.is_file():
+    if not (directory / manifest_name).is_file():
         raise TstevalError(f"{directory} is not a saved tsteval {what} (no {manifest_name})")
-    manifest = json.loads(manifest_path.read_text())
-    classes = [str(c) for c in manifest["classes"]]
+    cls, params, classes = verify_saved(directory, manifest_name, resolve)
     if expected_classes is not None and sorted(str(c) for c in expected_classes) != classes:
         raise LabelMismatchError(
             f"{directory} was trained on the {label_noun} {classes}, but these data have "
             f"{sorted(str(c) for c in expected_classes)}; train a {what} on this label set")
-    model = make(manifest.get("backend", "?"), **manifest["params"])
+    model = cls(**params)
     model.classes_ = np.array(classes, dtype=object)
     model._load_state(directory)
     return model
@@ -158,7 +326,8 @@ class TextClassifier(SavedClassifier):
     """Base class of all text classifiers."""
 
     def fit(self, texts: Sequence[str], labels: Sequence[object]) -> Self:
-        """Learn from raw texts and their style labels."""
+        """Learn from raw texts and their style labels (parameters are validated first, as scikit-learn does)."""
+        self._validate_params()
         texts, labels = check_training_data(texts, labels)
         self._fit(texts, self._encode_labels(labels))
         return self
@@ -175,4 +344,4 @@ class TextClassifier(SavedClassifier):
 
 def load_classifier(directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:
     """Load any saved backend; a label set other than ``expected_classes`` is a clear error."""
-    return load_saved(directory, MANIFEST, make_classifier, "style classifier", "styles", expected_classes)
+    return load_saved(directory, MANIFEST, backend_class, "style classifier", "styles", expected_classes)

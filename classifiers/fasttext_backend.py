@@ -1,29 +1,52 @@
 """fastText supervised classifier (Joulin et al., 2017): bag of words and word n-grams, very fast.
 
-Training is deterministic only with one thread (fastText's Hogwild updates race otherwise), so
-``threads=1`` is the default.  The model is saved in fastText's own ``.bin`` format, which holds
-only arrays and the dictionary and is read without pickle.
+The model is saved in fastText's own ``.bin`` format, which holds only arrays and the dictionary and is
+read without pickle.
+
+**Why training is deterministic.**  With ``threads=1`` (the default) everything fastText computes follows
+from the training file (written here in a seeded order), ``seed`` and the starting contents of its two
+weight matrices: one thread means no Hogwild races, and its random draws come from generators seeded with
+``seed``.  The output matrix is explicitly zeroed.  The input matrix (one row per word and per hashed
+n-gram bucket) is not: fasttext-numpy2 0.10.4 allocates it with ``posix_memalign`` (``intgemm::AlignedVector``,
+never cleared) and ``DenseMatrix::uniform`` with one thread fills only its first tenth (block 0 of 10);
+the other nine tenths start as whatever the heap last held, so same-seed models differed, or failed with
+"Encountered NaN", depending on what the process had allocated and freed before.  Upstream fastText keeps
+the matrix in a ``std::vector``, which zero-fills, so those rows are meant to start at 0.
+
+:func:`zeroed_heap` restores that: while fastText trains, glibc's ``mallopt(M_PERTURB, 0xFF)`` (documented
+in mallopt(3)) makes ``malloc`` and ``posix_memalign`` fill every block they hand out with the byte
+``0xFF ^ 0xFF = 0``, whether the block is fresh or reused, so the untouched rows are exactly 0.0 whatever
+the allocation history.  glibc's per-thread cache serves blocks of at most :data:`TCACHE_MAX_BYTES` without
+that fill, so a model whose input matrix is that small is refused after training.  A lock keeps two
+trainings from switching the process-wide setting under each other.  Other C libraries have no such
+setting and fastText training stops with an error there.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import fasttext
 import numpy as np
 
-from classifiers.base import TextClassifier
+from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, TextClassifier
 from harness.errors import TstevalError
 
 MODEL_FILE = "fasttext.bin"
 # An unusual label prefix, so that a word such as "__label__x" inside a text is not read as a label.
 LABEL_PREFIX = "__tsteval_label__"
-# fasttext-numpy2 0.10.4 trains on uninitialised memory when its input matrix is small enough to come
-# from reused heap memory (below glibc's 32 MiB mmap ceiling): same-seed models then differ within one
-# process and training can fail with "Encountered NaN".  Larger matrices get fresh zeroed pages and train
-# reproducibly, so bucket x dim must reach 32 MiB of float32 (dim=100 with bucket=200,000 does).
-MIN_INPUT_FLOATS = 2**23
+# mallopt(3)'s parameter number (malloc.h): fill allocated blocks with the complement of the given byte.
+M_PERTURB = -6
+# Largest block glibc may serve from its per-thread cache, which M_PERTURB leaves unfilled (1,032 bytes on
+# 64-bit systems unless the glibc.malloc.tcache_max tunable raises it).
+TCACHE_MAX_BYTES = 1032
+_ZEROED_HEAP = threading.Lock()
 _LINE_BREAKS = str.maketrans({"\n": " ", "\r": " ", "\x0b": " ", "\x0c": " ", "\x00": " "})
 
 
@@ -32,19 +55,58 @@ def _one_line(text: str) -> str:
     return text.translate(_LINE_BREAKS)
 
 
+def _glibc_mallopt() -> Callable[[int, int], int]:
+    """glibc's ``mallopt``, or an error naming why fastText cannot train reproducibly without it."""
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (AttributeError, ValueError, OSError):  # no confstr (Windows) or no such name (macOS, musl)
+        libc = ""
+    if not libc.startswith("glibc"):
+        raise TstevalError("fastText training needs glibc (Linux): fasttext-numpy2 leaves most of its input "
+                           "matrix uninitialised and tsteval zero-fills it through glibc's mallopt(M_PERTURB); "
+                           "train on a glibc system or use another backend (tfidf-lr, textcnn, transformer)")
+    return ctypes.CDLL(None).mallopt
+
+
+@contextmanager
+def zeroed_heap() -> Iterator[None]:
+    """While inside, every block above :data:`TCACHE_MAX_BYTES` that glibc's allocator hands out is zero-filled.
+
+    The setting is process-wide, so the block holds a lock; on leaving, glibc's default (no fill) returns.
+    """
+    mallopt = _glibc_mallopt()
+    with _ZEROED_HEAP:
+        if mallopt(M_PERTURB, 0xFF) != 1:
+            raise TstevalError("glibc refused mallopt(M_PERTURB); fastText cannot be trained reproducibly here")
+        try:
+            yield
+        finally:
+            mallopt(M_PERTURB, 0)
+
+
 class FastTextClassifier(TextClassifier):
     """fastText softmax classifier; ``threads=1`` (default) makes training reproducible for a seed.
 
-    ``lr=0.1`` is fastText's own default; 0.5 occasionally diverges ("Encountered NaN") on small corpora,
-    and on 10,000 Yelp sentences 10 epochs at 0.1 reach the same held-out accuracy (0.947).
+    ``lr=0.1`` is fastText's own default; on 10,000 Yelp sentences 10 epochs at 0.1 reach the same held-out
+    accuracy (0.947) as at 0.5.
 
     ``bucket`` is the number of hashed n-gram rows; fastText's default of 2,000,000 would make every
-    model (and file) about 800 MB at ``dim=100``, far more than style corpora need.  It may not go
-    much lower either: see :data:`MIN_INPUT_FLOATS`.
+    model (and file) about 800 MB at ``dim=100``, far more than style corpora need.
     """
 
     backend = "fasttext"
     libraries = ("fasttext-numpy2", "numpy")
+    _parameter_constraints = {
+        "epoch": [AT_LEAST_ONE],
+        "lr": [POSITIVE],
+        "dim": [AT_LEAST_ONE],
+        "word_ngrams": [AT_LEAST_ONE],
+        "min_count": [AT_LEAST_ONE],
+        "seed": [SEED],
+        "threads": [AT_LEAST_ONE],
+        # fastText hashes word n-grams modulo bucket, so 0 would divide by zero whenever word_ngrams > 1.
+        "bucket": [AT_LEAST_ONE],
+    }
 
     def __init__(self, epoch: int = 10, lr: float = 0.1, dim: int = 100, word_ngrams: int = 2, min_count: int = 1,
                  seed: int = 0, threads: int = 1, bucket: int = 200_000) -> None:
@@ -57,15 +119,7 @@ class FastTextClassifier(TextClassifier):
         self.threads = threads
         self.bucket = bucket
 
-    def _check_params(self) -> None:
-        if self.word_ngrams < 2 or self.bucket * self.dim < MIN_INPUT_FLOATS:
-            raise TstevalError(
-                f"fastText with word_ngrams={self.word_ngrams}, bucket={self.bucket}, dim={self.dim} would train "
-                "irreproducibly (fasttext-numpy2 reads uninitialised memory when its input matrix is small); "
-                f"keep word_ngrams >= 2 and bucket * dim >= {MIN_INPUT_FLOATS:,}")
-
     def _fit(self, texts: list[str], y: np.ndarray) -> None:
-        self._check_params()
         with tempfile.TemporaryDirectory(prefix="tsteval-fasttext-") as tmp:
             path = Path(tmp) / "train.txt"
             # fastText reads the file in order without shuffling; a corpus grouped by style would bias it.
@@ -74,13 +128,23 @@ class FastTextClassifier(TextClassifier):
                 for i in order:
                     handle.write(f"{LABEL_PREFIX}{y[i]} {_one_line(texts[i])}\n")
             try:
-                self.model_ = fasttext.train_supervised(
-                    input=str(path), epoch=self.epoch, lr=self.lr, dim=self.dim, wordNgrams=self.word_ngrams,
-                    minCount=self.min_count, seed=self.seed, thread=self.threads, bucket=self.bucket,
-                    label=LABEL_PREFIX, loss="softmax", verbose=0)
+                with zeroed_heap():
+                    model = fasttext.train_supervised(
+                        input=str(path), epoch=self.epoch, lr=self.lr, dim=self.dim, wordNgrams=self.word_ngrams,
+                        minCount=self.min_count, seed=self.seed, thread=self.threads, bucket=self.bucket,
+                        label=LABEL_PREFIX, loss="softmax", verbose=0)
             except RuntimeError as error:
-                hint = f"; training diverged at lr={self.lr}, lower it (e.g. 0.1)" if "NaN" in str(error) else ""
-                raise TstevalError(f"fastText training failed: {error}{hint}") from error
+                if "NaN" in str(error):
+                    lower = 0.1 if self.lr > 0.1 else self.lr / 2  # fastText's default, else half the rate
+                    raise TstevalError(f"fastText training diverged (Encountered NaN) at lr={self.lr:g}; lower the "
+                                       f"learning rate, e.g. --param lr={lower:g}") from error
+                raise TstevalError(f"fastText training failed: {error}") from error
+        # Memory that small may have come from glibc's per-thread cache, which zeroed_heap() does not fill.
+        matrix = memoryview(model.f.getInputMatrix())
+        if matrix.nbytes <= TCACHE_MAX_BYTES:
+            raise TstevalError(f"fastText's input matrix ({matrix.shape[0]} rows x {self.dim}) is too small to "
+                               f"start zero-filled ({matrix.nbytes} <= {TCACHE_MAX_BYTES} bytes); raise dim or bucket")
+        self.model_ = model
 
     def _predict_proba(self, texts: list[str]) -> np.ndarray:
         labels, probs = self.model_.predict([_one_line(t) for t in texts], k=-1)

@@ -33,6 +33,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from numbers import Integral
 from pathlib import Path
 from typing import Self
 
@@ -40,8 +41,9 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from classifiers.base import SavedClassifier, load_saved
+from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, SavedClassifier, load_saved
 from harness.errors import InputError, TstevalError
 
 PAIR_MANIFEST = "tsteval-pair-classifier.json"
@@ -84,8 +86,8 @@ def pair_backend_class(name: str) -> type[PairClassifier]:
 
 
 def make_pair_classifier(name: str, **params: object) -> PairClassifier:
-    """A new, unfitted pair classifier of backend ``name``."""
-    return pair_backend_class(name)(**params)
+    """A new, unfitted pair classifier of backend ``name`` with the given parameters, validated."""
+    return pair_backend_class(name).from_params(params)
 
 
 class PairClassifier(SavedClassifier):
@@ -94,7 +96,8 @@ class PairClassifier(SavedClassifier):
     manifest_name = PAIR_MANIFEST
 
     def fit(self, pairs: Sequence[Pair], labels: Sequence[object]) -> Self:
-        """Learn from ``(a, b)`` pairs and their labels (at least two classes)."""
+        """Learn from ``(a, b)`` pairs and their labels (at least two classes); parameters are validated first."""
+        self._validate_params()
         pairs = check_pairs(pairs, "training pairs")
         labels = [str(label) for label in labels]
         if len(pairs) != len(labels):
@@ -117,7 +120,7 @@ class PairClassifier(SavedClassifier):
 
 def load_pair_classifier(directory: str | Path, expected_classes: Sequence[object] | None = None) -> PairClassifier:
     """Load any saved pair backend; a label set other than ``expected_classes`` is a clear error."""
-    return load_saved(directory, PAIR_MANIFEST, make_pair_classifier, "pair classifier", "labels",
+    return load_saved(directory, PAIR_MANIFEST, pair_backend_class, "pair classifier", "labels",
                       expected_classes)
 
 
@@ -143,6 +146,7 @@ class FeaturePairClassifier(PairClassifier):
 
     backend = "features"
     libraries = ("scikit-learn", "numpy")
+    _parameter_constraints = {"C": [POSITIVE], "max_iter": [AT_LEAST_ONE], "seed": [SEED]}
 
     def __init__(self, C: float = 1.0, max_iter: int = 1000, seed: int = 0) -> None:
         self.C = C
@@ -209,6 +213,8 @@ class FeaturePairClassifier(PairClassifier):
 
 LONG_DOCUMENT_POLICIES = ("windows", "truncate")
 INFERENCE_BATCH = 64
+# Room for the special tokens, the first text and a window of the second, which overlap by up to a quarter.
+MIN_PAIR_LENGTH = 16
 
 
 class CrossEncoderPairClassifier(PairClassifier):
@@ -221,6 +227,19 @@ class CrossEncoderPairClassifier(PairClassifier):
 
     backend = "cross-encoder"
     libraries = ("torch", "transformers", "safetensors", "numpy")
+    _parameter_constraints = {
+        "model_name_or_path": [str, None],
+        "epochs": [AT_LEAST_ONE],
+        "lr": [POSITIVE],
+        "batch_size": [AT_LEAST_ONE],
+        "max_length": [Interval(Integral, MIN_PAIR_LENGTH, None, closed="left")],
+        "long_documents": [StrOptions(set(LONG_DOCUMENT_POLICIES))],
+        "stride": [Interval(Integral, 0, None, closed="left")],
+        "positive_label": [str],
+        "seed": [SEED],
+        "device": [str, None],
+        "verbose": [bool],
+    }
 
     def __init__(self, model_name_or_path: str | None = None, epochs: int = 1, lr: float = 5e-5,
                  batch_size: int = 16, max_length: int = 128, long_documents: str = "windows", stride: int = 32,
@@ -238,11 +257,11 @@ class CrossEncoderPairClassifier(PairClassifier):
         self.device = device
         self.verbose = verbose
 
-    def _check_policy(self) -> None:
-        if self.long_documents not in LONG_DOCUMENT_POLICIES:
-            raise TstevalError(f"long_documents must be one of {LONG_DOCUMENT_POLICIES}, not {self.long_documents!r}")
-        if not 0 <= self.stride <= self.max_length // 4:
-            raise TstevalError(f"stride must be in [0, max_length/4], not {self.stride}")
+    def _check_params(self) -> None:
+        if self.stride > self.max_length // 4:
+            raise ParameterError(self.backend, "stride", self.stride,
+                                 f"must be at most a quarter of max_length ({self.max_length // 4})",
+                                 self.max_length // 4)
 
     def _positive_index(self) -> int:
         classes = [str(c) for c in self.classes_]
@@ -293,9 +312,8 @@ class CrossEncoderPairClassifier(PairClassifier):
         import torch
 
         from classifiers.textcnn import resolve_device
-        from classifiers.transformer import _from_pretrained, default_model_path, fine_tune
+        from classifiers.transformer import _from_pretrained, check_max_length, default_model_path, fine_tune
 
-        self._check_policy()
         self.device_ = resolve_device(self.device)
         labels = {i: str(c) for i, c in enumerate(self.classes_)}
         targets = torch.from_numpy(y)
@@ -304,6 +322,7 @@ class CrossEncoderPairClassifier(PairClassifier):
             self.tokenizer_, model = _from_pretrained(self.model_name_or_path or default_model_path(),
                                                       num_labels=len(labels), id2label=labels,
                                                       label2id={c: i for i, c in labels.items()})
+            check_max_length(self.tokenizer_, self.max_length, self.backend)
             examples = self._training_rows(pairs)
             self.model_ = model.to(self.device_)
             fine_tune(self.model_, lambda batch: self._batch([examples[i] for i in batch]), targets,
@@ -341,7 +360,6 @@ class CrossEncoderPairClassifier(PairClassifier):
         from classifiers.textcnn import resolve_device
         from classifiers.transformer import _from_pretrained
 
-        self._check_policy()
         self.device_ = resolve_device(self.device)
         self.tokenizer_, model = _from_pretrained(str(directory))
         if model.config.num_labels != len(self.classes_):

@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
+from sklearn.utils._param_validation import Interval
 from torch import nn
 from tqdm.auto import tqdm
 
-from classifiers.base import TextClassifier
+from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, IntSequence, ParameterError, TextClassifier
 from harness.errors import TstevalError
 
 PAD, UNK = "<pad>", "<unk>"
@@ -66,6 +68,20 @@ class TextCNNClassifier(TextClassifier):
 
     backend = "textcnn"
     libraries = ("torch", "safetensors", "numpy")
+    _parameter_constraints = {
+        "embed_dim": [AT_LEAST_ONE],
+        "filter_sizes": [IntSequence(low=1)],
+        "num_filters": [AT_LEAST_ONE],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "max_len": [AT_LEAST_ONE],
+        "min_count": [AT_LEAST_ONE],
+        "epochs": [AT_LEAST_ONE],
+        "batch_size": [AT_LEAST_ONE],
+        "lr": [POSITIVE],
+        "seed": [SEED],
+        "device": [str, None],
+        "verbose": [bool],
+    }
 
     def __init__(self, embed_dim: int = 128, filter_sizes: Sequence[int] = (3, 4, 5), num_filters: int = 100,
                  dropout: float = 0.5, max_len: int = 50, min_count: int = 1, epochs: int = 3, batch_size: int = 64,
@@ -84,8 +100,10 @@ class TextCNNClassifier(TextClassifier):
         self.verbose = verbose
 
     def _check_params(self) -> None:
-        if self.max_len < max(self.filter_sizes):
-            raise TstevalError(f"max_len={self.max_len} is shorter than the widest filter ({max(self.filter_sizes)})")
+        widest = max(self.filter_sizes)
+        if self.max_len < widest:
+            raise ParameterError(self.backend, "max_len", self.max_len,
+                                 f"must be at least the widest filter size ({widest})", widest)
 
     def _build_network(self) -> KimCNN:
         return KimCNN(len(self.vocab_), len(self.classes_), self.embed_dim, tuple(self.filter_sizes),
@@ -101,7 +119,6 @@ class TextCNNClassifier(TextClassifier):
         return torch.from_numpy(ids)
 
     def _fit(self, texts: list[str], y: np.ndarray) -> None:
-        self._check_params()
         counts = Counter(token for text in texts for token in tokenize(text))
         kept = sorted((t for t, c in counts.items() if c >= self.min_count), key=lambda t: (-counts[t], t))
         self.vocab_ = [PAD, UNK, *kept]

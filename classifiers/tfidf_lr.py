@@ -14,8 +14,10 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils._param_validation import Interval, RealNotInt
 
-from classifiers.base import TextClassifier
+from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, IntSequence, ParameterError, TextClassifier
+from harness.errors import TstevalError
 
 VECTORIZER_FILE = "tfidf.json"
 WEIGHTS_FILE = "logreg.safetensors"
@@ -26,14 +28,28 @@ class TfidfLogisticRegression(TextClassifier):
 
     backend = "tfidf-lr"
     libraries = ("scikit-learn", "numpy")
+    _parameter_constraints = {
+        "ngram_range": [IntSequence(low=1, length=2)],
+        # As scikit-learn's vectoriser: a document count, or a share of the documents.
+        "min_df": [AT_LEAST_ONE, Interval(RealNotInt, 0, 1, closed="both")],
+        "C": [POSITIVE],
+        "max_iter": [AT_LEAST_ONE],
+        "seed": [SEED],
+    }
 
-    def __init__(self, ngram_range: tuple[int, int] = (1, 2), min_df: int = 1, C: float = 1.0,
+    def __init__(self, ngram_range: tuple[int, int] = (1, 2), min_df: int | float = 1, C: float = 1.0,
                  max_iter: int = 1000, seed: int = 0) -> None:
         self.ngram_range = ngram_range
         self.min_df = min_df
         self.C = C
         self.max_iter = max_iter
         self.seed = seed
+
+    def _check_params(self) -> None:
+        low, high = self.ngram_range
+        if low > high:
+            raise ParameterError(self.backend, "ngram_range", self.ngram_range,
+                                 "must be [low, high] with low <= high", [high, low])
 
     def _new_vectorizer(self) -> TfidfVectorizer:
         return TfidfVectorizer(ngram_range=tuple(self.ngram_range), min_df=self.min_df, dtype=np.float64)
@@ -44,7 +60,11 @@ class TfidfLogisticRegression(TextClassifier):
 
     def _fit(self, texts: list[str], y: np.ndarray) -> None:
         self.vectorizer_ = self._new_vectorizer()
-        features = self.vectorizer_.fit_transform(texts)
+        try:
+            features = self.vectorizer_.fit_transform(texts)
+        except ValueError as error:  # no n-gram left: min_df above every count, or no word of two letters
+            raise TstevalError(f"tfidf-lr kept no n-gram of the training texts ({error}) (fix: lower min_df, e.g. "
+                               "--param min_df=1, or give texts with words of two or more letters)") from error
         self.logreg_ = self._new_logreg().fit(features, y)
 
     def _predict_proba(self, texts: list[str]) -> np.ndarray:

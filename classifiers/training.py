@@ -2,12 +2,13 @@
 
 The cache key covers the backend, its parameters (seed included), the held-out fraction and the
 hashes of the texts and labels, so the same request never trains twice and a changed corpus or
-parameter always does.  Each cache entry holds the saved model and ``report.json``.
+parameter always does.  Each cache entry holds the saved model and ``report.json``; ``cached_dir``
+verifies both against the hashes recorded when the entry was built (rebuilding a damaged entry) before
+either is read here.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import train_test_split
 
 from classifiers.base import TextClassifier, backend_class, load_classifier
+from classifiers.corpus_checks import check_above_chance, check_styles_separable
 from harness.cache import cached_dir
 from harness.data import Corpus
 from harness.errors import InputError, TstevalError
@@ -53,12 +55,8 @@ def _split(corpus: Corpus, heldout: float, seed: int) -> tuple[list[str], list[s
 
 
 def _make(backend: str, params: dict) -> TextClassifier:
-    cls = backend_class(backend)
-    try:
-        return cls(**params)
-    except TypeError as error:
-        allowed = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
-        raise TstevalError(f"bad parameters for backend {backend!r}: {error}; allowed: {allowed}") from error
+    """An unfitted ``backend`` model; unknown or bad ``params`` are one ``ParameterError``, before any work."""
+    return backend_class(backend).from_params(params)
 
 
 def train_classifier(backend: str, corpus: Corpus, params: dict | None = None, seed: int = 0,
@@ -67,7 +65,17 @@ def train_classifier(backend: str, corpus: Corpus, params: dict | None = None, s
 
     ``seed`` drives both the split and the backend's own ``seed`` parameter.  With ``heldout=0`` the
     model sees every text and the report's metrics are ``None``.  A cached model is loaded, not refitted.
+    Texts under several styles and a held-out accuracy at chance are checked (:mod:`classifiers.corpus_checks`).
     """
+    check_styles_separable(corpus)
+    trained = _fit_or_load(backend, corpus, params, seed, heldout, use_cache)
+    check_above_chance(trained.report, corpus)
+    return trained
+
+
+def _fit_or_load(backend: str, corpus: Corpus, params: dict | None, seed: int, heldout: float,
+                 use_cache: bool) -> TrainedClassifier:
+    """:func:`train_classifier` without the corpus checks."""
     if not 0 <= heldout < 1:
         raise TstevalError(f"heldout must be in [0, 1), not {heldout}")
     params = dict(params or {})

@@ -9,19 +9,23 @@ Training is seeded (head initialisation, dropout, shuffling); the global torch R
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval
 from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
-from classifiers.base import TextClassifier
+from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, TextClassifier
 from classifiers.textcnn import resolve_device
 from harness.errors import TstevalError
 
 INFERENCE_BATCH = 128
 WARMUP_FRACTION = 0.1
+# Below a few tokens a tokenizer cannot even fit its special tokens, and then it silently does not truncate.
+MIN_LENGTH = 8
 
 
 def default_model_path() -> str:
@@ -59,6 +63,14 @@ def fine_tune(model: torch.nn.Module, encode: Callable[[list[int]], dict[str, to
     model.eval()
 
 
+def check_max_length(tokenizer: AutoTokenizer, max_length: int, backend: str) -> None:
+    """Refuse a ``max_length`` beyond the longest input the encoder has position embeddings for."""
+    longest = tokenizer.model_max_length
+    if max_length > longest:
+        raise ParameterError(backend, "max_length", max_length, f"must be at most {longest}, the longest input "
+                             "this encoder takes", longest)
+
+
 def _from_pretrained(source: str, **kwargs: object) -> tuple[AutoTokenizer, AutoModelForSequenceClassification]:
     """Tokenizer and classification model from a hub id or directory, with a clear error when unavailable."""
     try:
@@ -76,6 +88,16 @@ class TransformerClassifier(TextClassifier):
 
     backend = "transformer"
     libraries = ("torch", "transformers", "safetensors", "numpy")
+    _parameter_constraints = {
+        "model_name_or_path": [str, None],
+        "epochs": [AT_LEAST_ONE],
+        "lr": [POSITIVE],
+        "batch_size": [AT_LEAST_ONE],
+        "max_length": [Interval(Integral, MIN_LENGTH, None, closed="left")],
+        "seed": [SEED],
+        "device": [str, None],
+        "verbose": [bool],
+    }
 
     def __init__(self, model_name_or_path: str | None = None, epochs: int = 1, lr: float = 5e-5,
                  batch_size: int = 32, max_length: int = 64, seed: int = 0, device: str | None = None,
@@ -103,6 +125,7 @@ class TransformerClassifier(TextClassifier):
             torch.manual_seed(self.seed)
             self.tokenizer_, model = _from_pretrained(source, num_labels=len(labels), id2label=labels,
                                                       label2id={c: i for i, c in labels.items()})
+            check_max_length(self.tokenizer_, self.max_length, self.backend)
             self.model_ = model.to(self.device_)
             fine_tune(self.model_, lambda batch: self._tokenize([texts[i] for i in batch]), targets,
                       epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,

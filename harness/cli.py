@@ -1,20 +1,27 @@
 """The ``tsteval`` command line: train style classifiers and score system outputs.
 
 Run ``tsteval --help`` or ``tsteval COMMAND --help``.  Every error caused by the input is reported as
-one line naming the file, the line and the fix, before anything is written.
+one line naming the file, the line and the fix, before anything is written.  Every ``--out`` follows the
+rule of :mod:`harness.atomic`: checked before the work, written to a temporary sibling, moved into place,
+never into a folder tsteval did not create; ``--overwrite`` replaces an output of the same kind whole.
+Exit status: 0 success, 2 a user error, 70 an internal error (a bug), 130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.atomic import atomic_directory
+from harness.atomic import OVERWRITE_HELP, check_output_directory, check_output_file, output_directory
 from harness.data import Corpus, Transfers
-from harness.errors import TstevalError
+from harness.errors import TstevalError, quote
 
 EPILOG_TRAIN = """examples:
   tsteval train-classifier fasttext --style neg=reviews.neg.txt --style pos=reviews.pos.txt --out clf/
@@ -46,13 +53,39 @@ def _parse_value(text: str) -> object:
         return text
 
 
-def _key_values(items: Sequence[str], flag: str) -> dict[str, str]:
-    pairs = {}
+def seed_type(text: str) -> int:
+    """An ``argparse`` type for ``--seed``: an integer in [0, 2**32) (what NumPy's and torch's generators take)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{quote(text)} is not an integer") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"{value} is outside [0, 2**32)")
+    return value
+
+
+_COLUMN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _key_values(items: Sequence[str], flag: str, value: str = "VALUE",
+                column_names: bool = False) -> dict[str, str]:
+    """``NAME=VALUE`` options as a dict; a malformed one, an empty name or a repeated name is an error.
+
+    With ``column_names`` a NAME becomes part of scorecard columns and signatures (``sti@NAME``), so it is
+    limited to letters, digits, ``_``, ``-`` and ``.``.
+    """
+    pairs: dict[str, str] = {}
     for item in items:
-        if "=" not in item:
-            raise TstevalError(f"{flag} {item!r} must look like NAME=VALUE")
-        key, value = item.split("=", 1)
-        pairs[key] = value
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise TstevalError(f"{flag} {quote(item)} must look like NAME={value}")
+        if column_names and not _COLUMN_NAME.fullmatch(key):
+            raise TstevalError(f"{flag} name {quote(key)} may hold only letters, digits, '_', '-' and '.' "
+                               "(it names scorecard columns such as sti@NAME)")
+        if key in pairs:
+            raise TstevalError(f"{flag} names {quote(key)} twice ({quote(pairs[key])} and {quote(text)}); "
+                               f"give each {flag} a different NAME (for --style, join the files first)")
+        pairs[key] = text
     return pairs
 
 
@@ -60,7 +93,7 @@ def _training_corpus(args: argparse.Namespace) -> Corpus:
     from harness import loaders, published
 
     if args.style:
-        corpus = loaders.load_style_files(_key_values(args.style, "--style"))
+        corpus = loaders.load_style_files(_key_values(args.style, "--style", "FILE"))
     elif args.table:
         corpus = loaders.load_table_corpus(args.table, text_col=args.text_col, label_col=args.label_col)
     elif args.hf:
@@ -80,6 +113,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     """Train (or reuse from the cache) a style classifier and copy it to ``--out``."""
     from classifiers.training import train_classifier
 
+    check_output_directory(args.out, "style-classifier", args.overwrite)
     corpus = _training_corpus(args)
     params = {k: _parse_value(v) for k, v in _key_values(args.param, "--param").items()}
     if args.backend in {"textcnn", "transformer"}:
@@ -89,11 +123,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     trained = train_classifier(args.backend, corpus, params, seed=args.seed, heldout=args.heldout)
     out = Path(args.out)
     report = trained.report
-    with atomic_directory(out, replace=True) as tmp:
+    with output_directory(out, "style-classifier", args.overwrite) as tmp:
         trained.model.save(tmp)
         (tmp / "report.json").write_text(json.dumps(report, indent=2, default=str))
-    print(f"{args.backend}: {len(corpus)} texts, {len(corpus.styles)} styles; held-out accuracy "
-          f"{report['accuracy']:.3f}, macro-F1 {report['macro_f1']:.3f} (n={report['n_heldout']}); saved to {out}")
+    heldout = ("no held-out split (--heldout 0)" if report["accuracy"] is None else
+               f"held-out accuracy {report['accuracy']:.3f}, macro-F1 {report['macro_f1']:.3f} "
+               f"(n={report['n_heldout']})")
+    print(f"{args.backend}: {len(corpus)} texts, {len(corpus.styles)} styles; {heldout}; saved to {out}")
     return 0
 
 
@@ -101,12 +137,14 @@ def cmd_lexicon(args: argparse.Namespace) -> int:
     """Build a style lexicon, save it as JSON and report its size (and quality against references)."""
     from lexicons.builder import build_lexicon
     from lexicons.evaluate import compare_to_reference, read_word_list
+    from lexicons.lexicon import is_lexicon_file
 
+    check_output_file(args.out, "a style lexicon", is_lexicon_file, args.overwrite)
     corpus = _training_corpus(args)
     references = {path: read_word_list(path) for path in args.reference}
     lexicon = build_lexicon(corpus, penalty=None if args.penalty == "none" else args.penalty, C=args.C, D=args.D,
                             seed=args.seed)
-    out = lexicon.save(args.out)
+    out = lexicon.save(args.out, overwrite=args.overwrite)
     sizes = ", ".join(f"{style}: {len(lexicon.for_style(style))}" for style in lexicon.styles)
     print(f"{len(lexicon.words)} style words ({sizes}) from {len(corpus)} texts; saved to {out}")
     for path, words in references.items():
@@ -180,22 +218,37 @@ def cmd_score(args: argparse.Namespace) -> int:
     from harness.scorecard import Scorecard
     from harness.style_scorer import score_style
 
+    check_output_directory(args.out, "scorecard", args.overwrite)
     transfers = _transfers(args)
-    classifiers = _key_values(args.classifier, "--classifier")
+    from harness.experiment import report_empty_ratings
+
+    report_empty_ratings(transfers.frame)
+    classifiers = _key_values(args.classifier, "--classifier", "DIR", column_names=True)
+    pair_classifiers = _key_values(args.hh, "--hh", "DIR", column_names=True)
     content = _content_plan(args)
-    if not (classifiers or content or args.naturalness or args.hh):
+    if not (classifiers or content or args.naturalness or pair_classifiers):
         raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval train-classifier), "
                            "--content METRICS, --naturalness NAMES or --hh NAME=DIR")
     names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
     unknown = [n for n in names if n not in NATURALNESS_METRICS]
     if unknown:
         raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
+    # Every model and file is read (and verified) before the first score is computed.
+    models = {name: load_classifier(directory, expected_classes=None) for name, directory in classifiers.items()}
+    if pair_classifiers:
+        from classifiers.pairs import load_pair_classifier
+
+        pair_models = {name: load_pair_classifier(directory) for name, directory in pair_classifiers.items()}
+    human = None
+    if names and args.human:
+        from harness import loaders
+
+        human = loaders.read_lines(args.human)
     card = Scorecard.from_transfers(transfers)
-    for name, directory in classifiers.items():
-        model = load_classifier(directory, expected_classes=None)
+    for name, model in models.items():
         if hasattr(model, "verbose"):
             model.verbose = not args.quiet
-        model_id = _manifest_hash(directory, "tsteval-classifier.json")
+        model_id = _manifest_hash(classifiers[name], "tsteval-classifier.json")
         score_style(card, model, name, model_id=model_id, ground=args.ground)
     counts = {}
     if content is not None:
@@ -205,23 +258,20 @@ def cmd_score(args: argparse.Namespace) -> int:
         for mode in modes:
             counts |= score_content(card, metrics, modification=mode, lexicon=lexicon,
                                     placeholder=args.placeholder, word_vectors=vectors)
-    if names:
-        from harness import loaders
-
-        human = loaders.read_lines(args.human) if args.human else None
-        for name in names:
-            NATURALNESS_METRICS[name](card, human, args.seed, args.folds)
-    for name, directory in _key_values(args.hh, "--hh").items():
-        from classifiers.pairs import load_pair_classifier
+    for name in names:
+        NATURALNESS_METRICS[name](card, human, args.seed, args.folds)
+    if pair_classifiers:
         from harness.compliancy import match_probability
         from harness.signature import Signature
 
         pairs = list(zip(card.frame["input"], card.frame["output"], strict=True))
-        card.add(f"hh@{name}", match_probability(load_pair_classifier(directory), pairs),
-                 str(Signature("hh", {"clf": f"{name}-{_manifest_hash(directory, 'tsteval-pair-classifier.json')}"},
-                               libraries=("numpy", "scikit-learn", "torch"))))
+        for name, model in pair_models.items():
+            model_id = _manifest_hash(pair_classifiers[name], "tsteval-pair-classifier.json")
+            card.add(f"hh@{name}", match_probability(model, pairs),
+                     str(Signature("hh", {"clf": f"{name}-{model_id}"}, libraries=("numpy", "scikit-learn", "torch"))))
     summary = card.summary(seed=args.seed)
-    card.save(args.out, summary)
+    with output_directory(args.out, "scorecard", args.overwrite) as tmp:
+        card.write(tmp, summary)
     flagged = {column: c for column, c in counts.items() if any(c.values())}
     for column, c in flagged.items():
         print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)")
@@ -238,7 +288,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     manifest = load_manifest(args.manifest)
     out = Path(args.out) if args.out else manifest.output
-    card = run_experiment(manifest, out=out, quiet=args.quiet)
+    card = run_experiment(manifest, out=out, quiet=args.quiet, overwrite=args.overwrite)
     print(f"{manifest.name}: {len(card.frame)} rows x {len(card.metrics)} metrics; report: {out / 'report.md'}, "
           f"{out / 'report.html'}")
     return 0
@@ -274,10 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_corpus_arguments(train)
     train.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                        help="backend parameter, e.g. epochs=3 or model_name_or_path=/path/to/model")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=seed_type, default=0)
     train.add_argument("--heldout", type=float, default=0.1, help="held-out share for accuracy/macro-F1")
     train.add_argument("--device", help="cpu or cuda (neural backends; default: cuda when present)")
     train.add_argument("--out", required=True, help="directory to save the trained model to")
+    train.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=cmd_train)
 
@@ -291,8 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="keep words whose weight is at least D standard deviations from the mean")
     lexicon.add_argument("--reference", action="append", default=[], metavar="FILE",
                          help="a word list to report precision/recall against (repeatable)")
-    lexicon.add_argument("--seed", type=int, default=0)
+    lexicon.add_argument("--seed", type=seed_type, default=0)
     lexicon.add_argument("--out", required=True, help="JSON file {style: [[word, weight], ...]}")
+    lexicon.add_argument("--overwrite", action="store_true",
+                         help="replace an existing lexicon file at --out (any other file is never replaced)")
     lexicon.set_defaults(func=cmd_lexicon)
 
     score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
@@ -331,8 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--setting", default="default", help="hyperparameter setting label for --pairs/--tsv")
     score.add_argument("--ground", default="nominal", choices=["nominal", "ordinal"],
                        help="EMD ground distance between styles (ordinal for ordered styles)")
-    score.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    score.add_argument("--seed", type=seed_type, default=0, help="bootstrap seed")
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
+    score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")
     score.set_defaults(func=cmd_score)
 
@@ -342,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("manifest", help="the experiment manifest (see harness/manifest.py for the schema)")
     run.add_argument("--out", help="run folder (default: the manifest's output)")
+    run.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
     run.set_defaults(func=cmd_run)
 
@@ -352,18 +407,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``tsteval``; user errors exit with status 2 and a one-line message."""
-    args = build_parser().parse_args(argv)
-    if getattr(args, "quiet", False):
-        from transformers.utils import logging as hf_logging
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that ``finally`` blocks (temporary output) run before exiting."""
 
-        hf_logging.disable_progress_bar()
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _debug() -> bool:
+    return os.environ.get("TSTEVAL_DEBUG", "") not in {"", "0"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``tsteval``; user errors exit with status 2 and a one-line message.
+
+    Ctrl-C exits 130 and SIGTERM 143, after removing temporary output; any other exception is a bug: one line,
+    exit 70 (``TSTEVAL_DEBUG=1`` re-raises it for the traceback).
+    """
+    args = build_parser().parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
+        if getattr(args, "quiet", False):
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
         return args.func(args)
     except TstevalError as error:
         print(f"tsteval: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("tsteval: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("tsteval: terminated", file=sys.stderr)
+        return 143
+    except BrokenPipeError:
+        # The reader of our output went away (``tsteval ... | head``): not an error of ours, and nothing more to say.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as error:
+        if _debug():
+            raise
+        message = (str(error).splitlines() or [""])[0]
+        print(f"tsteval: internal error: {type(error).__name__}: {message} (a bug; rerun with TSTEVAL_DEBUG=1 "
+              "for the traceback)", file=sys.stderr)
+        return 70
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import pandas as pd
 from sacrebleu.metrics import BLEU
 
 from classifiers.pairs import MATCH, PairClassifier
+from harness import markdown as md
 from harness.content.overlap import corpus_bleu, rouge_l, sentence_bleu, tokens_of
 from harness.data import Transfers
 from harness.errors import InputError, LabelMismatchError
@@ -138,14 +139,9 @@ def compliancy_table(scored: pd.DataFrame, reference_columns: Sequence[str] = ()
 
 def table_markdown(table: pd.DataFrame, digits: int = 3) -> str:
     """The table as GitHub markdown, numbers with ``digits`` decimals and missing values as ``-``."""
-    header = list(table.columns)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for row in table.itertuples(index=False):
-        cells = []
-        for value in row:
-            if isinstance(value, float):
-                cells.append("-" if np.isnan(value) else f"{value:.{digits}f}")
-            else:
-                cells.append(str(value))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return "-" if np.isnan(value) else f"{value:.{digits}f}"
+        return str(value)
+
+    return md.table(table, cell) + "\n"  # system names are the user's: escaped, never HTML

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.atomic import OVERWRITE_HELP, check_output_directory, output_directory
+
 EPILOG = """examples:
   tsteval compliancy --transfers outputs.csv --style-classifier clf/ --hh hh/ --out run/
   tsteval compliancy --transfers outputs.csv --style-classifier clf/ --hh hh/ --ah ah/ \\
@@ -21,12 +23,12 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     """Score the transfers and write ``compliancy.csv`` (per sentence) and ``summary.{csv,md}`` (Table 2)."""
     from classifiers.base import load_classifier
     from classifiers.pairs import load_pair_classifier
-    from harness.atomic import atomic_directory
     from harness.compliancy import compliancy_table, score_compliancy, table_markdown
     from harness.data import Transfers
     from harness.errors import TstevalError
     from harness.loaders import load_table_transfers, read_table
 
+    check_output_directory(args.out, "compliancy", args.overwrite)
     if (args.ah is None) != (args.documents is None):
         raise TstevalError("--ah and --documents go together: the AH check compares each output with its source "
                            "document")
@@ -50,7 +52,7 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     scored = score_compliancy(transfers, style, hh, ah)
     table = compliancy_table(scored)
     out = Path(args.out)
-    with atomic_directory(out) as tmp:
+    with output_directory(out, "compliancy", args.overwrite) as tmp:
         scored.drop(columns=["document"], errors="ignore").to_csv(tmp / "compliancy.csv", index=False)
         table.to_csv(tmp / "summary.csv", index=False)
         (tmp / "summary.md").write_text(table_markdown(table))
@@ -69,6 +71,7 @@ def add_compliancy_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("--ah", metavar="DIR", help="a saved pair classifier (output, source document)")
     parser.add_argument("--documents", metavar="FILE", help="table with columns item, document (needed with --ah)")
     parser.add_argument("--out", required=True, help="directory for compliancy.csv and summary.{csv,md}")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=cmd_compliancy)
     return parser
 
@@ -79,13 +82,15 @@ def cmd_train_pairs(args: argparse.Namespace) -> int:
     from harness.alignment import build_pairs
     from harness.loaders import read_lines
 
+    check_output_directory(args.out, "pair-classifier", args.overwrite)
     left, right = read_lines(args.left), read_lines(args.right)
     pairs = build_pairs(left, right, strict=args.strict, loose=args.loose, seed=args.seed)
     labelled = pairs[pairs["group"] != "loose"]
     texts = [(left[i], right[j]) for i, j in zip(labelled["left"], labelled["right"], strict=True)]
     labels = [MATCH if g == "positive" else NO_MATCH for g in labelled["group"]]
     model = make_pair_classifier(args.backend, seed=args.seed).fit(texts, labels)
-    model.save(args.out)
+    with output_directory(args.out, "pair-classifier", args.overwrite) as tmp:
+        model.save(tmp)
     counts = pairs["group"].value_counts().to_dict()
     print(f"{args.backend} pair classifier trained on {counts.get('positive', 0)} positive and "
           f"{counts.get('negative', 0)} negative pairs (cosine > {args.strict}; {counts.get('loose', 0)} pairs "
@@ -95,6 +100,8 @@ def cmd_train_pairs(args: argparse.Namespace) -> int:
 
 def add_train_pairs_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``train-pairs`` subcommand: TF-IDF alignment pairs of two files -> a saved pair classifier."""
+    from harness.cli import seed_type
+
     parser = sub.add_parser(
         "train-pairs", help="train an HH/AH pair classifier from two aligned-by-content text files",
         description="Builds training pairs as De Mattei et al. did: TF-IDF cosine above --strict is a match, "
@@ -107,7 +114,8 @@ def add_train_pairs_parser(sub: argparse._SubParsersAction) -> argparse.Argument
     parser.add_argument("--right", required=True, help="one text per line (e.g. outputs, or source documents)")
     parser.add_argument("--strict", type=float, default=0.5, help="cosine above which a pair is a match")
     parser.add_argument("--loose", type=float, default=0.185, help="cosine below which a pair may be a negative")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_type, default=0)
     parser.add_argument("--out", required=True, help="directory to save the pair classifier to")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=cmd_train_pairs)
     return parser

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+import reprlib
+from collections.abc import Sized
 from pathlib import Path
 
 
@@ -32,3 +36,69 @@ class DataNotFoundError(TstevalError):
 
 class LabelMismatchError(TstevalError):
     """A style label, or a saved model's label set, does not match what the caller expects."""
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple = 2, 4, 4, 4
+_REPR.maxset, _REPR.maxfrozenset, _REPR.maxdeque, _REPR.maxarray = 4, 4, 4, 4
+_REPR.maxstring, _REPR.maxother = 40, 40
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` for a one-line error message: control characters (newlines included) escaped, and at most
+    ``limit`` characters, a longer text cut with its length noted."""
+    shown = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text[:limit])
+    return shown if len(text) <= limit else f"{shown}… ({len(text)} chars)"
+
+
+def quote(value: object, limit: int = 80) -> str:
+    """A user's value quoted for a one-line error message: its ``repr``, cut to about ``limit`` characters.
+
+    Strings are cut before quoting and keep their full length in the note (``'aaa'… (12345 chars)``);
+    containers go through :mod:`reprlib`, which never walks more than a few items and levels, so quoting an
+    expanded YAML alias bomb or a huge cell costs next to nothing.
+    """
+    if isinstance(value, (str, bytes)):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}… ({len(value)} {'chars' if isinstance(value, str) else 'bytes'})"
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an int past Python's digit limit for str()
+        return f"<{type(value).__name__} too large to print>"
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} items)" if isinstance(value, Sized) else ""
+    return f"{text[:limit]}…{size}"
+
+
+def read_json(path: str | Path, what: str = "file", fix: str | None = None) -> object:
+    """The JSON value in ``path``; unreadable bytes, invalid JSON or absurd nesting is one :class:`InputError`
+    naming the file (and line), never a decoder traceback.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     _ = f.write('{"a": [1, 2')
+    >>> try:
+    ...     read_json(f.name, "lexicon")
+    ... except InputError as error:
+    ...     print(str(error).split(": ", 1)[1])
+    the lexicon is not valid JSON: Expecting ',' delimiter (column 12)
+    >>> os.unlink(f.name)
+    """
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(f"the {what} is not UTF-8 text ({error.reason} at byte {error.start})", path=path,
+                         fix=fix) from error
+    except json.JSONDecodeError as error:
+        raise InputError(f"the {what} is not valid JSON: {error.msg} (column {error.colno})", path=path,
+                         line=error.lineno, fix=fix) from error
+    except RecursionError as error:
+        raise InputError(f"the {what} nests too deeply to be read", path=path, fix=fix) from error
+    except OSError as error:
+        raise InputError(f"cannot read the {what}: {error.strerror or error}", path=path, fix=fix) from error
+

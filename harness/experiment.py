@@ -20,7 +20,7 @@ import pandas as pd
 
 from classifiers.training import TrainedClassifier, train_classifier
 from harness import agreement
-from harness.atomic import atomic_directory
+from harness.atomic import check_output_directory, output_directory
 from harness.data import Corpus, Transfers
 from harness.errors import TstevalError
 from harness.manifest import HUMAN_PREFIX, CorpusSpec, Manifest, TransfersSpec, load_manifest
@@ -222,7 +222,9 @@ def agreement_frame(card: Scorecard, manifest: Manifest) -> pd.DataFrame:
         for human in HUMAN_ASPECTS.get(aspect, ()):
             if human not in frame.columns:
                 continue
-            rated = frame[pd.to_numeric(frame[human], errors="coerce").notna()]
+            if not pd.api.types.is_numeric_dtype(frame[human]):  # loaders parse ratings; never coerce here
+                continue
+            rated = frame[frame[human].notna()]
             groups = [("all", rated), *rated.groupby("system", sort=False)]
             for system, group in groups:
                 for stat, fn in statistics.items():
@@ -239,6 +241,21 @@ def agreement_frame(card: Scorecard, manifest: Manifest) -> pd.DataFrame:
 def human_columns(frame: pd.DataFrame) -> list[str]:
     """Numeric human-rating columns (``human_*``) carried by the transfers."""
     return [c for c in frame.columns if c.startswith(HUMAN_PREFIX) and pd.api.types.is_numeric_dtype(frame[c])]
+
+
+def empty_ratings(frame: pd.DataFrame) -> dict[str, int]:
+    """Per human-rating column (``human_*``), how many transfers have no rating (an empty cell)."""
+    counts = {c: int(frame[c].isna().sum()) for c in frame.columns if c.startswith(HUMAN_PREFIX)}
+    return {c: n for c, n in counts.items() if n}
+
+
+def report_empty_ratings(frame: pd.DataFrame) -> None:
+    """One line on stderr (also under ``--quiet``: it is about the data, not progress) when ratings are empty."""
+    counts = empty_ratings(frame)
+    if counts:
+        print(f"[tsteval] human ratings: {sum(counts.values())} empty cells are no rating and are left out of the "
+              f"agreement statistics ({', '.join(f'{c} {n} of {len(frame)}' for c, n in counts.items())})",
+              file=sys.stderr)
 
 
 def tradeoffs(card: Scorecard, manifest: Manifest) -> list[Tradeoff]:
@@ -271,6 +288,8 @@ def _metadata(ctx: RunContext, card: Scorecard, seconds: float) -> dict:
                         for name, t in ctx.classifiers.items()},
         "lexicon": None if ctx.lexicon is None else {"origin": str(ctx.lexicon.origin),
                                                      "words": len(ctx.lexicon.words)},
+        "human_ratings": {"columns": [c for c in ctx.transfers.frame.columns if c.startswith(HUMAN_PREFIX)],
+                          "empty": empty_ratings(ctx.transfers.frame)},
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
         "signatures": card.signatures,
@@ -278,22 +297,25 @@ def _metadata(ctx: RunContext, card: Scorecard, seconds: float) -> dict:
 
 
 def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = None,
-                   quiet: bool = False) -> Scorecard:
+                   quiet: bool = False, overwrite: bool = False) -> Scorecard:
     """Run ``manifest`` (a :class:`Manifest` or a manifest file) and write its run folder; returns the scorecard.
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
     ``summary.{csv,md}``, ``agreement.csv``, ``tradeoff_*.csv``, ``plots/``, ``run.json``, ``manifest.yaml``,
-    ``report.md`` and ``report.html``.
+    ``report.md`` and ``report.html``.  It follows :mod:`harness.atomic`'s rule, checked before any work: a new
+    or empty folder, or (with ``overwrite``) a run folder tsteval wrote, replaced whole.
     """
     from harness.report import write_report
 
     if not isinstance(manifest, Manifest):
         manifest = load_manifest(manifest)
     out = Path(out) if out is not None else manifest.output
+    check_output_directory(out, "run", overwrite)
     start = time.perf_counter()
     log = (lambda _message: None) if quiet else (lambda message: print(f"[tsteval] {message}", file=sys.stderr))
     transfers = load_transfers(manifest.transfers, manifest.seed)
     log(f"transfers: {len(transfers)} rows from {transfers.origin}")
+    report_empty_ratings(transfers.frame)
     corpus = load_corpus(manifest.corpus, transfers, manifest.seed) if manifest.needs_corpus() else None
     if corpus is not None:
         log(f"training corpus: {len(corpus)} texts, styles {corpus.styles}")
@@ -305,8 +327,8 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     agreements = agreement_frame(card, manifest)
     curves = tradeoffs(card, manifest)
 
-    with atomic_directory(out) as tmp:
-        card.save(tmp, summary)
+    with output_directory(out, "run", overwrite) as tmp:
+        card.write(tmp, summary)
         agreements.to_csv(tmp / "agreement.csv", index=False)
         plots = {}
         for k, t in enumerate(curves):

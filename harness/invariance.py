@@ -27,14 +27,11 @@ from scipy import sparse
 
 from harness.cache import cached_dir
 from harness.content.word_vectors import WordVectors
-from harness.errors import InputError, TstevalError
+from harness.errors import InputError
 from harness.signature import content_hash, package_version, texts_hash
 from lexicons.tokenize import tokenize
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
-# fasttext-numpy2 trains reproducibly only when its input matrix holds at least 2**23 floats
-# (see classifiers/fasttext_backend.py): bucket * dim must reach it.
-FASTTEXT_MIN_INPUT_FLOATS = 2**23
 
 
 # --- input checks -----------------------------------------------------------------------------------------------
@@ -279,15 +276,15 @@ def train_fasttext(texts: Sequence[str], dim: int = 100, epoch: int = 5, min_cou
                    bucket: int = 200_000) -> Path:
     """Path of an unsupervised fastText skip-gram model on our tokenizer's tokens, cached by texts+params.
 
-    One thread makes it reproducible; so does ``bucket * dim >= 2**23`` (see :data:`FASTTEXT_MIN_INPUT_FLOATS`).
+    One thread and a zero-filled heap (:func:`classifiers.fasttext_backend.zeroed_heap`: fasttext-numpy2 leaves most
+    of its input matrix uninitialised) make it reproducible.
     fasttext-numpy2's ``train_unsupervised`` accepts no ``seed``: its fixed default, 0, is used.  The model
     stays in fastText's own ``.bin`` format (no pickle).
     """
     import fasttext
 
-    if bucket * dim < FASTTEXT_MIN_INPUT_FLOATS:
-        raise TstevalError(f"bucket * dim = {bucket * dim:,} would train irreproducibly; keep it >= "
-                           f"{FASTTEXT_MIN_INPUT_FLOATS:,}")
+    from classifiers.fasttext_backend import zeroed_heap
+
     options = {"model": "skipgram", "dim": dim, "epoch": epoch, "minCount": min_count, "bucket": bucket,
                "thread": 1}
     key = content_hash(texts_hash(texts), options, "seed=0", package_version("fasttext-numpy2"))
@@ -296,7 +293,9 @@ def train_fasttext(texts: Sequence[str], dim: int = 100, epoch: int = 5, min_cou
         with tempfile.TemporaryDirectory(prefix="tsteval-fasttext-") as work:
             corpus = Path(work) / "corpus.txt"
             corpus.write_text("".join(" ".join(tokenize(t)) + "\n" for t in texts), encoding="utf-8")
-            fasttext.train_unsupervised(input=str(corpus), verbose=0, **options).save_model(str(tmp / "model.bin"))
+            with zeroed_heap():
+                model = fasttext.train_unsupervised(input=str(corpus), verbose=0, **options)
+            model.save_model(str(tmp / "model.bin"))
 
     return cached_dir("fasttext-unsupervised", key, build) / "model.bin"
 

@@ -16,17 +16,24 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from harness.data import HP_PREFIX, TRANSFER_COLUMNS, Corpus, Transfers
-from harness.errors import InputError, TstevalError
+from harness.errors import InputError, TstevalError, quote
 
 TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
+HUMAN_PREFIX = "human_"  # columns holding human ratings of the transfers
+# Ratings that are a choice, not a number: which of input and output a rater found more natural (Mir et al.).
+CATEGORICAL_RATINGS = {"human_naturalness_relative": ("input", "output", "tie")}
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
 _HF_BUILDERS = {".csv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet", ".txt": "text"}
 
 
@@ -170,7 +177,8 @@ class Table:
 
     def column(self, name: str, role: str) -> pd.Series:
         if name not in self.frame.columns:
-            raise InputError(f"no column {name!r} for the {role}; the columns are {list(self.frame.columns)}",
+            raise InputError(f"no column {quote(name)} for the {role}; the columns are "
+                             f"{quote(list(self.frame.columns), 200)}",
                              path=self.path, fix=f"name the {role} column with the matching argument")
         return self.frame[name]
 
@@ -181,7 +189,7 @@ class Table:
                 raise InputError(f"row {row + 1}: the {role} ({name!r}) is missing", **self.where(row),
                                  fix="fill in every cell of the column or drop the row")
             if not isinstance(value, str):
-                raise InputError(f"row {row + 1}: the {role} ({name!r}) is {type(value).__name__} {value!r}, "
+                raise InputError(f"row {row + 1}: the {role} ({name!r}) is {type(value).__name__} {quote(value)}, "
                                  "not text", **self.where(row))
             if not value.strip():
                 raise InputError(f"row {row + 1}: the {role} ({name!r}) is empty", **self.where(row))
@@ -202,9 +210,46 @@ class Table:
             except (TypeError, ValueError):
                 number = math.nan
             if math.isnan(number):
-                raise InputError(f"row {row + 1}: the {role} ({name!r}) is {value!r}, not a number", **self.where(row))
+                raise InputError(f"row {row + 1}: the {role} ({name!r}) is {quote(value)}, not a number",
+                                 **self.where(row))
             out.append(number)
         return out
+
+    def ratings(self, name: str) -> pd.Series:
+        """A human-rating column: float64 with NaN for an empty cell ("no rating"), whatever the file format.
+
+        A cell that is not a number is an error naming the row (a decimal comma gets its own hint); the
+        ``CATEGORICAL_RATINGS`` columns keep their text and accept only their choices.
+        """
+        choices = CATEGORICAL_RATINGS.get(name)
+        out: list[object] = []
+        for row, value in enumerate(self.column(name, "rating").tolist()):
+            if _missing(value) or (isinstance(value, str) and not value.strip()):
+                out.append(None if choices else math.nan)
+            elif choices is not None:
+                if value not in choices:
+                    raise InputError(f"row {row + 1}: the rating {quote(name)} is {quote(value)}, not one of "
+                                     f"{list(choices)}", **self.where(row), fix="leave the cell empty for no rating")
+                out.append(value)
+            else:
+                out.append(self._rating(value, name, row))
+        return pd.Series(out, dtype=object if choices else "float64")
+
+    def _rating(self, value: object, name: str, row: int) -> float:
+        """One non-empty rating cell as a finite float (NaN stays "no rating"), else an error naming the row."""
+        fix = "write a number, or leave the cell empty for no rating"
+        if isinstance(value, str):
+            text = value.strip()
+            if _NUMBER.fullmatch(text) and math.isfinite(float(text)):
+                return float(text)
+            if _DECIMAL_COMMA.fullmatch(text):
+                fix = f"use a decimal point: {text.replace(',', '.')}"
+        elif not isinstance(value, bool) and isinstance(value, (int, float, np.number)):
+            number = float(value)
+            if not math.isinf(number):
+                return number
+        raise InputError(f"row {row + 1}: the rating {quote(name)} is {quote(value)}, not a number",
+                         **self.where(row), fix=fix)
 
 
 def _missing(value: object) -> bool:
@@ -261,7 +306,7 @@ def _frame_transfers(table: Table, input_col: str, output_col: str, source_col: 
         elif constant is not None:
             out[role] = str(constant)
         else:
-            raise InputError(f"no column {col!r} for the {role}; the columns are {list(frame.columns)}",
+            raise InputError(f"no column {col!r} for the {role}; the columns are {quote(list(frame.columns), 200)}",
                              path=table.path, fix=f"name the column with {role.split('_')[0]}_col=..., "
                                                   f"or give one value for every row with {role}=...")
     if item_col in frame.columns:
@@ -280,7 +325,7 @@ def _frame_transfers(table: Table, input_col: str, output_col: str, source_col: 
     used = {input_col, output_col, source_col, target_col, system_col, setting_col, item_col, *hp_names}
     for col in frame.columns:
         if col not in used and col not in out.columns:
-            out[col] = frame[col].to_numpy()
+            out[col] = table.ratings(col).to_numpy() if str(col).startswith(HUMAN_PREFIX) else frame[col].to_numpy()
     return Transfers(out[[*TRANSFER_COLUMNS, *(c for c in out.columns if c not in TRANSFER_COLUMNS)]], table.path)
 
 
@@ -296,7 +341,9 @@ def load_table_transfers(path: str | Path, input_col: str = "input", output_col:
     otherwise replaced by the constants ``source_style``/``target_style`` (no default: a missing style column
     without a constant is an error), ``system`` and ``setting``; without an item column the items are numbered
     in row order within each (system, setting).  ``hp_cols`` (and any ``hp.*`` column) become numeric
-    ``hp.<name>`` columns; every other column is kept as it is.
+    ``hp.<name>`` columns; ``human_*`` columns are human ratings, parsed by :meth:`Table.ratings` (numbers,
+    an empty cell is no rating) so that CSV, JSONL and Parquet give the same frame; every other column is
+    kept as it is.
     """
     return _frame_transfers(read_table(path), input_col, output_col, source_col, target_col, system_col,
                             setting_col, item_col, hp_cols, source_style, target_style, system, setting)

@@ -5,7 +5,8 @@ training corpus, the style classifiers, the style lexicon, the metrics, the trad
 output folder.  Every problem (unknown key, missing file, unknown metric or backend, a tradeoff axis that no
 metric produces) raises :class:`ManifestError` naming the manifest file and the dotted key, so a run never
 starts on a bad manifest.  Paths are relative to the manifest file; ``${TSTEVAL_DATA}`` expands to the data
-root.  Schema (``?`` = optional)::
+root.  The file is UTF-8, at most ``MAX_MANIFEST_BYTES``, without YAML aliases (``*name``: a few hundred bytes of
+them can expand to gigabytes) and without repeated keys.  Schema (``?`` = optional)::
 
     name?: mir                       # defaults to the file's stem
     seed?: 0
@@ -42,7 +43,7 @@ root.  Schema (``?`` = optional)::
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -50,7 +51,8 @@ from typing import Any
 
 import yaml
 
-from harness.errors import TstevalError
+from harness.errors import TstevalError, clip, quote
+from harness.loaders import HUMAN_PREFIX
 from harness.naturalness_registry import NATURALNESS_METRICS
 
 PUBLISHED_TRANSFERS = ("mir", "dualrl")
@@ -58,19 +60,96 @@ PUBLISHED_CORPORA = ("yelp",)
 BACKENDS = ("tfidf-lr", "fasttext", "textcnn", "transformer")
 STYLE_METRIC_NAMES = ("sti", "sti_norm", "target_prob", "target_acc")
 GROUNDS = ("nominal", "ordinal")
-HUMAN_PREFIX = "human_"
+MAX_MANIFEST_BYTES = 1 << 20
 _VAR = re.compile(r"\$\{([^}]*)\}")
 
 
-
 class ManifestError(TstevalError):
-    """A manifest problem, located to the manifest file and the dotted key."""
+    """A manifest problem, located to the manifest file and the dotted key (or the line, for YAML problems)."""
 
-    def __init__(self, path: Path, key: str, message: str, fix: str | None = None) -> None:
+    def __init__(self, path: Path, key: str, message: str, fix: str | None = None, *,
+                 line: int | None = None) -> None:
         self.path = path
         self.key = key
-        text = f"{path}: {key}: {message}" if key else f"{path}: {message}"
-        super().__init__(text + (f" (fix: {fix})" if fix else ""))
+        self.line = line
+        where = f"{path}:{line}" if line is not None else str(path)
+        text = f"{where}: {clip(key)}: {message}" if key else f"{where}: {message}"
+        super().__init__(text + (f" (fix: {clip(fix, 400)})" if fix else ""))
+
+
+class _Refused(yaml.MarkedYAMLError):
+    """YAML that parses but that a manifest does not accept (an alias, a repeated key, an over-long integer)."""
+
+    def __init__(self, mark: yaml.Mark, problem: str, fix: str) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+        self.fix = fix
+
+
+class _ManifestLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, stricter: aliases are refused, so a few hundred bytes cannot expand into gigabytes
+    ("billion laughs"); a repeated key is an error instead of silently replacing the first value."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _Refused(event.start_mark, f"YAML aliases (*{clip(str(event.anchor), 40)}) are not accepted in a "
+                                             "manifest", "write the value out in full instead of &anchor / *alias")
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, Hashable):
+                if key in seen:
+                    raise _Refused(key_node.start_mark, f"the key {quote(key)} repeats (first on line {seen[key]})",
+                                   "give each key once; the second value would silently replace the first")
+                seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError as error:  # Python refuses ints of more than 4300 digits
+            raise _Refused(node.start_mark, f"the integer {quote(node.value)} is too long", "write a shorter number") \
+                from error
+
+
+_ManifestLoader.add_constructor("tag:yaml.org,2002:int", _ManifestLoader.construct_yaml_int)
+
+
+def _parse_yaml(path: Path) -> tuple[object, str]:
+    """The manifest file's text and its YAML, read with bounded size and strict UTF-8; one-line errors."""
+    size = path.stat().st_size
+    if size > MAX_MANIFEST_BYTES:
+        raise ManifestError(path, "", f"the manifest is {size} bytes, more than the {MAX_MANIFEST_BYTES} a "
+                                      "manifest may have", fix="a manifest names files; put the data in those files")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        raise ManifestError(path, "", f"byte 0x{raw[error.start]:02x} at byte offset {error.start} is not valid UTF-8",
+                            fix="save the manifest as UTF-8", line=raw.count(b"\n", 0, error.start) + 1) from error
+    try:
+        return yaml.load(text, Loader=_ManifestLoader), text  # a SafeLoader: plain data only
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = "; ".join(clip(p, 120) for p in (error.context, error.problem) if p)
+        if isinstance(error, _Refused):
+            raise ManifestError(path, "", problem, fix=error.fix, line=mark.line + 1) from error
+        raise ManifestError(path, "", f"invalid YAML: {problem} (column {mark.column + 1})" if mark else
+                            f"invalid YAML: {problem}", line=mark.line + 1 if mark else None,
+                            fix="check the indentation and quoting on that line") from error
+    except yaml.reader.ReaderError as error:
+        character = error.character if isinstance(error.character, int) else ord(error.character)
+        raise ManifestError(path, "", f"the character U+{character:04X} is not allowed in YAML",
+                            line=text.count("\n", 0, error.position) + 1,
+                            fix="remove control characters from the manifest") from error
+    except RecursionError as error:
+        raise ManifestError(path, "", "the YAML nests too deeply to read",
+                            fix="a manifest needs only a few levels of nesting") from error
 
 
 @dataclass(frozen=True)
@@ -246,7 +325,7 @@ class _Reader:
 
     def string(self, value: object, key: str) -> str:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value) == "":
-            raise self.error(key, f"expected a non-empty string, got {value!r}")
+            raise self.error(key, f"expected a non-empty string, got {quote(value)}")
         return str(value)
 
     def strings(self, value: object, key: str) -> tuple[str, ...]:
@@ -256,18 +335,18 @@ class _Reader:
 
     def integer(self, value: object, key: str, minimum: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.error(key, f"expected an integer >= {minimum}, got {value!r}")
+            raise self.error(key, f"expected an integer >= {minimum}, got {quote(value)}")
         return value
 
     def number(self, value: object, key: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(key, f"expected a number, got {value!r}")
+            raise self.error(key, f"expected a number, got {quote(value)}")
         return float(value)
 
     def choice(self, value: object, key: str, choices: tuple[str, ...] | list[str], what: str) -> str:
         text = self.string(value, key)
         if text not in choices:
-            raise self.error(key, f"unknown {what} {text!r}", fix=f"choose one of {sorted(choices)}")
+            raise self.error(key, f"unknown {what} {quote(text)}", fix=f"choose one of {sorted(choices)}")
         return text
 
     def expand(self, value: object, key: str) -> Path:
@@ -276,7 +355,8 @@ class _Reader:
 
         def substitute(match: re.Match) -> str:
             if match.group(1) != "TSTEVAL_DATA":
-                raise self.error(key, f"unknown variable ${{{match.group(1)}}}", fix="only ${TSTEVAL_DATA} expands")
+                raise self.error(key, f"unknown variable ${{{clip(match.group(1), 40)}}}",
+                                 fix="only ${TSTEVAL_DATA} expands")
             from harness.datapaths import data_root
 
             try:
@@ -290,7 +370,7 @@ class _Reader:
     def file(self, value: object, key: str, directory: bool = False) -> Path:
         path = self.expand(value, key)
         if not (path.is_dir() if directory else path.is_file()):
-            raise self.error(key, f"no such {'directory' if directory else 'file'}: {path}",
+            raise self.error(key, f"no such {'directory' if directory else 'file'}: {clip(str(path))}",
                              fix="paths are relative to the manifest file; ${TSTEVAL_DATA} is the data root")
         return path
 
@@ -359,11 +439,11 @@ def _transfers(r: _Reader, value: object) -> TransfersSpec:
             settings.append(SettingSpec(label, MappingProxyType(hyper), tuple(files)))
         labels = [t.label for t in settings]
         if len(set(labels)) != len(labels):
-            raise r.error(f"{skey}.settings", f"setting labels repeat: {labels}")
+            raise r.error(f"{skey}.settings", f"setting labels repeat: {quote(labels, 200)}")
         systems.append(SystemSpec(r.string(s["name"], f"{skey}.name"), tuple(settings)))
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
-        raise r.error(f"{key}.systems", f"system names repeat: {names}")
+        raise r.error(f"{key}.systems", f"system names repeat: {quote(names, 200)}")
     return TransfersSpec(systems=tuple(systems), sample=sample)
 
 
@@ -396,7 +476,7 @@ def _corpus(r: _Reader, value: object, key: str) -> CorpusSpec:
         raise r.error(f"{key}.splits", "only a published corpus has splits")
     if "exclude_inputs" in d:
         if not isinstance(d["exclude_inputs"], bool):
-            raise r.error(f"{key}.exclude_inputs", f"expected true or false, got {d['exclude_inputs']!r}")
+            raise r.error(f"{key}.exclude_inputs", f"expected true or false, got {quote(d['exclude_inputs'])}")
         spec["exclude_inputs"] = d["exclude_inputs"]
     if "max_per_style" in d:
         spec["max_per_style"] = r.integer(d["max_per_style"], f"{key}.max_per_style", 2)
@@ -419,9 +499,21 @@ def _classifiers(r: _Reader, value: object) -> dict[str, ClassifierSpec]:
         if not 0 <= heldout < 1:
             raise r.error(f"{key}.heldout", f"must be in [0, 1), got {heldout}")
         corpus = _corpus(r, d["corpus"], f"{key}.corpus") if "corpus" in d else None
-        out[str(name)] = ClassifierSpec(str(name), r.choice(d["backend"], f"{key}.backend", BACKENDS, "backend"),
-                                        MappingProxyType(dict(params)), heldout, corpus)
+        backend = r.choice(d["backend"], f"{key}.backend", BACKENDS, "backend")
+        _check_params(r, backend, params, f"{key}.params")
+        out[str(name)] = ClassifierSpec(str(name), backend, MappingProxyType(dict(params)), heldout, corpus)
     return out
+
+
+def _check_params(r: _Reader, backend: str, params: dict, key: str) -> None:
+    """The backend's own parameter rules (``_parameter_constraints``), checked before anything runs."""
+    from classifiers.base import ParameterError, backend_class  # imports the backend (torch, for some)
+
+    try:
+        backend_class(backend).from_params(params)
+    except ParameterError as error:
+        raise r.error(f"{key}.{error.name}", f"{error.problem} for backend {backend!r}",
+                      fix=error.yaml_fix()) from error
 
 
 def _lexicon(r: _Reader, value: object) -> LexiconSpec:
@@ -482,7 +574,7 @@ def _tradeoff(r: _Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
     if "naturalness" in d:
         naturalness = r.string(d["naturalness"], "tradeoff.naturalness")
         if not naturalness.startswith(HUMAN_PREFIX) and naturalness.split("@")[-1] not in metrics.naturalness:
-            raise r.error("tradeoff.naturalness", f"unknown naturalness column {naturalness!r}",
+            raise r.error("tradeoff.naturalness", f"unknown naturalness column {quote(naturalness)}",
                           fix=f"name a metric of metrics.naturalness {list(metrics.naturalness)} or a "
                               f"{HUMAN_PREFIX}* column of the transfers")
     return TradeoffSpec(style, content, naturalness)
@@ -503,11 +595,7 @@ def load_manifest(path: str | Path) -> Manifest:
     path = Path(path).resolve()
     if not path.is_file():
         raise ManifestError(path, "", "no such manifest file")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ManifestError(path, "", f"invalid YAML: {error}") from error
+    data, text = _parse_yaml(path)
     r = _Reader(path)
     d = r.mapping(data, "", TOP_KEYS, ("transfers", "metrics"))
     classifiers = _classifiers(r, d["classifiers"]) if "classifiers" in d else {}

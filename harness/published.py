@@ -17,8 +17,8 @@ import pandas as pd
 
 from harness.data import HP_PREFIX, TRANSFER_COLUMNS, Corpus, Transfers
 from harness.datapaths import dataset_dir
-from harness.errors import DataNotFoundError, InputError
-from harness.loaders import TextLines, load_style_dir, read_lines, read_text_lines, split_tsv_line
+from harness.errors import DataNotFoundError, InputError, quote
+from harness.loaders import Table, TextLines, load_style_dir, read_lines, read_text_lines, split_tsv_line
 
 # --- Yelp (Shen et al. 2017) -----------------------------------------------------------------------------------
 
@@ -172,11 +172,16 @@ def _join_mir_ratings(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Attach the human ratings by (model, value, item), checking every quoted text against the files."""
     lines = read_lines(path)
     ratings = pd.read_csv(path, dtype={"input": str, "output": str, "model": str, "param": str,
-                                       "human_naturalness_relative": str}, keep_default_na=False, na_values=[""])
+                                       **dict.fromkeys(MIR_RATING_COLUMNS, str)},
+                          keep_default_na=False, na_values=[""])
     missing = [c for c in (*_MIR_CSV_KEYS, *MIR_RATING_COLUMNS) if c not in ratings.columns]
     if missing:
-        raise InputError(f"the columns {missing} are missing; the columns are {list(ratings.columns)}", path=path)
+        raise InputError(f"the columns {missing} are missing; the columns are {quote(list(ratings.columns), 200)}",
+                         path=path)
     first_line = 2 if len(lines) == len(ratings) + 1 else None
+    table = Table(ratings, str(path), first_line)
+    for col in MIR_RATING_COLUMNS:  # numbers (or a choice), an empty cell is no rating, anything else an error
+        ratings[col] = table.ratings(col).to_numpy()
     ratings["csv_line"] = [None if first_line is None else first_line + i for i in range(len(ratings))]
     ratings["setting"] = [f"{p}={v:g}" for p, v in zip(ratings["param"], ratings["value"], strict=True)]
     known = {(c.model, c.setting) for c in MIR_SETTINGS}
@@ -206,7 +211,8 @@ def _join_mir_ratings(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
             row = differ.iloc[0]
             raise InputError(f"{len(differ)} rows disagree with the transfer files on the {col}, first item "
                              f"{row['item']} of {row['system']} {row['setting']}: the CSV has "
-                             f"{row[f'{col}_csv']!r}, the files {row[col]!r}", path=path, line=_line(row["csv_line"]),
+                             f"{quote(row[f'{col}_csv'])}, the files {quote(row[col])}", path=path,
+                             line=_line(row["csv_line"]),
                              fix="item i is line i of sentiment.test.0, then line i-n0 of sentiment.test.1")
     drop = [c for c in merged.columns if c.endswith("_csv")] + ["csv_line", "_merge"]
     return merged.drop(columns=drop)
@@ -278,8 +284,8 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
             for i, ((seen, output), original) in enumerate(zip(pairs[s][system], canon[s], strict=True)):
                 if seen != original:
                     if not _unk_variant(seen, original):
-                        raise InputError(f"the input {seen!r} differs from the test input {original!r}", path=path,
-                                         line=i + 1, fix="line i must transfer test input i")
+                        raise InputError(f"the input {quote(seen)} differs from the test input {quote(original)}",
+                                         path=path, line=i + 1, fix="line i must transfer test input i")
                     extra["restored_inputs"].append((str(path), i + 1))
                 if output is None:
                     if on_empty_output == "error":

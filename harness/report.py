@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness import markdown as md
 from harness.manifest import ReportSpec
 from harness.scorecard import Scorecard
 from harness.style_scorer import STYLE_METRICS
@@ -163,7 +164,8 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
     blocks.append(Heading(2, "Agreement with human ratings"))
     tables = agreement_tables(agreements)
     if not tables:
-        blocks.append(Text("The transfers carry no human ratings (`human_*` columns) for the scored aspects."))
+        blocks.append(Text("No agreement to show: the transfers carry no human ratings (`human_*` columns) for the "
+                           "scored aspects, or too few rated transfers with varying scores."))
     else:
         blocks.append(Text("Each cell: correlation [95% interval] of the metric with the mean human rating, per system "
                            "(settings pooled) and over all systems. For distance metrics (WMD) agreement shows as a "
@@ -188,20 +190,24 @@ def _cell(value: object) -> str:
 
 
 def to_markdown(blocks: list[Block]) -> str:
-    """Render blocks as Markdown (images as relative links to the PNG, with the SVG linked)."""
+    """Render blocks as Markdown (images as relative links to the PNG, with the SVG linked).
+
+    Every text is escaped (:mod:`harness.markdown`): system names, labels and outputs are the user's and must
+    render as text, never as HTML or Markdown.
+    """
     lines: list[str] = []
     for b in blocks:
         if isinstance(b, Heading):
-            lines += ["#" * b.level + " " + b.text, ""]
+            lines += ["#" * b.level + " " + md.inline(b.text), ""]
         elif isinstance(b, Text):
-            lines += [b.text, ""]
+            lines += [md.inline(b.text), ""]
         elif isinstance(b, Bullets):
-            lines += [f"- {item}" for item in b.items] + [""]
+            lines += [f"- {md.inline(item)}" for item in b.items] + [""]
         elif isinstance(b, Table):
-            cells = b.frame.map(lambda v: _cell(v).replace("|", "\\|").replace("\n", " "))
-            lines += [cells.to_markdown(index=False), ""]
+            lines += [md.table(b.frame, _cell), ""]
         else:
-            lines += [f"![{b.alt}]({b.png.as_posix()})", "", f"Vector version: [{b.svg.name}]({b.svg.as_posix()})", ""]
+            lines += [f"![{md.escape(b.alt)}]({b.png.as_posix()})", "",
+                      f"Vector version: [{md.escape(b.svg.name)}]({b.svg.as_posix()})", ""]
     return "\n".join(lines)
 
 

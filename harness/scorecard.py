@@ -1,8 +1,8 @@
 """The scorecard: one tidy per-sentence table that every scorer adds columns to.
 
 Rows are transfers (system, setting, item); each metric is a column with a signature.  Everything
-downstream (summaries, correlations, plots) reads only this table.  Saving is atomic: all files are
-written to a temporary directory beside the target and moved into place only when complete.
+downstream (summaries, correlations, plots) reads only this table.  Saving follows :mod:`harness.atomic`:
+all files are written to a temporary directory beside the target and moved into place only when complete.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from harness import markdown as md
 from harness.aggregate import bootstrap_mean
-from harness.atomic import atomic_directory
-from harness.data import Transfers
-from harness.errors import TstevalError
+from harness.atomic import output_directory
+from harness.data import TRANSFER_COLUMNS, Transfers
+from harness.errors import InputError, TstevalError, read_json
 
 GROUP = ("system", "setting")
 
@@ -60,35 +61,63 @@ class Scorecard:
                              "n": len(group), "signature": self.signatures[metric]})
         return pd.DataFrame(rows)
 
-    def save(self, directory: str | Path, summary: pd.DataFrame | None = None) -> Path:
-        """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary) atomically."""
+    def write(self, directory: str | Path, summary: pd.DataFrame | None = None) -> None:
+        """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary) into an existing
+        folder, e.g. the temporary folder of :func:`harness.atomic.output_directory`."""
         directory = Path(directory)
-        with atomic_directory(directory) as tmp:
-            self.frame.to_csv(tmp / "scorecard.csv", index=False)
-            self.frame.to_parquet(tmp / "scorecard.parquet", index=False)
-            (tmp / "signatures.json").write_text(json.dumps(self.signatures, indent=2))
-            if summary is not None:
-                summary.to_csv(tmp / "summary.csv", index=False)
-                (tmp / "summary.md").write_text(summary_markdown(summary))
-        return directory
+        self.frame.to_csv(directory / "scorecard.csv", index=False)
+        self.frame.to_parquet(directory / "scorecard.parquet", index=False)
+        (directory / "signatures.json").write_text(json.dumps(self.signatures, indent=2))
+        if summary is not None:
+            summary.to_csv(directory / "summary.csv", index=False)
+            (directory / "summary.md").write_text(summary_markdown(summary))
+
+    def save(self, directory: str | Path, summary: pd.DataFrame | None = None, *, overwrite: bool = False) -> Path:
+        """Write the scorecard folder atomically by :mod:`harness.atomic`'s rule: a new or empty ``directory``,
+        or (with ``overwrite``) a scorecard tsteval wrote there, replaced whole; anything else is refused."""
+        with output_directory(directory, "scorecard", overwrite=overwrite) as tmp:
+            self.write(tmp, summary)
+        return Path(directory)
 
     @classmethod
     def load(cls, directory: str | Path) -> Scorecard:
-        """Read a scorecard written by :meth:`save`."""
+        """Read a scorecard written by :meth:`save`; a missing, damaged or inconsistent file is an
+        :class:`InputError` naming it."""
+        import pyarrow
+
         directory = Path(directory)
-        frame = pd.read_parquet(directory / "scorecard.parquet")
-        return cls(frame, json.loads((directory / "signatures.json").read_text()))
+        table, names = directory / "scorecard.parquet", directory / "signatures.json"
+        fix = "give a folder written by tsteval score or tsteval run, or score again"
+        for path in (table, names):
+            if not path.is_file():
+                raise InputError(f"missing: {directory} is not a scorecard folder", path=path, fix=fix)
+        try:
+            frame = pd.read_parquet(table)
+        except (OSError, ValueError, pyarrow.ArrowException) as error:
+            raise InputError(f"not a readable Parquet table ({str(error).splitlines()[0]})", path=table,
+                             fix=fix) from error
+        signatures = read_json(names, "signature file", fix=fix)
+        if not isinstance(signatures, dict) or not all(isinstance(v, str) for v in signatures.values()):
+            raise InputError("expected a JSON object {metric column: signature string}", path=names, fix=fix)
+        missing = [c for c in (*TRANSFER_COLUMNS, *signatures) if c not in frame.columns]
+        if missing:
+            raise InputError(f"the table lacks the columns {missing}", path=table, fix=fix)
+        not_numeric = [c for c in signatures if not pd.api.types.is_numeric_dtype(frame[c])]
+        if not_numeric:
+            raise InputError(f"the metric columns {not_numeric} are not numeric", path=table, fix=fix)
+        return cls(frame, signatures)
 
 
 def summary_markdown(summary: pd.DataFrame) -> str:
-    """The summary as a Markdown table: one row per group, ``mean [low, high]`` per metric."""
+    """The summary as a Markdown table: one row per group, ``mean [low, high]`` per metric.
+
+    System and setting names are the user's: every cell is escaped (:mod:`harness.markdown`)."""
     keys = [c for c in summary.columns if c not in {"metric", "mean", "ci_low", "ci_high", "n", "signature"}]
     cells = summary.assign(value=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                   zip(summary["mean"], summary["ci_low"], summary["ci_high"], strict=True)])
     wide = cells.pivot_table(index=keys + ["n"], columns="metric", values="value", aggfunc="first", sort=False)
     wide = wide.reset_index()
-    lines = ["| " + " | ".join(map(str, wide.columns)) + " |", "|" + "---|" * len(wide.columns)]
-    lines += ["| " + " | ".join(map(str, row)) + " |" for row in wide.itertuples(index=False)]
     signatures = summary.drop_duplicates("metric")[["metric", "signature"]]
-    lines += ["", "Signatures:", ""] + [f"- `{m}`: `{s}`" for m, s in signatures.itertuples(index=False)]
+    lines = [md.table(wide), "", "Signatures:", ""]
+    lines += [f"- {md.inline(f'`{m}`: `{s}`')}" for m, s in signatures.itertuples(index=False)]
     return "\n".join(lines) + "\n"

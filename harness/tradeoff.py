@@ -188,6 +188,17 @@ def frontier_reading(t: Tradeoff) -> list[str]:
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 
 
+def plain(text: str) -> str:
+    r"""``text`` drawn as written: ``$`` would start matplotlib's mathtext (a parse error on untrusted names) and a
+    leading ``_`` would hide a legend entry.
+
+    >>> plain("_cost $5")
+    '\u200b_cost \\$5'
+    """
+    text = text.replace("$", r"\$")
+    return "\u200b" + text if text.startswith("_") else text
+
+
 def plot_tradeoff(t: Tradeoff, stem: Path, title: str) -> list[Path]:
     """Draw the curves with error bars, the Pareto frontier and the intersections; write ``stem``.png and .svg."""
     fig = Figure(figsize=(7.0, 5.0), layout="constrained")
@@ -201,7 +212,7 @@ def plot_tradeoff(t: Tradeoff, stem: Path, title: str) -> list[Path]:
         swept = len(curve) > 1
         ax.errorbar(curve["x"], curve["y"], xerr=xerr, yerr=yerr, marker=MARKERS[k % len(MARKERS)], markersize=6,
                     color=colours(k % colours.N), capsize=3, linewidth=1.5, elinewidth=0.8,
-                    label=f"{system} ({curve['hp_name'].iloc[0]})" if swept else system)
+                    label=plain(f"{system} ({curve['hp_name'].iloc[0]})" if swept else str(system)))
         for row in curve.itertuples() if swept else ():
             ax.annotate(f"{row.hp_value:g}", (row.x, row.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
     front = t.points[t.points["pareto"]].sort_values("x")
@@ -216,7 +227,8 @@ def plot_tradeoff(t: Tradeoff, stem: Path, title: str) -> list[Path]:
     ax.set_ylabel(axis_label(t.y, t.y_aspect))
     if t.y_lower_is_better:
         ax.invert_yaxis()
-    ax.set_title(title + "\n(points: settings, labelled by hyperparameter; bars: 95% bootstrap CI)", fontsize=10)
+    ax.set_title(plain(title) + "\n(points: settings, labelled by hyperparameter; bars: 95% bootstrap CI)",
+                 fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     stem.parent.mkdir(parents=True, exist_ok=True)

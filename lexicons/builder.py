@@ -34,6 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 
+from classifiers.corpus_checks import check_styles_separable
 from harness.cache import cached_dir
 from harness.data import Corpus
 from harness.errors import InputError, TstevalError
@@ -190,5 +191,9 @@ class LexiconModel:
 
 def build_lexicon(corpus: Corpus, penalty: str | None = "l1", C: float = 3.0, D: float = 2.0, seed: int = 0,
                   min_df: int = 1) -> Lexicon:
-    """Fit a :class:`LexiconModel` on ``corpus`` and select the lexicon at ``D`` standard deviations."""
+    """Fit a :class:`LexiconModel` on ``corpus`` and select the lexicon at ``D`` standard deviations.
+
+    A corpus whose texts mostly appear under several styles is refused (:mod:`classifiers.corpus_checks`).
+    """
+    check_styles_separable(corpus)
     return LexiconModel(penalty, C, seed, min_df).fit(corpus).select(D)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import InputError, TstevalError
+from harness.errors import InputError, TstevalError, read_json
 from lexicons.tokenize import tokenize
 
 Entries = tuple[tuple[str, float], ...]
@@ -85,12 +85,15 @@ class Lexicon:
         """The JSON-ready form ``{style: [[word, weight], ...]}``."""
         return {style: [[word, weight] for word, weight in self.entries[style]] for style in self.styles}
 
-    def save(self, path: str | Path) -> Path:
-        """Write the lexicon as JSON (parent directories are created)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        return path
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the lexicon as JSON, atomically (a temporary file beside ``path``, then ``os.replace``); parent
+        directories are created.  An existing file is replaced only with ``overwrite`` and only when it is a
+        lexicon (see :func:`is_lexicon_file`): any other file, or a directory, is refused."""
+        from harness.atomic import output_file
+
+        with output_file(path, "a style lexicon", is_lexicon_file, overwrite=overwrite) as tmp:
+            tmp.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return Path(path)
 
     @classmethod
     def load(cls, path: str | Path) -> Lexicon:
@@ -98,14 +101,25 @@ class Lexicon:
         path = Path(path)
         if not path.is_file():
             raise InputError("no lexicon file here", path=path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as error:
-            raise InputError(f"the lexicon is not UTF-8: {error}", path=path) from error
-        except json.JSONDecodeError as error:
-            raise InputError(f"invalid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno,
-                             fix="the format is {style: [[word, weight], ...]}") from error
+        data = read_json(path, "lexicon", fix="the format is {style: [[word, weight], ...]}")
         if not isinstance(data, dict):
             raise InputError(f"expected a JSON object {{style: [[word, weight], ...]}}, got {type(data).__name__}",
                              path=path)
+        if not data:
+            raise InputError("the lexicon has no styles, so it would modify nothing", path=path,
+                             fix="the format is {style: [[word, weight], ...]}; build one with tsteval build-lexicon")
         return cls(data, str(path))
+
+
+_LARGEST_LEXICON = 256 * 2**20  # bytes; a larger file is not read to find out whether it is a lexicon
+
+
+def is_lexicon_file(path: Path) -> bool:
+    """Whether ``path`` loads as a lexicon: the only kind of file :meth:`Lexicon.save` may replace."""
+    try:
+        if path.stat().st_size > _LARGEST_LEXICON:
+            return False
+        Lexicon.load(path)
+    except (TstevalError, OSError):
+        return False
+    return True

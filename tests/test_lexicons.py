@@ -120,7 +120,7 @@ def test_mir_published_lexicon_loads(data_root: Path) -> None:
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ('{"pos": [["good", 1.0],]}', r"lex\.json:1: invalid JSON"),
+    ('{"pos": [["good", 1.0],]}', r"lex\.json:1: the lexicon is not valid JSON"),
     ('[["good", 1.0]]', "expected a JSON object"),
     ('{"pos": [["good"]]}', r"expected \[word, weight\]"),
     ('{"pos": [["Good Food", 1.0]]}', "not one lower-cased token"),

@@ -81,7 +81,7 @@ def test_save_load_round_trip_is_atomic(transfers: Transfers, tmp_path, monkeypa
     card.add("m", np.arange(4.0), "metric:m")
     out = card.save(tmp_path / "run", card.summary(["m"]))
     assert {p.name for p in out.iterdir()} == {"scorecard.csv", "scorecard.parquet", "signatures.json",
-                                               "summary.csv", "summary.md"}
+                                               "summary.csv", "summary.md", ".tsteval-output.json"}
     back = Scorecard.load(out)
     pd.testing.assert_frame_equal(back.frame, card.frame)
     assert back.signatures == {"m": "metric:m"}

@@ -83,3 +83,12 @@ def test_plots_are_written(tmp_path: Path) -> None:
     assert [p.suffix for p in paths] == [".png", ".svg"]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert "wmd@mask" in paths[1].read_text()
+
+
+def test_untrusted_system_names_are_drawn_as_written(tmp_path: Path) -> None:
+    """A ``$`` in a system name is not mathtext (an unclosed one used to crash the plot); ``_x`` is not hidden."""
+    frame = _frame("bleu@none").replace({"system": {"A": "$x^{", "B": "_hidden"}})
+    frame = frame.rename(columns={"hp.hA": "hp.h1", "hp.hB": "hp.h2"})
+    t = tradeoff_curves(frame, "sti@c", "bleu@none", "Content preservation", n_resamples=20)
+    svg = plot_tradeoff(t, tmp_path / "tradeoff", "run $a")[1].read_text()
+    assert "hidden" in svg, "a legend entry starting with _ must still be shown"

@@ -1,0 +1,71 @@
+"""Catalogue: command-line options that used to be a traceback or a silently wrong result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from badinput import expect_error, run_cli
+from test_outputs import argv, data  # noqa: F401  (data is a fixture)
+
+
+def test_a_classifier_name_given_twice_is_refused(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    command = argv("score", data, tmp_path / "run")
+    command[1:1] = ["--classifier", f"a={data / 'hh'}"]
+    expect_error(command, capsys, "--classifier names 'a' twice", "give each --classifier a different NAME")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_style_given_twice_is_refused_not_silently_dropped(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    command = ["train-classifier", "tfidf-lr", "--style", f"pos={data / 'pos.txt'}", "--style",
+               f"pos={data / 'neg.txt'}", "--style", f"neg={data / 'neg.txt'}", "--out", tmp_path / "m"]
+    expect_error(command, capsys, "--style names 'pos' twice", "join the files first")
+
+
+@pytest.mark.parametrize("name", ["a@b", "a|b", "a b", "sti=1"])
+def test_a_classifier_name_must_make_a_clean_column(name: str, data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    command = argv("score", data, tmp_path / "run")
+    command[command.index("--classifier") + 1] = f"{name}={data / 'style'}"
+    if "=" in name:  # everything after the first '=' is the directory
+        expect_error(command, capsys, "is not a saved tsteval style classifier")
+    else:
+        expect_error(command, capsys, f"--classifier name {name!r} may hold only letters, digits")
+
+
+@pytest.mark.parametrize(("seed", "fragment"), [("-3", "-3 is outside [0, 2**32)"), ("x", "'x' is not an integer")])
+def test_a_bad_seed_is_a_usage_error(seed: str, fragment: str, data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    outcome = run_cli(argv("score", data, tmp_path / "run") + ["--seed", seed], capsys)
+    assert outcome.code == 2 and "invalid seed_type value" not in outcome.err
+    assert fragment in outcome.err
+
+
+def test_missing_word_vectors_are_one_line(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    command = argv("score", data, tmp_path / "run") + ["--content", "wmd", "--vectors", tmp_path / "nowhere"]
+    expect_error(command, capsys, "nowhere")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_damaged_second_model_stops_the_run_before_any_scoring(data: Path, tmp_path: Path, capsys,  # noqa: F811
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """All models are loaded (and verified) first: no minutes of scoring before a damaged model is noticed."""
+    import harness.style_scorer
+
+    def must_not_score(*_args, **_kwargs):
+        raise AssertionError("scored before every model was verified")
+
+    monkeypatch.setattr(harness.style_scorer, "score_style", must_not_score)
+    command = argv("score", data, tmp_path / "run") + ["--hh", f"h={tmp_path / 'no-such-model'}"]
+    expect_error(command, capsys, "no-such-model")
+
+
+def test_empty_rating_cells_are_counted_by_score(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    table = tmp_path / "t.csv"
+    table.write_text("input,output,source_style,target_style,human_style\n"
+                     "bad food,good food,neg,pos,4\nrude staff,friendly staff,neg,pos,\n")
+    outcome = run_cli(["score", "--classifier", f"a={data / 'style'}", "--table", table, "--out", tmp_path / "run",
+                       "--quiet"], capsys)
+    assert outcome.code == 0, outcome.err
+    assert "human_style 1 of 2" in outcome.err
+    assert np.isnan(pd.read_parquet(tmp_path / "run" / "scorecard.parquet")["human_style"][1])
