@@ -1,7 +1,8 @@
 """De Mattei et al.'s (2020) classifier-based evaluation on the Bible: KJV and BBE as the two "newspapers".
 
 * Main style classifier: TF-IDF + logistic regression, KJV vs BBE verses of the training books.
-* HH: the feature pair classifier on verse pairs built by the TF-IDF builder (:mod:`harness.alignment`, same
+* HH: the feature pair classifier on verse pairs built by the TF-IDF builder
+  (:mod:`tsteval.metrics.compatibility.alignment`, same
   book as the block) on the training books; the builder's precision/recall against the true verse ids is
   reported, since unlike De Mattei et al. we have the real alignment.
 * AH: the feature pair classifier on (verse, chapter) pairs: a verse of KJV or BBE with its own chapter (match)
@@ -25,12 +26,12 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import precision_recall_fscore_support
 
-from classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
-from classifiers.training import train_classifier
-from harness.alignment import alignment_quality, build_pairs
-from harness.bible import chapters, parallel_verses
-from harness.compliancy import compliancy_table, score_compliancy, table_markdown
-from harness.data import Corpus, Transfers
+from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
+from tsteval.classifiers.training import train_classifier
+from tsteval.core.records import Corpus, Transfers
+from tsteval.metrics.compatibility.alignment import alignment_quality, build_pairs
+from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
+from tsteval.readers.bible import chapters, parallel_verses
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STYLES = ("KJV", "BBE")

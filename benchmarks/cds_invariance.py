@@ -19,10 +19,11 @@ import pandas as pd
 import torch
 
 from benchmarks.cds_multiclass import RESULTS
-from harness.cache import cached_dir
-from harness.content.sentence_embedding import default_model, encode
-from harness.content.word_vectors import load_glove, train_word2vec
-from harness.invariance import (
+from tsteval.core.cache import cached_dir
+from tsteval.core.signature import content_hash, package_version, texts_hash
+from tsteval.metrics.content.sentence_embedding import default_model, encode
+from tsteval.metrics.content.word_vectors import load_glove, train_word2vec
+from tsteval.probes.invariance import (
     InvarianceReport,
     sentence_encoder,
     style_invariance,
@@ -30,8 +31,7 @@ from harness.invariance import (
     summed_word_vectors,
     train_fasttext,
 )
-from harness.published import load_cds, load_yelp_corpus
-from harness.signature import content_hash, package_version, texts_hash
+from tsteval.readers.published import load_cds, load_yelp_corpus
 
 FIGURES = RESULTS / "cds_invariance"
 N_PERMUTATIONS = 1000

@@ -8,13 +8,13 @@ and macro-F1 against chance (1/11).  Run ``python -m benchmarks.cds_multiclass``
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import torch
 
-from classifiers.training import train_classifier
-from harness.data import Corpus
+from tsteval.classifiers.training import train_classifier
+from tsteval.core.datapaths import data_root
+from tsteval.core.records import Corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BACKENDS: dict[str, dict] = {
@@ -23,12 +23,6 @@ BACKENDS: dict[str, dict] = {
     "fasttext (epoch 25)": {"epoch": 25},
     "textcnn": {"epochs": 5, "verbose": False},
 }
-
-
-def data_root() -> Path:
-    """``$TSTEVAL_DATA``, else ``../shared/data`` beside the project."""
-    env = os.environ.get("TSTEVAL_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def read_cds(folder: Path) -> Corpus:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from classifiers.training import TrainedClassifier, train_classifier
-from harness.data import Corpus, Transfers
-from harness.published import load_mir, load_yelp_corpus
+from tsteval.classifiers.training import TrainedClassifier, train_classifier
+from tsteval.core.records import Corpus, Transfers
+from tsteval.readers.published import load_mir, load_yelp_corpus
 
 # CPU fine-tuning of the transformer is slow: it trains on a seeded subsample of the Yelp corpus.
 TRANSFORMER_TRAIN_SIZE = 4000

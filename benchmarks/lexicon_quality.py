@@ -1,4 +1,4 @@
-"""Quality of Yelp style lexicons built by ``lexicons.builder`` against two references.
+"""Quality of Yelp style lexicons built by ``tsteval.lexicons.builder`` against two references.
 
 Lexicons are built from Yelp dev+test (Shen et al. 2017) minus Mir et al.'s 244 evaluation inputs, for
 penalty in {l1, l2, none} x D in {1, 1.5, 2, 2.5, 3}, and compared with (a) the words of Mir et al.'s
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import torch
 
-from harness.datapaths import dataset_dir
-from harness.published import load_mir, load_yelp_corpus
-from lexicons.builder import LexiconModel
-from lexicons.evaluate import compare_to_reference, read_word_list
-from lexicons.lexicon import Lexicon
+from tsteval.core.datapaths import dataset_dir
+from tsteval.lexicons.builder import LexiconModel
+from tsteval.lexicons.evaluate import compare_to_reference, read_word_list
+from tsteval.lexicons.lexicon import Lexicon
+from tsteval.readers.published import load_mir, load_yelp_corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FITS: dict[str, tuple[str | None, float]] = {"l1 (C=3)": ("l1", 3.0), "l2 (C=1)": ("l2", 1.0), "none": (None, 1.0)}

@@ -24,17 +24,17 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
-from harness.agreement import pearson
-from harness.content.scorer import score_content
-from harness.content.word_vectors import WordVectors, load_glove, train_word2vec
-from harness.data import Corpus
-from harness.datapaths import dataset_dir
-from harness.published import MIR_SETTINGS
-from harness.scorecard import Scorecard
-from lexicons.attribution import AttributionMasker
-from lexicons.builder import build_lexicon
-from lexicons.lexicon import Lexicon
-from lexicons.modify import modify_texts
+from tsteval.core.datapaths import dataset_dir
+from tsteval.core.records import Corpus
+from tsteval.experiment.agreement import pearson
+from tsteval.lexicons.attribution import AttributionMasker
+from tsteval.lexicons.builder import build_lexicon
+from tsteval.lexicons.lexicon import Lexicon
+from tsteval.lexicons.modify import modify_texts
+from tsteval.metrics.content.scorer import score_content
+from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
+from tsteval.readers.published import MIR_SETTINGS
+from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODELS = ("CAAE", "ARAE", "DAR")

@@ -23,13 +23,19 @@ import torch
 from scipy import stats
 
 from benchmarks.common import mir_and_yelp
-from harness.agreement import pearson
-from harness.datapaths import dataset_dir
-from harness.errors import TstevalError
-from harness.lm_naturalness import CausalLM, KneserNeyLM, score_perplexity
-from harness.naturalness import absolute_judgement, judgement, more_natural, percent_agreement, score_naturalness
-from harness.published import MIR_SETTINGS
-from harness.scorecard import Scorecard
+from tsteval.core.datapaths import dataset_dir
+from tsteval.core.errors import TstevalError
+from tsteval.experiment.agreement import pearson
+from tsteval.metrics.naturalness.adversarial import (
+    absolute_judgement,
+    judgement,
+    more_natural,
+    percent_agreement,
+    score_naturalness,
+)
+from tsteval.metrics.naturalness.language_model import CausalLM, KneserNeyLM, score_perplexity
+from tsteval.readers.published import MIR_SETTINGS
+from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).parent / "results"
 MODELS = ("CAAE", "ARAE", "DAR")
@@ -92,7 +98,8 @@ def stored_judgements(rated: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 def correlation_rows(rated: pd.DataFrame, columns: dict[str, np.ndarray]) -> list[dict]:
-    """Pearson (harness.agreement) and Spearman of each score with the absolute and relative human ratings."""
+    """Pearson (tsteval.experiment.agreement) and Spearman of each score with the absolute and relative human
+    ratings."""
     relative = rated["human_naturalness_relative"].map({"input": -1.0, "tie": 0.0, "output": 1.0}).to_numpy()
     targets = {"absolute output rating": rated["human_naturalness_output"].to_numpy(dtype=float),
                "relative (+1 output, 0 tie, -1 input)": relative}

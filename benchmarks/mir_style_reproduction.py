@@ -21,13 +21,13 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
-from classifiers.training import train_classifier
-from harness.agreement import pearson
-from harness.datapaths import dataset_dir
-from harness.published import load_mir_stored_style
-from harness.scorecard import Scorecard
-from harness.style_intensity import target_probability
-from harness.style_scorer import score_style
+from tsteval.classifiers.training import train_classifier
+from tsteval.core.datapaths import dataset_dir
+from tsteval.experiment.agreement import pearson
+from tsteval.metrics.style.intensity import target_probability
+from tsteval.metrics.style.scorer import score_style
+from tsteval.readers.published import load_mir_stored_style
+from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODELS = ("CAAE", "ARAE", "DAR")

@@ -6,7 +6,7 @@ no human ratings, kept the setting with the highest mean CPS: no masking.  This 
 the WNC test pairs (biased -> human neutralisation, their Figure 5) and on Mir et al.'s 12 Yelp settings,
 whose ``human_content_preservation`` says which setting agrees best with people.  Integrated gradients run
 once per distinct text; every threshold and mode is derived from those attributions
-(:meth:`lexicons.attribution.AttributionMasker.remask`).
+(:meth:`tsteval.lexicons.attribution.AttributionMasker.remask`).
 
 Run: ``python -m benchmarks.reed_beck_sweep``.
 """
@@ -27,17 +27,17 @@ import torch
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from benchmarks.mir_style_reproduction import MODELS, correlations
-from classifiers.training import TrainedClassifier, train_classifier
-from classifiers.transformer import TransformerClassifier
-from harness.content.scorer import score_content
-from harness.data import Corpus, Transfers
-from harness.datapaths import dataset_dir
-from harness.loaders import read_lines
-from harness.scorecard import Scorecard
-from lexicons.attribution import AttributionMasker, WordAttributions
-from lexicons.lexicon import Lexicon
-from lexicons.modify import PLACEHOLDER
-from lexicons.tokenize import tokenize
+from tsteval.classifiers.training import TrainedClassifier, train_classifier
+from tsteval.classifiers.transformer import TransformerClassifier
+from tsteval.core.datapaths import dataset_dir
+from tsteval.core.records import Corpus, Transfers
+from tsteval.core.tokenize import tokenize
+from tsteval.lexicons.attribution import AttributionMasker, WordAttributions
+from tsteval.lexicons.lexicon import Lexicon
+from tsteval.lexicons.modify import PLACEHOLDER
+from tsteval.metrics.content.scorer import score_content
+from tsteval.readers.loaders import read_lines
+from tsteval.scorecard import Scorecard
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
@@ -448,7 +448,7 @@ def markdown(wnc: pd.DataFrame, mir: pd.DataFrame, meta: dict) -> str:
 
     return "\n".join([
         "# Reed & Beck (2022) CPS parameter sweep, with human content ratings", "",
-        "CPS = cosine of all-MiniLM-L6-v2 sentence embeddings (`sbert` in `harness.content`) of the source and "
+        "CPS = cosine of all-MiniLM-L6-v2 sentence embeddings (`sbert` in `tsteval.metrics.content`) of the source and "
         "the output after masking style words in both.  Style words: integrated-gradients attribution of a "
         "fine-tuned MiniLM style classifier, words ranked by share of |attribution| and masked until the "
         "cumulative share reaches the threshold (Reed & Beck's grid: 10–50% × {mask token, deletion}, and no "

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from classifiers.base import TextClassifier, make_classifier
+from tsteval.classifiers.base import TextClassifier, make_classifier
+from tsteval.core.datapaths import data_root
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_TRAIN_PER_CLASS = 5000
@@ -33,12 +34,6 @@ BACKENDS: dict[str, tuple[dict, int]] = {
     "textcnn": ({"epochs": 2, "verbose": False}, 1000),
     "transformer": ({"verbose": False}, 300),
 }
-
-
-def data_root() -> Path:
-    """``$TSTEVAL_DATA``, else ``../shared/data`` beside the project."""
-    env = os.environ.get("TSTEVAL_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def read_lines(path: Path, start: int, n: int) -> list[str]:

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.content import embedding_metrics as em
-from harness.content.overlap import meteor
-from harness.content.wmd import wmd
-from harness.content.word_vectors import load_glove
-from harness.content.wordnet import load_wordnet
-from harness.published import load_dualrl
-from lexicons.tokenize import tokenize
+from tsteval.core.tokenize import tokenize
+from tsteval.metrics.content import embedding_metrics as em
+from tsteval.metrics.content.overlap import meteor
+from tsteval.metrics.content.wmd import wmd
+from tsteval.metrics.content.word_vectors import load_glove
+from tsteval.metrics.content.wordnet import load_wordnet
+from tsteval.readers.published import load_dualrl
 
 N, SUBSET = 10_000, 1_000
 OUT = Path(__file__).parent / "results"

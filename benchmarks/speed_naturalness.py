@@ -22,9 +22,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
 from sklearn.pipeline import make_pipeline
 
-from harness.naturalness import HUMAN, SYSTEM, UnigramFolds, assign_folds, cross_fit, human_sample
-from harness.published import load_dualrl, load_yelp_corpus
-from lexicons.tokenize import tokenize
+from tsteval.core.tokenize import tokenize
+from tsteval.metrics.naturalness.adversarial import HUMAN, SYSTEM, UnigramFolds, assign_folds, cross_fit, human_sample
+from tsteval.readers.published import load_dualrl, load_yelp_corpus
 
 RESULTS = Path(__file__).parent / "results"
 N_PAIRS, K, SEED = 10_000, 5, 0
@@ -70,7 +70,8 @@ def main() -> None:
         f"{N_PAIRS:,} DualRL Yelp outputs + {N_PAIRS:,} human Yelp sentences, {K} seeded folds (the same for both); "
         f"2 shared CPU cores, Python {result['python']}, scikit-learn {result['sklearn']}.", "",
         "| method | seconds | texts fitted-and-scored / s |", "|---|---:|---:|",
-        f"| harness.naturalness.cross_fit (unigram; also scores the {N_PAIRS:,} inputs) | {ours_s:.1f} | "
+        f"| tsteval.metrics.naturalness.adversarial.cross_fit (unigram; also scores the {N_PAIRS:,} inputs) "
+        f"| {ours_s:.1f} | "
         f"{result['ours_texts_per_s']:,.0f} |",
         f"| sklearn cross_val_predict(CountVectorizer + LogisticRegression) | {base_s:.1f} | "
         f"{result['cross_val_predict_texts_per_s']:,.0f} |", "",

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from classifiers.pairs import MATCH, NO_MATCH, CrossEncoderPairClassifier, FeaturePairClassifier, PairClassifier
-from harness.bible import parallel_verses
+from tsteval.classifiers.pairs import MATCH, NO_MATCH, CrossEncoderPairClassifier, FeaturePairClassifier, PairClassifier
+from tsteval.readers.bible import parallel_verses
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_PAIRS = 10_000

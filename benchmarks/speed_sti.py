@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import ot
 
-from harness.style_intensity import ground_matrix, normalized_sti, signed_emd
+from tsteval.metrics.style.intensity import ground_matrix, normalized_sti, signed_emd
 
 N_PAIRS = 100_000
 CLASSES = (2, 5)

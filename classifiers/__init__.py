@@ -1,1 +1,1 @@
-"""Pluggable text classifiers behind one scikit-learn-shaped protocol (see ``classifiers.base``)."""
+"""Pluggable text classifiers behind one scikit-learn-shaped protocol (see ``tsteval.classifiers.base``)."""

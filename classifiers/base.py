@@ -30,9 +30,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, make_constraint
 
-from harness.errors import InputError, LabelMismatchError, TstevalError, quote, read_json
-from harness.integrity import file_problem, files_under, integrity_hash, record_files, records_problem
-from harness.signature import package_version
+from tsteval.core.errors import InputError, LabelMismatchError, TstevalError, quote, read_json
+from tsteval.core.integrity import file_problem, files_under, integrity_hash, record_files, records_problem
+from tsteval.core.signature import package_version
 
 MANIFEST = "tsteval-classifier.json"
 # 2: the manifest records each file's size and sha256 and an integrity hash (format 1 had neither).
@@ -40,10 +40,10 @@ MANIFEST_FORMAT = 2
 RESTORE = "retrain the model or restore its directory from a backup"
 # Backends by name, imported only when asked for (torch and fastText are slow to import).
 BACKENDS: dict[str, str] = {
-    "tfidf-lr": "classifiers.tfidf_lr:TfidfLogisticRegression",
-    "fasttext": "classifiers.fasttext_backend:FastTextClassifier",
-    "textcnn": "classifiers.textcnn:TextCNNClassifier",
-    "transformer": "classifiers.transformer:TransformerClassifier",
+    "tfidf-lr": "tsteval.classifiers.tfidf_lr:TfidfLogisticRegression",
+    "fasttext": "tsteval.classifiers.fasttext_backend:FastTextClassifier",
+    "textcnn": "tsteval.classifiers.textcnn:TextCNNClassifier",
+    "transformer": "tsteval.classifiers.transformer:TransformerClassifier",
 }
 
 

@@ -15,13 +15,13 @@ printed like any other number.
   p >= :data:`ALPHA`.  The majority share, not 1/k, is the accuracy of always answering the largest
   style; the held-out part is stratified, so it has the corpus's shares.
 
->>> from harness.data import Corpus
+>>> from tsteval.core.records import Corpus
 >>> shared_styles(Corpus(["fine .", "fine .", "awful", "great"], ["neg", "pos", "neg", "pos"]))
 {'fine .': ['neg', 'pos']}
 >>> check_styles_separable(Corpus(["fine .", "fine ."], ["neg", "pos"], "styles/"))
 Traceback (most recent call last):
 ...
-harness.errors.InputError: styles/: 2 of 2 texts appear under several styles, e.g. 'fine .' (neg, pos); \
+tsteval.core.errors.InputError: styles/: 2 of 2 texts appear under several styles, e.g. 'fine .' (neg, pos); \
 a classifier cannot learn these styles (fix: give every text one style; check that no style file is a copy \
 of another)
 >>> print(chance_warning(accuracy=0.55, n_heldout=200, labels=["neg", "pos"] * 50))
@@ -40,8 +40,8 @@ from collections.abc import Sequence
 
 from scipy.stats import binomtest
 
-from harness.data import Corpus
-from harness.errors import InputError, quote
+from tsteval.core.errors import InputError, quote
+from tsteval.core.records import Corpus
 
 # Significance level of the binomial test: a warning when chance explains the accuracy this often or more.
 ALPHA = 0.01

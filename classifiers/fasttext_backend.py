@@ -35,8 +35,8 @@ from pathlib import Path
 import fasttext
 import numpy as np
 
-from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, TextClassifier
-from harness.errors import TstevalError
+from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, TextClassifier
+from tsteval.core.errors import TstevalError
 
 MODEL_FILE = "fasttext.bin"
 # An unusual label prefix, so that a word such as "__label__x" inside a text is not read as a label.

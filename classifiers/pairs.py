@@ -1,6 +1,6 @@
 """Pair classifiers: does text ``b`` match text ``a`` in content?  (De Mattei et al.'s HH and AH checks.)
 
-The seam mirrors :mod:`classifiers.base` for pairs of texts: parameters are ``__init__`` arguments, learned
+The seam mirrors :mod:`tsteval.classifiers.base` for pairs of texts: parameters are ``__init__`` arguments, learned
 state ends in ``_``, ``classes_`` holds the labels as sorted strings and ``predict_proba`` returns an
 ``(n, k)`` array in the order of ``classes_``.  A saved model is a directory with
 ``tsteval-pair-classifier.json`` beside the backend's weights in safe formats (safetensors, JSON); nothing
@@ -43,13 +43,13 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, SavedClassifier, load_saved
-from harness.errors import InputError, TstevalError
+from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, SavedClassifier, load_saved
+from tsteval.core.errors import InputError, TstevalError
 
 PAIR_MANIFEST = "tsteval-pair-classifier.json"
 PAIR_BACKENDS: dict[str, str] = {
-    "cross-encoder": "classifiers.pairs:CrossEncoderPairClassifier",
-    "features": "classifiers.pairs:FeaturePairClassifier",
+    "cross-encoder": "tsteval.classifiers.pairs:CrossEncoderPairClassifier",
+    "features": "tsteval.classifiers.pairs:FeaturePairClassifier",
 }
 MATCH = "match"
 NO_MATCH = "no-match"
@@ -91,7 +91,7 @@ def make_pair_classifier(name: str, **params: object) -> PairClassifier:
 
 
 class PairClassifier(SavedClassifier):
-    """Base class of pair classifiers: the protocol of ``classifiers.base`` over ``(a, b)`` pairs."""
+    """Base class of pair classifiers: the protocol of ``tsteval.classifiers.base`` over ``(a, b)`` pairs."""
 
     manifest_name = PAIR_MANIFEST
 
@@ -311,8 +311,8 @@ class CrossEncoderPairClassifier(PairClassifier):
     def _fit(self, pairs: list[Pair], y: np.ndarray) -> None:
         import torch
 
-        from classifiers.textcnn import resolve_device
-        from classifiers.transformer import _from_pretrained, check_max_length, default_model_path, fine_tune
+        from tsteval.classifiers.textcnn import resolve_device
+        from tsteval.classifiers.transformer import _from_pretrained, check_max_length, default_model_path, fine_tune
 
         self.device_ = resolve_device(self.device)
         labels = {i: str(c) for i, c in enumerate(self.classes_)}
@@ -357,8 +357,8 @@ class CrossEncoderPairClassifier(PairClassifier):
         self.tokenizer_.save_pretrained(directory)
 
     def _load_state(self, directory: Path) -> None:
-        from classifiers.textcnn import resolve_device
-        from classifiers.transformer import _from_pretrained
+        from tsteval.classifiers.textcnn import resolve_device
+        from tsteval.classifiers.transformer import _from_pretrained
 
         self.device_ = resolve_device(self.device)
         self.tokenizer_, model = _from_pretrained(str(directory))

@@ -21,8 +21,8 @@ from sklearn.utils._param_validation import Interval
 from torch import nn
 from tqdm.auto import tqdm
 
-from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, IntSequence, ParameterError, TextClassifier
-from harness.errors import TstevalError
+from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, IntSequence, ParameterError, TextClassifier
+from tsteval.core.errors import TstevalError
 
 PAD, UNK = "<pad>", "<unk>"
 VOCAB_FILE = "vocab.json"

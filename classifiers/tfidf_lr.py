@@ -16,8 +16,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import Interval, RealNotInt
 
-from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, IntSequence, ParameterError, TextClassifier
-from harness.errors import TstevalError
+from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, IntSequence, ParameterError, TextClassifier
+from tsteval.core.errors import TstevalError
 
 VECTORIZER_FILE = "tfidf.json"
 WEIGHTS_FILE = "logreg.safetensors"

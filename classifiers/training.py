@@ -17,12 +17,12 @@ from pathlib import Path
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import train_test_split
 
-from classifiers.base import TextClassifier, backend_class, load_classifier
-from classifiers.corpus_checks import check_above_chance, check_styles_separable
-from harness.cache import cached_dir
-from harness.data import Corpus
-from harness.errors import InputError, TstevalError
-from harness.signature import content_hash, texts_hash
+from tsteval.classifiers.base import TextClassifier, backend_class, load_classifier
+from tsteval.classifiers.corpus_checks import check_above_chance, check_styles_separable
+from tsteval.core.cache import cached_dir
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.records import Corpus
+from tsteval.core.signature import content_hash, texts_hash
 
 MODEL_DIR = "model"
 REPORT_FILE = "report.json"
@@ -65,7 +65,7 @@ def train_classifier(backend: str, corpus: Corpus, params: dict | None = None, s
 
     ``seed`` drives both the split and the backend's own ``seed`` parameter.  With ``heldout=0`` the
     model sees every text and the report's metrics are ``None``.  A cached model is loaded, not refitted.
-    Texts under several styles and a held-out accuracy at chance are checked (:mod:`classifiers.corpus_checks`).
+    Texts under several styles and a held-out accuracy at chance are checked (:mod:`tsteval.classifiers.corpus_checks`).
     """
     check_styles_separable(corpus)
     trained = _fit_or_load(backend, corpus, params, seed, heldout, use_cache)

@@ -18,9 +18,9 @@ from sklearn.utils._param_validation import Interval
 from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
-from classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, TextClassifier
-from classifiers.textcnn import resolve_device
-from harness.errors import TstevalError
+from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, TextClassifier
+from tsteval.classifiers.textcnn import resolve_device
+from tsteval.core.errors import TstevalError
 
 INFERENCE_BATCH = 128
 WARMUP_FRACTION = 0.1

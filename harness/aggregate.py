@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from harness.errors import InputError
+from tsteval.core.errors import InputError
 
 # Resample indices are drawn in blocks of at most this many entries, so memory stays bounded for
 # large corpora while each block is still one vectorised draw.

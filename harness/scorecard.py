@@ -1,7 +1,7 @@
 """The scorecard: one tidy per-sentence table that every scorer adds columns to.
 
 Rows are transfers (system, setting, item); each metric is a column with a signature.  Everything
-downstream (summaries, correlations, plots) reads only this table.  Saving follows :mod:`harness.atomic`:
+downstream (summaries, correlations, plots) reads only this table.  Saving follows :mod:`tsteval.core.atomic`:
 all files are written to a temporary directory beside the target and moved into place only when complete.
 """
 
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness import markdown as md
-from harness.aggregate import bootstrap_mean
-from harness.atomic import output_directory
-from harness.data import TRANSFER_COLUMNS, Transfers
-from harness.errors import InputError, TstevalError, read_json
+from tsteval.aggregate import bootstrap_mean
+from tsteval.core import markdown as md
+from tsteval.core.atomic import output_directory
+from tsteval.core.errors import InputError, TstevalError, read_json
+from tsteval.core.records import TRANSFER_COLUMNS, Transfers
 
 GROUP = ("system", "setting")
 
@@ -63,7 +63,7 @@ class Scorecard:
 
     def write(self, directory: str | Path, summary: pd.DataFrame | None = None) -> None:
         """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary) into an existing
-        folder, e.g. the temporary folder of :func:`harness.atomic.output_directory`."""
+        folder, e.g. the temporary folder of :func:`tsteval.core.atomic.output_directory`."""
         directory = Path(directory)
         self.frame.to_csv(directory / "scorecard.csv", index=False)
         self.frame.to_parquet(directory / "scorecard.parquet", index=False)
@@ -73,7 +73,7 @@ class Scorecard:
             (directory / "summary.md").write_text(summary_markdown(summary))
 
     def save(self, directory: str | Path, summary: pd.DataFrame | None = None, *, overwrite: bool = False) -> Path:
-        """Write the scorecard folder atomically by :mod:`harness.atomic`'s rule: a new or empty ``directory``,
+        """Write the scorecard folder atomically by :mod:`tsteval.core.atomic`'s rule: a new or empty ``directory``,
         or (with ``overwrite``) a scorecard tsteval wrote there, replaced whole; anything else is refused."""
         with output_directory(directory, "scorecard", overwrite=overwrite) as tmp:
             self.write(tmp, summary)
@@ -111,7 +111,7 @@ class Scorecard:
 def summary_markdown(summary: pd.DataFrame) -> str:
     """The summary as a Markdown table: one row per group, ``mean [low, high]`` per metric.
 
-    System and setting names are the user's: every cell is escaped (:mod:`harness.markdown`)."""
+    System and setting names are the user's: every cell is escaped (:mod:`tsteval.core.markdown`)."""
     keys = [c for c in summary.columns if c not in {"metric", "mean", "ci_low", "ci_high", "n", "signature"}]
     cells = summary.assign(value=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                   zip(summary["mean"], summary["ci_low"], summary["ci_high"], strict=True)])

@@ -3,7 +3,7 @@
 Instead of a global lexicon, a fine-tuned transformer style classifier says which words of *this*
 sentence carry its style:
 
-1. The text is split into words by :func:`lexicons.tokenize.tokenize` and encoded with
+1. The text is split into words by :func:`tsteval.core.tokenize.tokenize` and encoded with
    ``is_split_into_words=True``, so the fast tokenizer's ``word_ids()`` maps every sub-word piece to its word.
    (The classifier therefore sees the lower-cased word sequence, the same one every metric sees.)
 2. Integrated gradients (captum ``LayerIntegratedGradients`` on the input-embedding layer) attribute the
@@ -26,7 +26,7 @@ or its total |attribution| is below ``min_total_attribution``; and a word whose 
 and are never masked.
 
 Output texts are the words joined by single spaces, masked words replaced by ``placeholder`` (``"mask"``)
-or dropped (``"delete"``), like :func:`lexicons.modify.modify_texts`; a text whose words are all deleted
+or dropped (``"delete"``), like :func:`tsteval.lexicons.modify.modify_texts`; a text whose words are all deleted
 becomes ``""``.  :meth:`AttributionMasker.remask` re-decides stored attributions under another masker's
 threshold and guards and :meth:`AttributionMasker.render` writes the texts, so a sweep over thresholds and
 modes runs integrated gradients once per text.  Deterministic: no sampling, and batching pads within a batch
@@ -43,10 +43,10 @@ import numpy as np
 import torch
 from captum.attr import LayerIntegratedGradients
 
-from classifiers.transformer import TransformerClassifier
-from harness.errors import InputError, LabelMismatchError, TstevalError
-from lexicons.modify import PLACEHOLDER, check_placeholder
-from lexicons.tokenize import tokenize
+from tsteval.classifiers.transformer import TransformerClassifier
+from tsteval.core.errors import InputError, LabelMismatchError, TstevalError
+from tsteval.core.tokenize import tokenize
+from tsteval.lexicons.modify import PLACEHOLDER, check_placeholder
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ differs only on exact ties.)
 
 The fit (vectorizer + regressions) does not depend on ``D``, so :class:`LexiconModel` fits once and
 :meth:`LexiconModel.select` cuts lexicons for any number of ``D`` values.  Fits are cached by a content
-hash of the corpus and the configuration (``harness.cache``).
+hash of the corpus and the configuration (``tsteval.core.cache``).
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from classifiers.corpus_checks import check_styles_separable
-from harness.cache import cached_dir
-from harness.data import Corpus
-from harness.errors import InputError, TstevalError
-from harness.signature import content_hash, package_version, texts_hash
-from lexicons.lexicon import Lexicon
-from lexicons.tokenize import tokenize
+from tsteval.classifiers.corpus_checks import check_styles_separable
+from tsteval.core.cache import cached_dir
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.records import Corpus
+from tsteval.core.signature import content_hash, package_version, texts_hash
+from tsteval.core.tokenize import tokenize
+from tsteval.lexicons.lexicon import Lexicon
 
 PENALTIES = ("l1", "l2", None)
 # Bump when the fitted quantities change meaning, so old cache entries are not reused.
@@ -193,7 +193,7 @@ def build_lexicon(corpus: Corpus, penalty: str | None = "l1", C: float = 3.0, D:
                   min_df: int = 1) -> Lexicon:
     """Fit a :class:`LexiconModel` on ``corpus`` and select the lexicon at ``D`` standard deviations.
 
-    A corpus whose texts mostly appear under several styles is refused (:mod:`classifiers.corpus_checks`).
+    A corpus whose texts mostly appear under several styles is refused (:mod:`tsteval.classifiers.corpus_checks`).
     """
     check_styles_separable(corpus)
     return LexiconModel(penalty, C, seed, min_df).fit(corpus).select(D)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from harness.errors import InputError
-from lexicons.lexicon import Lexicon
+from tsteval.core.errors import InputError
+from tsteval.lexicons.lexicon import Lexicon
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:

@@ -2,7 +2,7 @@
 
 The file format is ``{style: [[word, weight], ...]}``, the format of Mir et al.'s published lexicon
 (``style_words_and_weights.json``, whose single key ``"binary sentiment"`` is read as a style name).
-Every word must be one token of :func:`lexicons.tokenize.tokenize`, so that lexicon look-ups, text
+Every word must be one token of :func:`tsteval.core.tokenize.tokenize`, so that lexicon look-ups, text
 modification and word-level metrics all agree on what a word is.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import InputError, TstevalError, read_json
-from lexicons.tokenize import tokenize
+from tsteval.core.errors import InputError, TstevalError, read_json
+from tsteval.core.tokenize import tokenize
 
 Entries = tuple[tuple[str, float], ...]
 
@@ -30,7 +30,7 @@ def _ranked(pairs: Sequence[tuple[str, float]], style: str, origin: str) -> Entr
         word, weight = pair
         if not isinstance(word, str) or tokenize(word) != [word]:
             raise InputError(f"style {style!r}, entry {i}: {word!r} is not one lower-cased token",
-                             path=origin, fix="store words as lexicons.tokenize.tokenize produces them")
+                             path=origin, fix="store words as tsteval.core.tokenize.tokenize produces them")
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
             raise InputError(f"style {style!r}, word {word!r}: the weight {weight!r} is not a finite number",
                              path=origin)
@@ -89,7 +89,7 @@ class Lexicon:
         """Write the lexicon as JSON, atomically (a temporary file beside ``path``, then ``os.replace``); parent
         directories are created.  An existing file is replaced only with ``overwrite`` and only when it is a
         lexicon (see :func:`is_lexicon_file`): any other file, or a directory, is refused."""
-        from harness.atomic import output_file
+        from tsteval.core.atomic import output_file
 
         with output_file(path, "a style lexicon", is_lexicon_file, overwrite=overwrite) as tmp:
             tmp.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 """Style removal and style masking of texts before content-preservation metrics (Mir et al. 2019, 3.2.2).
 
-Every mode, ``"none"`` included, re-tokenizes with :func:`lexicons.tokenize.tokenize` and joins the tokens
+Every mode, ``"none"`` included, re-tokenizes with :func:`tsteval.core.tokenize.tokenize` and joins the tokens
 with single spaces, as Mir et al.'s ``mark_style_words`` does, so BLEU and the other metrics see one
 tokenization whichever modification is compared.  Tokens are lower-cased by the tokenizer, and a token is
 a style word when it is in the lexicon.
@@ -17,9 +17,9 @@ from typing import Literal
 
 import numpy as np
 
-from harness.errors import InputError, TstevalError
-from lexicons.lexicon import Lexicon
-from lexicons.tokenize import tokenize
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.tokenize import tokenize
+from tsteval.lexicons.lexicon import Lexicon
 
 Mode = Literal["none", "remove", "mask"]
 MODES = ("none", "remove", "mask")
@@ -42,7 +42,7 @@ def check_placeholder(placeholder: str) -> str:
     """``placeholder`` if the shared tokenizer keeps it as one token (so metrics see one word), else an error."""
     if not isinstance(placeholder, str) or tokenize(placeholder) != [placeholder]:
         raise TstevalError(f"the placeholder {placeholder!r} is not a single lower-cased token of "
-                           "lexicons.tokenize; use e.g. '<masked>'")
+                           "tsteval.core.tokenize; use e.g. '<masked>'")
     return placeholder
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.cli import main
+from tsteval.cli.main import main
 
 PREFIX = "tsteval: error: "
 

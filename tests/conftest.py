@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.data import Corpus
+from tsteval.core.records import Corpus
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from harness.aggregate import Score, bootstrap_mean
-from harness.agreement import Correlation, bowley_se, fisher_interval, pearson
-from harness.errors import InputError
-from harness.style_intensity import emd, target_probability
+from tsteval.aggregate import Score, bootstrap_mean
+from tsteval.core.errors import InputError
+from tsteval.experiment.agreement import Correlation, bowley_se, fisher_interval, pearson
+from tsteval.metrics.style.intensity import emd, target_probability
 
 STI_DIR = Path("mir2019/evaluations/automated/style_transfer_intensity/sentence_level/style_distributions")
 MIR_TARGET = np.r_[np.ones(122, dtype=int), np.zeros(122, dtype=int)]

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats import inter_rater
 
-from harness.agreement import (
+from tsteval.core.errors import InputError
+from tsteval.experiment.agreement import (
     FIELLER_KENDALL,
     Correlation,
     agreement_table,
@@ -20,7 +21,6 @@ from harness.agreement import (
     system_level,
     williams_t,
 )
-from harness.errors import InputError
 
 
 def _pair(n: int = 120, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

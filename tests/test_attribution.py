@@ -17,9 +17,9 @@ import torch
 from conftest import read_slice, torch_threads
 from transformers import AutoTokenizer, BertConfig, BertModel
 
-from classifiers.transformer import TransformerClassifier, default_model_path
-from harness.errors import LabelMismatchError, TstevalError
-from lexicons.attribution import AttributionMasker
+from tsteval.classifiers.transformer import TransformerClassifier, default_model_path
+from tsteval.core.errors import LabelMismatchError, TstevalError
+from tsteval.lexicons.attribution import AttributionMasker
 
 POLAR = {
     "the food was terrible .": "terrible",

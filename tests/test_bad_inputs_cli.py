@@ -50,12 +50,12 @@ def test_missing_word_vectors_are_one_line(data: Path, tmp_path: Path, capsys) -
 def test_a_damaged_second_model_stops_the_run_before_any_scoring(data: Path, tmp_path: Path, capsys,  # noqa: F811
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """All models are loaded (and verified) first: no minutes of scoring before a damaged model is noticed."""
-    import harness.style_scorer
+    import tsteval.metrics.style.scorer
 
     def must_not_score(*_args, **_kwargs):
         raise AssertionError("scored before every model was verified")
 
-    monkeypatch.setattr(harness.style_scorer, "score_style", must_not_score)
+    monkeypatch.setattr(tsteval.metrics.style.scorer, "score_style", must_not_score)
     command = argv("score", data, tmp_path / "run") + ["--hh", f"h={tmp_path / 'no-such-model'}"]
     expect_error(command, capsys, "no-such-model")
 

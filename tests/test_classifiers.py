@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from conftest import cds_corpus, torch_threads
 
-from classifiers.base import TextClassifier, load_classifier, make_classifier
-from classifiers.training import TrainedClassifier, train_classifier
-from harness.data import Corpus
-from harness.errors import InputError, LabelMismatchError, TstevalError
+from tsteval.classifiers.base import TextClassifier, load_classifier, make_classifier
+from tsteval.classifiers.training import TrainedClassifier, train_classifier
+from tsteval.core.errors import InputError, LabelMismatchError, TstevalError
+from tsteval.core.records import Corpus
 
 # backend -> (test parameters, number of Yelp sentences, held-out fraction, accuracy floor); measured
 # held-out accuracy: tfidf-lr 0.90, fastText 0.92, text-CNN 0.79, transformer 0.93 (490 training sentences).
@@ -165,7 +165,7 @@ def test_unreachable_transformer_is_a_clear_error() -> None:
 
 
 def test_train_classifier_cache_hit_does_not_refit(yelp_corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
-    from classifiers.tfidf_lr import TfidfLogisticRegression
+    from tsteval.classifiers.tfidf_lr import TfidfLogisticRegression
 
     corpus = Corpus(yelp_corpus.texts[:1000], yelp_corpus.labels[:1000], yelp_corpus.origin)
     first = train_classifier("tfidf-lr", corpus, {"C": 2.0}, seed=1)

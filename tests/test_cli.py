@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.cli import build_parser, main
+from tsteval.cli.main import build_parser, main
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_masking_without_lexicon_fails_before_writing(tmp_path: Path, capsys) ->
 
 def test_train_pairs_then_compliancy_on_the_bible(tmp_path: Path, data_root: Path, capsys) -> None:
     """KJV -> BBE on real verses: the true BBE verse is more compliant than copying the KJV input."""
-    from harness.bible import load_bible
+    from tsteval.readers.bible import load_bible
 
     books = ["Ruth", "Jonah", "Micah", "James"]
     kjv, bbe = (load_bible(v).loc[lambda f: f["book"].isin(books)] for v in ("KJV", "BBE"))

@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from classifiers.base import make_classifier
-from classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
-from harness.bible import chapter_documents, parallel_verses
-from harness.compliancy import compliancy_decisions, compliancy_table, score_compliancy
-from harness.compliancy_cli import add_compliancy_parser
-from harness.data import Transfers
-from harness.errors import InputError
+from tsteval.classifiers.base import make_classifier
+from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
+from tsteval.cli.compliancy import add_compliancy_parser
+from tsteval.core.errors import InputError
+from tsteval.core.records import Transfers
+from tsteval.metrics.compatibility.compliancy import compliancy_decisions, compliancy_table, score_compliancy
+from tsteval.readers.bible import chapter_documents, parallel_verses
 
 
 def test_decisions_all_combinations() -> None:

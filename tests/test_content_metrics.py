@@ -11,17 +11,17 @@ import pytest
 import sacrebleu
 from nltk.translate.meteor_score import meteor_score
 
-from harness.content import embedding_metrics as em
-from harness.content.overlap import MIR_BLEU, corpus_bleu, meteor, rouge_l, sentence_bleu, sentence_chrf
-from harness.content.policy import MAX_DISTANCE
-from harness.content.scorer import score_content
-from harness.content.sentence_embedding import encode, sentence_cosine
-from harness.content.wmd import mir_normalized_inverse, wmd, wmd_similarity
-from harness.content.word_vectors import WordVectors, load_glove, train_word2vec
-from harness.content.wordnet import load_wordnet, wordnet_dir
-from harness.errors import TstevalError
-from harness.scorecard import Scorecard
-from lexicons.tokenize import tokenize
+from tsteval.core.errors import TstevalError
+from tsteval.core.tokenize import tokenize
+from tsteval.metrics.content import embedding_metrics as em
+from tsteval.metrics.content.overlap import MIR_BLEU, corpus_bleu, meteor, rouge_l, sentence_bleu, sentence_chrf
+from tsteval.metrics.content.policy import MAX_DISTANCE
+from tsteval.metrics.content.scorer import score_content
+from tsteval.metrics.content.sentence_embedding import encode, sentence_cosine
+from tsteval.metrics.content.wmd import mir_normalized_inverse, wmd, wmd_similarity
+from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
+from tsteval.metrics.content.wordnet import load_wordnet, wordnet_dir
+from tsteval.scorecard import Scorecard
 
 PAIRS = [("the food was good and cheap .", "the food was bad and cheap ."),
          ("i love this place !", "i hate this place !"),
@@ -162,7 +162,7 @@ def test_embedding_metrics_batched_equal_loop(glove: WordVectors, mir: tuple) ->
 @pytest.mark.parametrize("name", ["bleu", "chrf", "meteor", "rougeL", "embed_avg", "greedy", "extrema", "wmd",
                                   "sbert"])
 def test_empty_and_oov_policy(name: str, toy: WordVectors) -> None:
-    from harness.content.scorer import CONTENT_METRICS
+    from tsteval.metrics.content.scorer import CONTENT_METRICS
 
     spec = CONTENT_METRICS[name]
     kwargs = {"word_vectors": toy} if spec.needs == "word_vectors" else {}

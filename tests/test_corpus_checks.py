@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from badinput import expect_error, run_cli
 
-from classifiers import corpus_checks
-from classifiers.corpus_checks import chance_warning, check_above_chance, check_styles_separable
-from classifiers.training import train_classifier
-from harness.data import Corpus
-from harness.errors import InputError
+from tsteval.classifiers import corpus_checks
+from tsteval.classifiers.corpus_checks import chance_warning, check_above_chance, check_styles_separable
+from tsteval.classifiers.training import train_classifier
+from tsteval.core.errors import InputError
+from tsteval.core.records import Corpus
 
 SYNTHETIC = ["the soup was cold .", "our waiter never came back .", "the rice was dry .", "we waited an hour ."]
 REFUSAL = ("4 of 4 texts appear under several styles, e.g. 'the soup was cold .' (neg, pos); a classifier cannot "

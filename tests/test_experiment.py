@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.cli import main
-from harness.experiment import run_experiment
-from harness.manifest import ManifestError, load_manifest
+from tsteval.cli.main import main
+from tsteval.experiment.manifest import ManifestError, load_manifest
+from tsteval.experiment.runner import run_experiment
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
 

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from classifiers.base import make_classifier
-from harness.errors import TstevalError
+from tsteval.classifiers.base import make_classifier
+from tsteval.core.errors import TstevalError
 
 RUNS = 6
 MIB_FLOATS = 2**18  # float32 values in one MiB

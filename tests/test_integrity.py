@@ -16,13 +16,13 @@ import pytest
 from badinput import NEGATIVE, POSITIVE, Outcome, expect_error, run_cli, sentences
 from safetensors.numpy import load_file, save_file
 
-from classifiers.base import MANIFEST, make_classifier
-from classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
-from harness.cache import MARKER
-from harness.content.word_vectors import WordVectors
-from harness.errors import InputError
-from harness.integrity import integrity_hash
-from harness.scorecard import Scorecard
+from tsteval.classifiers.base import MANIFEST, make_classifier
+from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
+from tsteval.core.cache import MARKER
+from tsteval.core.errors import InputError
+from tsteval.core.integrity import integrity_hash
+from tsteval.metrics.content.word_vectors import WordVectors
+from tsteval.scorecard import Scorecard
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from conftest import read_slice
 
-from harness.content.word_vectors import WordVectors, load_glove
-from harness.errors import InputError
-from harness.invariance import (
+from tsteval.core.errors import InputError
+from tsteval.metrics.content.word_vectors import WordVectors, load_glove
+from tsteval.probes.invariance import (
     between_share,
     most_similar,
     permutation_test,

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from conftest import cds_corpus
 
-from harness.cache import cache_root
-from harness.data import Corpus
-from harness.errors import InputError, TstevalError
-from lexicons.builder import LexiconModel, build_lexicon
-from lexicons.evaluate import compare_to_reference, read_word_list
-from lexicons.lexicon import Lexicon
-from lexicons.modify import modify_texts, modify_texts_with_emptied
+from tsteval.core.cache import cache_root
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.records import Corpus
+from tsteval.lexicons.builder import LexiconModel, build_lexicon
+from tsteval.lexicons.evaluate import compare_to_reference, read_word_list
+from tsteval.lexicons.lexicon import Lexicon
+from tsteval.lexicons.modify import modify_texts, modify_texts_with_emptied
 
 CDS_STYLES = ("bible", "shakespeare", "switchboard")
 

@@ -10,9 +10,9 @@ import datasets
 import pandas as pd
 import pytest
 
-from harness.datapaths import data_root, dataset_dir
-from harness.errors import DataNotFoundError, InputError, TstevalError
-from harness.loaders import (
+from tsteval.core.datapaths import data_root, dataset_dir
+from tsteval.core.errors import DataNotFoundError, InputError, TstevalError
+from tsteval.readers.loaders import (
     load_hf_corpus,
     load_hf_transfers,
     load_parallel_files,
@@ -24,7 +24,7 @@ from harness.loaders import (
     read_lines,
     read_text_lines,
 )
-from harness.published import (
+from tsteval.readers.published import (
     MIR_RATING_COLUMNS,
     MIR_SETTINGS,
     load_cds,

@@ -8,11 +8,10 @@ import math
 import numpy as np
 import pytest
 
-import harness.naturalness as nat
-from harness.data import Transfers
-from harness.errors import InputError
-from harness.lm_naturalness import CausalLM, KneserNeyLM, score_perplexity
-from harness.naturalness import (
+import tsteval.metrics.naturalness.adversarial as nat
+from tsteval.core.errors import InputError
+from tsteval.core.records import Transfers
+from tsteval.metrics.naturalness.adversarial import (
     UnigramFolds,
     absolute_judgement,
     cross_fit,
@@ -21,7 +20,8 @@ from harness.naturalness import (
     percent_agreement,
     score_naturalness,
 )
-from harness.scorecard import Scorecard
+from tsteval.metrics.naturalness.language_model import CausalLM, KneserNeyLM, score_perplexity
+from tsteval.scorecard import Scorecard
 
 
 def toy_card(n: int = 12) -> Scorecard:
@@ -88,7 +88,7 @@ def test_unigram_matches_per_fold_countvectorizer() -> None:
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    from lexicons.tokenize import tokenize
+    from tsteval.core.tokenize import tokenize
 
     train = ["good food !", "bad bad food", "great staff", "the the bad"]
     labels = ["human", "system", "human", "system"]

@@ -1,4 +1,5 @@
-"""Outputs never destroy what tsteval did not create: the one ``--out`` rule of ``harness.atomic``, through the CLI.
+"""Outputs never destroy what tsteval did not create: the one ``--out`` rule of ``tsteval.core.atomic``, through
+the CLI.
 
 Every command that writes is refused, before any work and with one line, when ``--out`` is a file, standard
 output, under a file, a folder tsteval did not write, an output of another kind, or (without ``--overwrite``) an
@@ -20,8 +21,8 @@ import pytest
 import yaml
 from badinput import expect_error, run_cli
 
-from harness.atomic import MARKER, remove_stale_temporaries
-from harness.scorecard import Scorecard
+from tsteval.core.atomic import MARKER, remove_stale_temporaries
+from tsteval.scorecard import Scorecard
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
 DIRECTORY_COMMANDS = ("train-classifier", "train-pairs", "score", "compliancy", "run")
@@ -38,7 +39,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / f"{style}.txt").write_text("\n".join(lines) + "\n")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
-        from harness.cli import main
+        from tsteval.cli.main import main
 
         assert main(["train-classifier", "tfidf-lr", "--style", f"pos={root / 'pos.txt'}",
                      "--style", f"neg={root / 'neg.txt'}", "--out", str(root / "style"), "--quiet"]) == 0
@@ -273,7 +274,7 @@ def test_failure_while_writing_leaves_the_old_output_and_no_temporary(
 
 
 def test_debug_reraises_internal_errors(scored: Path, data: Path, monkeypatch, capsys) -> None:
-    from harness.cli import main
+    from tsteval.cli.main import main
 
     _fail_while_writing(monkeypatch, "bug")
     monkeypatch.setenv("TSTEVAL_DEBUG", "1")
@@ -286,8 +287,8 @@ def test_sigterm_from_outside_removes_the_temporary(data: Path, tmp_path: Path) 
     """A real ``tsteval`` process, terminated while its output folder is being written."""
     script = (
         "import sys, time\n"
-        "from harness.cli import main\n"
-        "from harness.scorecard import Scorecard\n"
+        "from tsteval.cli.main import main\n"
+        "from tsteval.scorecard import Scorecard\n"
         "def write(self, directory, summary=None):\n"
         "    (directory / 'scorecard.csv').write_text('half')\n"
         "    print('writing', flush=True)\n"

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import torch_threads
 
-from classifiers.pairs import (
+from tsteval.classifiers.pairs import (
     MATCH,
     NO_MATCH,
     CrossEncoderPairClassifier,
@@ -22,9 +22,9 @@ from classifiers.pairs import (
     check_pairs,
     load_pair_classifier,
 )
-from harness.alignment import LOOSE, STRICT, alignment_quality, build_pairs
-from harness.bible import chapter_documents, parallel_verses
-from harness.errors import InputError, LabelMismatchError
+from tsteval.core.errors import InputError, LabelMismatchError
+from tsteval.metrics.compatibility.alignment import LOOSE, STRICT, alignment_quality, build_pairs
+from tsteval.readers.bible import chapter_documents, parallel_verses
 
 
 @pytest.fixture(scope="module")

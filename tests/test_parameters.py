@@ -14,8 +14,8 @@ import pytest
 import yaml
 from badinput import NEGATIVE, POSITIVE, expect_error, run_cli, sentences
 
-from classifiers.base import BACKENDS, MANIFEST, ParameterError, backend_class, make_classifier
-from classifiers.pairs import (
+from tsteval.classifiers.base import BACKENDS, MANIFEST, ParameterError, backend_class, make_classifier
+from tsteval.classifiers.pairs import (
     MATCH,
     NO_MATCH,
     PAIR_BACKENDS,
@@ -25,8 +25,8 @@ from classifiers.pairs import (
     make_pair_classifier,
     pair_backend_class,
 )
-from harness.errors import InputError
-from harness.integrity import integrity_hash
+from tsteval.core.errors import InputError
+from tsteval.core.integrity import integrity_hash
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
 
@@ -177,7 +177,7 @@ def test_every_parameter_has_a_constraint_and_the_defaults_pass(cls: type) -> No
 
 
 def test_max_length_beyond_the_encoder_is_refused() -> None:
-    from classifiers.transformer import check_max_length
+    from tsteval.classifiers.transformer import check_max_length
 
     with pytest.raises(ParameterError, match=r"max_length=1000 must be at most 512, the longest input this encoder "
                                              r"takes \(fix: --param max_length=512\)$"):

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.data import Transfers
-from harness.errors import LabelMismatchError, TstevalError
-from harness.scorecard import Scorecard
-from harness.style_intensity import signed_emd
-from harness.style_scorer import score_style
+from tsteval.core.errors import LabelMismatchError, TstevalError
+from tsteval.core.records import Transfers
+from tsteval.metrics.style.intensity import signed_emd
+from tsteval.metrics.style.scorer import score_style
+from tsteval.scorecard import Scorecard
 
 
 class FixedClassifier:

@@ -8,8 +8,8 @@ import numpy as np
 import ot
 import pytest
 
-from harness.errors import InputError, TstevalError
-from harness.style_intensity import (
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.metrics.style.intensity import (
     check_distributions,
     check_ground_matrix,
     emd,
@@ -252,5 +252,5 @@ def test_normalized_sti_blocks_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     Q = rng.dirichlet(np.ones(5), 1000)
     t = rng.integers(0, 5, 1000)
     whole = normalized_sti(P, Q, t, "ordinal")
-    monkeypatch.setattr("harness.style_intensity._BLOCK_ENTRIES", 50)  # one row per block
+    monkeypatch.setattr("tsteval.metrics.style.intensity._BLOCK_ENTRIES", 50)  # one row per block
     np.testing.assert_array_equal(normalized_sti(P, Q, t, "ordinal"), whole)

@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.tradeoff import axis_label, pareto_frontier, plot_tradeoff, segment_intersections, tradeoff_curves
+from tsteval.experiment.tradeoff import (
+    axis_label,
+    pareto_frontier,
+    plot_tradeoff,
+    segment_intersections,
+    tradeoff_curves,
+)
 
 
 def test_pareto_frontier_keeps_undominated_points_and_ties() -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from badinput import expect_error, run_cli
 
-from harness.manifest import MAX_MANIFEST_BYTES, ManifestError, load_manifest
+from tsteval.experiment.manifest import MAX_MANIFEST_BYTES, ManifestError, load_manifest
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

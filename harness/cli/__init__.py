@@ -1,0 +1,5 @@
+"""The ``tsteval`` command line."""
+
+from tsteval.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,130 @@
+"""The data model: a labelled corpus and a set of transfers, each validated on construction.
+
+Style labels are always strings, so ``0``/``1`` from one file and ``"0"``/``"1"`` from another
+are the same style.  Hyperparameters of a transfer live in columns named ``hp.<name>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from tsteval.core.errors import InputError
+
+TRANSFER_COLUMNS = ("system", "setting", "item", "input", "output", "source_style", "target_style")
+HP_PREFIX = "hp."
+
+
+def _check_texts(texts: Sequence[str], origin: str, what: str = "text") -> None:
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(f"{what} {i + 1} is {type(text).__name__}, not a string", path=origin, line=i + 1)
+        if not text.strip():
+            raise InputError(f"{what} {i + 1} is empty", path=origin, line=i + 1,
+                             fix="remove empty lines or give every line some text")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Texts with one style label each; any number of styles."""
+
+    texts: list[str]
+    labels: list[str]
+    origin: str = "<corpus>"
+
+    def __post_init__(self) -> None:
+        if len(self.texts) != len(self.labels):
+            raise InputError(f"{len(self.texts)} texts but {len(self.labels)} labels", path=self.origin)
+        if not self.texts:
+            raise InputError("the corpus is empty", path=self.origin)
+        _check_texts(self.texts, self.origin)
+        object.__setattr__(self, "labels", [str(label) for label in self.labels])
+
+    @property
+    def styles(self) -> list[str]:
+        """The distinct style labels, sorted."""
+        return sorted(set(self.labels))
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def without(self, texts: Iterable[str]) -> Corpus:
+        """This corpus minus every line whose text is in ``texts`` (e.g. held-out evaluation inputs)."""
+        drop = set(texts)
+        keep = [i for i, t in enumerate(self.texts) if t not in drop]
+        return Corpus([self.texts[i] for i in keep], [self.labels[i] for i in keep], self.origin)
+
+    def concat(self, other: Corpus) -> Corpus:
+        """Both corpora, one after the other."""
+        return Corpus(self.texts + other.texts, self.labels + other.labels, f"{self.origin}+{other.origin}")
+
+
+@dataclass(frozen=True)
+class Transfers:
+    """Outputs of style-transfer systems: one row per (system, setting, item).
+
+    ``frame`` has the columns in ``TRANSFER_COLUMNS`` plus optional ``hp.<name>`` columns with the
+    numeric hyperparameter values of each setting.
+    """
+
+    frame: pd.DataFrame
+    origin: str = "<transfers>"
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        missing = [c for c in TRANSFER_COLUMNS if c not in self.frame.columns]
+        if missing:
+            raise InputError(f"transfers lack the columns {missing}", path=self.origin,
+                             fix=f"provide all of {list(TRANSFER_COLUMNS)}")
+        if self.frame.empty:
+            raise InputError("there are no transfers", path=self.origin)
+        frame = self.frame.reset_index(drop=True).copy()
+        for col in ("system", "setting", "source_style", "target_style"):
+            frame[col] = frame[col].astype(str)
+        _check_texts(frame["input"].tolist(), self.origin, "input")
+        _check_texts(frame["output"].tolist(), self.origin, "output")
+        dup = frame.duplicated(["system", "setting", "item"])
+        if dup.any():
+            row = frame[dup].iloc[0]
+            raise InputError(f"item {row['item']} appears twice for system {row['system']!r}, "
+                             f"setting {row['setting']!r}", path=self.origin)
+        object.__setattr__(self, "frame", frame)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def hyperparameters(self) -> list[str]:
+        """Names of the hyperparameter columns, without the ``hp.`` prefix."""
+        return [c[len(HP_PREFIX):] for c in self.frame.columns if c.startswith(HP_PREFIX)]
+
+    @property
+    def styles(self) -> list[str]:
+        """Every style named as a source or a target, sorted."""
+        return sorted(set(self.frame["source_style"]) | set(self.frame["target_style"]))
+
+    @classmethod
+    def from_pairs(cls, inputs: Sequence[str], outputs: Sequence[str], *, source_style: str | Sequence[str],
+                   target_style: str | Sequence[str], system: str = "system", setting: str = "default",
+                   hyperparameters: dict[str, float] | None = None, origin: str = "<pairs>") -> Transfers:
+        """Build transfers from aligned input and output lists (line i of each is one item)."""
+        if len(inputs) != len(outputs):
+            raise InputError(f"{len(inputs)} inputs but {len(outputs)} outputs", path=origin,
+                             fix="line i of the outputs must be the transfer of line i of the inputs")
+        frame = pd.DataFrame({
+            "system": system, "setting": setting, "item": range(len(inputs)),
+            "input": list(inputs), "output": list(outputs),
+            "source_style": source_style if isinstance(source_style, str) else list(source_style),
+            "target_style": target_style if isinstance(target_style, str) else list(target_style),
+        })
+        for name, value in (hyperparameters or {}).items():
+            frame[HP_PREFIX + name] = value
+        return cls(frame, origin)
+
+    @classmethod
+    def concat(cls, parts: Sequence[Transfers]) -> Transfers:
+        """All rows of several transfer sets (e.g. every setting of every system)."""
+        return cls(pd.concat([p.frame for p in parts], ignore_index=True),
+                   "+".join(sorted({p.origin for p in parts})))

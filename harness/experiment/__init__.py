@@ -1,0 +1,1 @@
+"""Experiments: manifest, runner, agreement with human ratings, tradeoff curves, report."""

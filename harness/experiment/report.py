@@ -1,0 +1,252 @@
+"""The run report: one Markdown and one self-contained HTML file from the same list of blocks.
+
+Sections: run metadata and signatures, corpus aggregates with bootstrap intervals, tradeoff plots with their
+reading, agreement with human ratings (one table per aspect and statistic), and the worst-scoring examples per
+system.  The HTML embeds its plots as base64 PNG and links nothing external.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from tsteval.core import markdown as md
+from tsteval.experiment.manifest import ReportSpec
+from tsteval.experiment.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
+from tsteval.metrics.style.scorer import STYLE_METRICS
+from tsteval.scorecard import Scorecard
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section heading."""
+
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Text:
+    """A paragraph; `backticks` mark code."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Bullets:
+    """A bulleted list."""
+
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table (cells rendered as given; floats with 3 decimals)."""
+
+    frame: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Image:
+    """A plot: PNG (embedded in HTML) and SVG, paths relative to the report folder."""
+
+    png: Path
+    svg: Path
+    alt: str
+
+
+Block = Heading | Text | Bullets | Table | Image
+
+
+def _ci(mean: float, low: float, high: float) -> str:
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def aggregates_table(summary: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Wide table: one row per (system, setting), ``mean [low, high]`` per metric."""
+    part = summary[summary["metric"].isin(metrics)]
+    cells = part.assign(value=[_ci(m, lo, hi) for m, lo, hi in zip(part["mean"], part["ci_low"], part["ci_high"],
+                                                                    strict=True)])
+    wide = cells.pivot_table(index=["system", "setting", "n"], columns="metric", values="value", aggfunc="first",
+                             sort=False)
+    return wide.reindex(columns=metrics).reset_index()
+
+
+def human_table(frame: pd.DataFrame, humans: list[str], seed: int, n_resamples: int) -> pd.DataFrame:
+    """Mean human rating per (system, setting) with bootstrap intervals; unrated settings show "—"."""
+    table = frame[["system", "setting"]].drop_duplicates().reset_index(drop=True)
+    for column in humans:
+        means = setting_means(frame, column, seed, n_resamples).set_index(["system", "setting"])
+        table[column] = [_ci(*means.loc[key, ["mean", "ci_low", "ci_high"]]) if key in means.index else "—"
+                         for key in zip(table["system"], table["setting"], strict=True)]
+    return table
+
+
+def agreement_tables(agreements: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One table per (aspect, human rating, statistic): metrics as rows, systems (and "all") as columns."""
+    out = []
+    for (aspect, human, stat), part in agreements.groupby(["aspect", "human", "statistic"], sort=False):
+        cells = part.assign(cell=[f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in
+                                  zip(part["value"], part["low"], part["high"], strict=True)])
+        wide = cells.pivot_table(index="metric", columns="system", values="cell", aggfunc="first", sort=False)
+        systems = ["all", *[s for s in wide.columns if s != "all"]]
+        n = part[part["system"] == "all"]["n"]
+        title = f"{aspect}: {stat} with `{human}` (n = {int(n.iloc[0]) if len(n) else '?'} rated transfers pooled)"
+        out.append((title, wide.reindex(columns=systems).reset_index()))
+    return out
+
+
+def worst_examples(frame: pd.DataFrame, column: str, k: int, extra: list[str]) -> pd.DataFrame:
+    """The ``k`` rows of each system that score worst on ``column`` (highest for a distance metric)."""
+    keep = ["system", "setting", "item", "input", "output", *dict.fromkeys([column, *extra])]
+    ordered = frame.sort_values(column, ascending=not lower_is_better(column), kind="stable")
+    return ordered.groupby("system", sort=False).head(k)[keep].sort_values("system", kind="stable")
+
+
+def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: pd.DataFrame,
+                 curves: list[Tradeoff], plots: dict[int, list[Path]], humans: list[str],
+                 spec: ReportSpec, style_column: str | None, content_column: str | None) -> list[Block]:
+    """The report's content, independent of the output format."""
+    blocks: list[Block] = [Heading(1, f"tsteval run: {metadata['name']}")]
+    corpus = metadata["training_corpus"]
+    blocks += [Heading(2, "Run"), Bullets((
+        f"manifest: `{metadata['manifest']}` (hash `{metadata['manifest_hash']}`, copy in `manifest.yaml`)",
+        f"seed: {metadata['seed']}; started {metadata['started']}; {metadata['seconds']} s",
+        f"transfers: {metadata['rows']} rows, {len(metadata['systems'])} systems "
+        f"({', '.join(metadata['systems'])}), {metadata['settings']} settings, from `{metadata['transfers_origin']}`",
+        "training corpus: " + ("none" if corpus is None else
+                               f"{corpus['texts']} texts, styles {corpus['styles']}, from `{corpus['origin']}` "
+                               "(evaluation inputs removed unless the manifest says otherwise)"),
+        "lexicon: " + ("none" if metadata["lexicon"] is None else
+                       f"{metadata['lexicon']['words']} words from `{metadata['lexicon']['origin']}`"),
+        "versions: " + ", ".join(f"{k} {v}" for k, v in metadata["versions"].items()),
+    ))]
+    if metadata["classifiers"]:
+        rows = [{"name": name, **{k: c[k] for k in ("backend", "key", "cached", "n_train", "n_heldout", "accuracy",
+                                                   "macro_f1")}} for name, c in metadata["classifiers"].items()]
+        blocks += [Text("Style classifiers (`cached` = loaded from the content-hash cache, not retrained):"),
+                   Table(pd.DataFrame(rows))]
+
+    blocks += [Heading(2, "Corpus aggregates"),
+               Text(f"Mean per (system, setting) with a 95% percentile-bootstrap interval "
+                    f"({spec.bootstrap_resamples} resamples, seed {metadata['seed']}). Full table: `summary.csv`.")]
+    by_aspect: dict[str, list[str]] = {}
+    for metric in card.metrics:
+        aspect = "Style" if metric.split("@")[0] in STYLE_METRICS else "Content and other"
+        by_aspect.setdefault(aspect, []).append(metric)
+    for aspect, metrics in by_aspect.items():
+        blocks += [Heading(3, aspect), Table(aggregates_table(summary, metrics))]
+    if humans:
+        blocks += [Heading(3, "Human ratings"), Table(human_table(card.frame, humans, metadata["seed"],
+                                                                  spec.bootstrap_resamples))]
+
+    blocks.append(Heading(2, "Tradeoff curves"))
+    if not curves:
+        blocks.append(Text("No tradeoff: the manifest gives no style column or no second aspect."))
+    for k, t in enumerate(curves):
+        png, svg = plots[k]
+        blocks += [Heading(3, f"{t.x_aspect} vs {t.y_aspect}"), Image(png, svg, f"{t.x} vs {t.y}"),
+                   Text("Each point is one setting; a system's points are joined in the order of its hyperparameter. "
+                        "Circled points are on the Pareto frontier over all systems (maximising both aspects"
+                        + ("; the y metric is a distance, so lower is better and its axis is inverted" if
+                           t.y_lower_is_better else "") + "); crosses mark where two systems' curves meet."),
+                   Bullets(tuple(frontier_reading(t)))]
+        points = t.points.assign(x_ci=[_ci(*v) for v in t.points[["x", "x_low", "x_high"]].to_numpy()],
+                                 y_ci=[_ci(*v) for v in t.points[["y", "y_low", "y_high"]].to_numpy()])
+        blocks.append(Table(points[["system", "setting", "hp_name", "hp_value", "x_ci", "y_ci", "pareto"]]
+                            .rename(columns={"x_ci": t.x, "y_ci": t.y})))
+
+    blocks.append(Heading(2, "Agreement with human ratings"))
+    tables = agreement_tables(agreements)
+    if not tables:
+        blocks.append(Text("No agreement to show: the transfers carry no human ratings (`human_*` columns) for the "
+                           "scored aspects, or too few rated transfers with varying scores."))
+    else:
+        blocks.append(Text("Each cell: correlation [95% interval] of the metric with the mean human rating, per system "
+                           "(settings pooled) and over all systems. For distance metrics (WMD) agreement shows as a "
+                           "negative correlation. Full table: `agreement.csv`."))
+    for title, table in tables:
+        blocks += [Heading(3, title), Table(table)]
+
+    blocks.append(Heading(2, "Worst-scoring examples"))
+    extra = [c for c in (style_column, content_column) if c] + [h for h in humans if h in card.frame.columns]
+    for column, what in ((content_column, "lowest content preservation"), (style_column, "lowest (most negative) "
+                                                                                          "style transfer intensity")):
+        if column and spec.worst_examples:
+            blocks += [Heading(3, f"{what}: `{column}`"),
+                       Table(worst_examples(card.frame, column, spec.worst_examples, extra))]
+
+    blocks += [Heading(2, "Signatures"), Bullets(tuple(f"`{m}`: `{s}`" for m, s in metadata["signatures"].items()))]
+    return blocks
+
+
+def _cell(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def to_markdown(blocks: list[Block]) -> str:
+    """Render blocks as Markdown (images as relative links to the PNG, with the SVG linked).
+
+    Every text is escaped (:mod:`tsteval.core.markdown`): system names, labels and outputs are the user's and must
+    render as text, never as HTML or Markdown.
+    """
+    lines: list[str] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            lines += ["#" * b.level + " " + md.inline(b.text), ""]
+        elif isinstance(b, Text):
+            lines += [md.inline(b.text), ""]
+        elif isinstance(b, Bullets):
+            lines += [f"- {md.inline(item)}" for item in b.items] + [""]
+        elif isinstance(b, Table):
+            lines += [md.table(b.frame, _cell), ""]
+        else:
+            lines += [f"![{md.escape(b.alt)}]({b.png.as_posix()})", "",
+                      f"Vector version: [{md.escape(b.svg.name)}]({b.svg.as_posix()})", ""]
+    return "\n".join(lines)
+
+
+def _inline(text: str) -> str:
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+         "table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}"
+         "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}"
+         "th{background:#f3f3f3}code{background:#f3f3f3;padding:0 3px}img{max-width:100%}")
+
+
+def to_html(blocks: list[Block], title: str, directory: Path) -> str:
+    """Render blocks as one self-contained HTML page (plots embedded as base64 PNG)."""
+    body: list[str] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            body.append(f"<h{b.level}>{_inline(b.text)}</h{b.level}>")
+        elif isinstance(b, Text):
+            body.append(f"<p>{_inline(b.text)}</p>")
+        elif isinstance(b, Bullets):
+            body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items) + "</ul>")
+        elif isinstance(b, Table):
+            body.append(b.frame.map(_cell).to_html(index=False, escape=True, border=0))
+        else:
+            data = base64.b64encode((directory / b.png).read_bytes()).decode("ascii")
+            body.append(f'<figure><img alt="{html.escape(b.alt)}" src="data:image/png;base64,{data}">'
+                        f"<figcaption>{html.escape(b.alt)}</figcaption></figure>")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_report(directory: Path, metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: pd.DataFrame,
+                 curves: list[Tradeoff], plots: dict[int, list[Path]], humans: list[str], spec: ReportSpec,
+                 style_column: str | None = None, content_column: str | None = None) -> None:
+    """Write ``report.md`` and ``report.html`` into ``directory`` (plots already there)."""
+    blocks = build_blocks(metadata, card, summary, agreements, curves, plots, humans, spec, style_column,
+                          content_column)
+    (directory / "report.md").write_text(to_markdown(blocks), encoding="utf-8")
+    (directory / "report.html").write_text(to_html(blocks, f"tsteval run: {metadata['name']}", directory),
+                                           encoding="utf-8")

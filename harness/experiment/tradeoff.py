@@ -1,0 +1,238 @@
+"""Aspect tradeoff curves (Mir et al. 2019, 4.2.3 and A.3): one curve per system across its settings.
+
+Each point is a corpus-level score of one (system, setting) with percentile-bootstrap intervals on both axes,
+computed from the scorecard.  A system's points are joined in the order of its hyperparameter, so where two
+systems' piecewise-linear curves cross, both reach the same pair of aspect scores (Mir's "points of
+intersection").  The Pareto frontier over all points shows which system dominates where.  Both axes are
+maximised; a distance metric (WMD) on the y axis is plotted as is on an inverted axis, and the frontier
+treats its lower values as better — the axis label says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from tsteval.aggregate import bootstrap_mean
+from tsteval.core.records import HP_PREFIX
+
+# Metrics (name before "@") where a lower value means more of the aspect.
+LOWER_IS_BETTER = frozenset({"wmd"})
+ASPECT_NAMES = {"sti": "Style transfer intensity", "sti_norm": "Style transfer intensity",
+                "target_prob": "Style transfer intensity", "target_acc": "Style transfer intensity"}
+_EPS = 1e-12
+
+
+def lower_is_better(column: str) -> bool:
+    """Whether lower values of this scorecard column mean more of its aspect (distance metrics)."""
+    return column.split("@")[0] in LOWER_IS_BETTER
+
+
+def axis_label(column: str, aspect: str) -> str:
+    """Axis label naming the aspect and the scorecard column, and saying when the axis is inverted."""
+    if lower_is_better(column):
+        return f"{aspect}: {column}\n(distance; lower = more preserved, axis inverted)"
+    return f"{aspect}: {column}\n(higher = more)"
+
+
+def setting_means(frame: pd.DataFrame, column: str, seed: int = 0, n_resamples: int = 1000) -> pd.DataFrame:
+    """Mean and 95% bootstrap interval of ``column`` per (system, setting); unrated (NaN) rows are left out
+    and settings without any value are dropped."""
+    rows = []
+    for (system, setting), group in frame.groupby(["system", "setting"], sort=False):
+        values = pd.to_numeric(group[column], errors="coerce").dropna().to_numpy()
+        if values.size:
+            mean, low, high = bootstrap_mean(values, n_resamples=n_resamples, seed=seed)
+            rows.append({"system": system, "setting": setting, "mean": mean, "ci_low": low, "ci_high": high,
+                         "n": int(values.size)})
+    return pd.DataFrame(rows, columns=["system", "setting", "mean", "ci_low", "ci_high", "n"])
+
+
+def hyperparameters(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (system, setting): the system's hyperparameter name and value (its first ``hp.*`` column that is
+    set; the setting's position when it has none), which orders the points of its curve."""
+    hp_cols = [c for c in frame.columns if c.startswith(HP_PREFIX)]
+    rows = []
+    for system, group in frame.groupby("system", sort=False):
+        settings = group.drop_duplicates("setting")
+        name = next((c for c in hp_cols if settings[c].notna().all()), None)
+        for position, (_, row) in enumerate(settings.iterrows()):
+            rows.append({"system": system, "setting": row["setting"],
+                         "hp_name": name[len(HP_PREFIX):] if name else "setting",
+                         "hp_value": float(row[name]) if name else float(position)})
+    return pd.DataFrame(rows, columns=["system", "setting", "hp_name", "hp_value"])
+
+
+def pareto_frontier(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Boolean mask of the points no other point dominates, maximising both ``x`` and ``y``.
+
+    Point j dominates i when ``x[j] >= x[i]`` and ``y[j] >= y[i]`` with at least one strict; ties are all kept.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    geq = (x[None, :] >= x[:, None]) & (y[None, :] >= y[:, None])
+    strict = (x[None, :] > x[:, None]) | (y[None, :] > y[:, None])
+    return ~np.any(geq & strict, axis=1)
+
+
+def segment_intersections(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where the polyline through points ``a`` (n, 2) meets the one through ``b`` (m, 2).
+
+    Returns a (k, 4) array of ``x, y, i, j``: the crossing point, on segment i of ``a`` (from ``a[i]`` to
+    ``a[i+1]``) and segment j of ``b``.  Touching at an end counts; parallel segments (also collinear
+    overlaps) are not reported.  A point found on two adjacent segments (a crossing at a vertex) is kept once.
+    """
+    a = np.asarray(a, dtype=float).reshape(-1, 2)
+    b = np.asarray(b, dtype=float).reshape(-1, 2)
+    if len(a) < 2 or len(b) < 2:
+        return np.empty((0, 4))
+    p, r = a[:-1, None, :], (a[1:] - a[:-1])[:, None, :]
+    q, s = b[None, :-1, :], (b[1:] - b[:-1])[None, :, :]
+    denom = r[..., 0] * s[..., 1] - r[..., 1] * s[..., 0]
+    qp = q - p
+    parallel = np.abs(denom) < _EPS
+    safe = np.where(parallel, 1.0, denom)
+    t = (qp[..., 0] * s[..., 1] - qp[..., 1] * s[..., 0]) / safe
+    u = (qp[..., 0] * r[..., 1] - qp[..., 1] * r[..., 0]) / safe
+    tol = 1e-9
+    hit = ~parallel & (t >= -tol) & (t <= 1 + tol) & (u >= -tol) & (u <= 1 + tol)
+    i, j = np.nonzero(hit)
+    points = (p + t[..., None] * r)[i, j] if i.size else np.empty((0, 2))
+    out = np.column_stack([points, i, j]) if i.size else np.empty((0, 4))
+    keep: list[int] = []
+    for k, row in enumerate(out):
+        if all(np.abs(row[:2] - out[m, :2]).max() > 1e-9 for m in keep):
+            keep.append(k)
+    return out[keep]
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """Tradeoff curves of ``y`` against ``x``: the points (with ``pareto``) and the curves' intersections."""
+
+    x: str
+    y: str
+    x_aspect: str
+    y_aspect: str
+    points: pd.DataFrame
+    intersections: pd.DataFrame
+
+    @property
+    def y_lower_is_better(self) -> bool:
+        """Whether the y metric is a distance (plotted on an inverted axis)."""
+        return lower_is_better(self.y)
+
+
+def tradeoff_curves(frame: pd.DataFrame, x: str, y: str, y_aspect: str, seed: int = 0,
+                    n_resamples: int = 1000) -> Tradeoff:
+    """The tradeoff of scorecard column ``y`` (aspect ``y_aspect``) against style column ``x``, per system."""
+    xs = setting_means(frame, x, seed, n_resamples)
+    ys = setting_means(frame, y, seed, n_resamples)
+    points = (hyperparameters(frame)
+              .merge(xs.rename(columns={"mean": "x", "ci_low": "x_low", "ci_high": "x_high", "n": "n_x"}),
+                     on=["system", "setting"])
+              .merge(ys.rename(columns={"mean": "y", "ci_low": "y_low", "ci_high": "y_high", "n": "n_y"}),
+                     on=["system", "setting"])
+              .sort_values(["system", "hp_value"], kind="stable").reset_index(drop=True))
+    sign = -1.0 if lower_is_better(y) else 1.0
+    points["pareto"] = pareto_frontier(points["x"].to_numpy(), sign * points["y"].to_numpy()) \
+        if len(points) else np.array([], dtype=bool)
+    rows = []
+    systems = list(dict.fromkeys(points["system"]))
+    for k, sa in enumerate(systems):
+        ca = points[points["system"] == sa]
+        for sb in systems[k + 1:]:
+            cb = points[points["system"] == sb]
+            for px, py, i, j in segment_intersections(ca[["x", "y"]].to_numpy(), cb[["x", "y"]].to_numpy()):
+                rows.append({"system_a": sa, "between_a": _segment(ca, int(i)), "system_b": sb,
+                             "between_b": _segment(cb, int(j)), "x": px, "y": py})
+    intersections = pd.DataFrame(rows, columns=["system_a", "between_a", "system_b", "between_b", "x", "y"])
+    x_aspect = ASPECT_NAMES.get(x.split("@")[0], x)
+    return Tradeoff(x, y, x_aspect, y_aspect, points, intersections)
+
+
+def _segment(curve: pd.DataFrame, i: int) -> str:
+    return f"{curve['setting'].iloc[i]} → {curve['setting'].iloc[i + 1]}"
+
+
+def frontier_reading(t: Tradeoff) -> list[str]:
+    """Plain-language reading: which system holds the Pareto frontier over which x range, and where curves meet."""
+    front = t.points[t.points["pareto"]].sort_values("x")
+    lines = []
+    runs: list[list] = []
+    for row in front.itertuples():
+        if runs and runs[-1][0] == row.system:
+            runs[-1][1].append(row)
+        else:
+            runs.append([row.system, [row]])
+    for system, members in runs:
+        settings = ", ".join(m.setting for m in members)
+        lines.append(f"{t.x} {members[0].x:.3f}–{members[-1].x:.3f}: {system} is on the Pareto frontier "
+                     f"({settings}).")
+    dominated = sorted(set(t.points["system"]) - set(front["system"]))
+    if dominated:
+        lines.append(f"Never on the frontier (dominated everywhere): {', '.join(dominated)}.")
+    for row in t.intersections.itertuples():
+        lines.append(f"{row.system_a} ({row.between_a}) meets {row.system_b} ({row.between_b}) at "
+                     f"{t.x} = {row.x:.3f}, {t.y} = {row.y:.3f}.")
+    if t.intersections.empty:
+        lines.append("No two systems' curves intersect.")
+    return lines
+
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+
+
+def plain(text: str) -> str:
+    r"""``text`` drawn as written: ``$`` would start matplotlib's mathtext (a parse error on untrusted names) and a
+    leading ``_`` would hide a legend entry.
+
+    >>> plain("_cost $5")
+    '\u200b_cost \\$5'
+    """
+    text = text.replace("$", r"\$")
+    return "\u200b" + text if text.startswith("_") else text
+
+
+def plot_tradeoff(t: Tradeoff, stem: Path, title: str) -> list[Path]:
+    """Draw the curves with error bars, the Pareto frontier and the intersections; write ``stem``.png and .svg."""
+    fig = Figure(figsize=(7.0, 5.0), layout="constrained")
+    ax = fig.add_subplot()
+    systems = list(t.points.groupby("system", sort=False))
+    # tab10 for up to 10 systems, tab20 beyond, so no two systems share a colour and marker.
+    colours = matplotlib.colormaps["tab10" if len(systems) <= 10 else "tab20"]
+    for k, (system, curve) in enumerate(systems):
+        xerr = np.vstack([curve["x"] - curve["x_low"], curve["x_high"] - curve["x"]])
+        yerr = np.vstack([curve["y"] - curve["y_low"], curve["y_high"] - curve["y"]])
+        swept = len(curve) > 1
+        ax.errorbar(curve["x"], curve["y"], xerr=xerr, yerr=yerr, marker=MARKERS[k % len(MARKERS)], markersize=6,
+                    color=colours(k % colours.N), capsize=3, linewidth=1.5, elinewidth=0.8,
+                    label=plain(f"{system} ({curve['hp_name'].iloc[0]})" if swept else str(system)))
+        for row in curve.itertuples() if swept else ():
+            ax.annotate(f"{row.hp_value:g}", (row.x, row.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
+    front = t.points[t.points["pareto"]].sort_values("x")
+    if len(front):
+        ax.plot(front["x"], front["y"], linestyle="--", color="0.3", linewidth=1, zorder=0)
+        ax.scatter(front["x"], front["y"], s=160, facecolors="none", edgecolors="0.2", linewidths=1.2,
+                   label="Pareto frontier", zorder=3)
+    if len(t.intersections):
+        ax.scatter(t.intersections["x"], t.intersections["y"], marker="x", s=90, color="crimson", linewidths=2,
+                   label="curves intersect", zorder=4)
+    ax.set_xlabel(axis_label(t.x, t.x_aspect))
+    ax.set_ylabel(axis_label(t.y, t.y_aspect))
+    if t.y_lower_is_better:
+        ax.invert_yaxis()
+    ax.set_title(plain(title) + "\n(points: settings, labelled by hyperparameter; bars: 95% bootstrap CI)",
+                 fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    fig.savefig(paths[0], dpi=150)
+    fig.savefig(paths[1])
+    return paths

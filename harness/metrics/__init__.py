@@ -1,0 +1,1 @@
+"""The metrics, one subpackage per aspect: style, content, naturalness, compatibility."""

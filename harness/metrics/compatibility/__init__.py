@@ -1,0 +1,1 @@
+"""Content compatibility (De Mattei et al. 2020): TF-IDF alignment, pair classifiers, compliancy."""

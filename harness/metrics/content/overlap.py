@@ -1,0 +1,198 @@
+"""Word-overlap metrics per sentence: BLEU and chrF (sacreBLEU), METEOR (NLTK), ROUGE-L (rouge-score).
+
+Texts are tokenized by :func:`tsteval.core.tokenize.tokenize` and re-joined with single spaces, so sacreBLEU runs
+with ``tokenize="none"`` and every metric sees the same words.  The reference is the input ``x``, the
+hypothesis the output ``x'``.  All metrics apply :mod:`tsteval.metrics.content.policy` for empty texts.
+
+BLEU follows sacreBLEU's design: per-sentence sufficient statistics (n-gram matches/totals, lengths) are
+extracted once; sentence BLEU is computed from each row (vectorised in numpy, same formula as
+``sacrebleu.metrics.BLEU.compute_bleu``) and corpus BLEU from the summed rows.
+
+* ``smooth_method="exp", effective_order=True`` (the default) is ``sacrebleu.sentence_bleu``'s default.
+* :data:`MIR_BLEU` (``floor`` smoothing, value 0.01, no effective order) reproduces Mir et al.'s stored
+  sentence BLEU on 243 of 244 CAAE rho=0.5 pairs to 1e-3 (the other differs by Mir's tokenizer splitting
+  ``9pm``); this is sacreBLEU 1.x's old floor smoothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+import numpy as np
+from nltk.stem.porter import PorterStemmer
+from rouge_score import rouge_scorer
+from sacrebleu.metrics import BLEU, CHRF
+
+from tsteval.core.tokenize import tokenize
+from tsteval.metrics.content.policy import MetricResult, apply_policy
+from tsteval.metrics.content.wordnet import load_wordnet
+
+MAX_ORDER = 4
+MIR_BLEU: dict[str, object] = {"smooth_method": "floor", "smooth_value": 0.01, "effective_order": False}
+_LOG_ZERO = -9999999999.0  # sacreBLEU's my_log(0)
+
+
+def tokens_of(texts: Sequence[str]) -> list[list[str]]:
+    """Our tokenizer over a batch."""
+    return [tokenize(t) for t in texts]
+
+
+def bleu_statistics(refs: Sequence[str], hyps: Sequence[str]) -> np.ndarray:
+    """sacreBLEU's per-sentence statistics, shape (n, 2 + 2*4): sys_len, ref_len, correct[1..4], total[1..4].
+
+    Uses ``BLEU._extract_corpus_statistics`` (the function ``BLEU.corpus_score`` aggregates) on our tokens.
+    """
+    joined_refs = [" ".join(t) for t in tokens_of(refs)]
+    joined_hyps = [" ".join(t) for t in tokens_of(hyps)]
+    stats = BLEU(tokenize="none", force=True)._extract_corpus_statistics(joined_hyps, [joined_refs])
+    return np.asarray(stats, dtype=np.float64).reshape(len(joined_hyps), 2 + 2 * MAX_ORDER)
+
+
+def bleu_from_statistics(stats: np.ndarray, smooth_method: str = "exp", smooth_value: float | None = None,
+                         effective_order: bool = True) -> np.ndarray:
+    """BLEU (0-100) for each row of statistics, vectorised; same result as ``BLEU.compute_bleu`` per row."""
+    stats = np.atleast_2d(np.asarray(stats, dtype=np.float64))
+    if smooth_method not in BLEU.SMOOTH_DEFAULTS:
+        raise ValueError(f"smooth_method must be one of {list(BLEU.SMOOTH_DEFAULTS)}, not {smooth_method!r}")
+    value = BLEU.SMOOTH_DEFAULTS[smooth_method] if smooth_value is None else smooth_value
+    sys_len, ref_len = stats[:, 0], stats[:, 1]
+    correct = stats[:, 2:2 + MAX_ORDER].copy()
+    total = stats[:, 2 + MAX_ORDER:].copy()
+    no_match = ~correct.any(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / sys_len), 0.0), 1.0)
+        if smooth_method == "add-k":
+            correct[:, 1:] += value
+            total[:, 1:] += value
+        n_rows = len(stats)
+        log_p = np.zeros((n_rows, MAX_ORDER))
+        alive = np.ones(n_rows, dtype=bool)
+        eff_order = np.full(n_rows, MAX_ORDER, dtype=np.float64)
+        mteval = np.ones(n_rows)
+        for n in range(MAX_ORDER):
+            alive &= total[:, n] > 0
+            if effective_order:
+                eff_order = np.where(alive, n + 1, eff_order)
+            zero = alive & (correct[:, n] == 0)
+            if smooth_method == "exp":
+                mteval = np.where(zero, mteval * 2, mteval)
+                smoothed = 100.0 / (mteval * total[:, n])
+            elif smooth_method == "floor":
+                smoothed = 100.0 * value / total[:, n]
+            else:
+                smoothed = np.zeros(n_rows)
+            precision = np.where(zero, smoothed, 100.0 * correct[:, n] / total[:, n])
+            precision = np.where(alive, precision, 0.0)
+            log_p[:, n] = np.where(precision > 0, np.log(np.where(precision > 0, precision, 1.0)), _LOG_ZERO)
+        used = np.arange(MAX_ORDER)[None, :] < eff_order[:, None]
+        score = bp * np.exp((log_p * used).sum(axis=1) / eff_order)
+    return np.where(no_match, 0.0, score)
+
+
+def sentence_bleu(refs: Sequence[str], hyps: Sequence[str], smooth_method: str = "exp",
+                  smooth_value: float | None = None, effective_order: bool = True) -> MetricResult:
+    """Sentence BLEU (0-100) per pair, reference = input, with the empty-text policy."""
+    values = bleu_from_statistics(bleu_statistics(refs, hyps), smooth_method, smooth_value, effective_order)
+    return apply_policy(values, tokens_of(refs), tokens_of(hyps), scale=100.0)
+
+
+def corpus_bleu(refs: Sequence[str], hyps: Sequence[str], smooth_method: str = "exp",
+                smooth_value: float | None = None, effective_order: bool = False) -> float:
+    """Corpus BLEU from the summed per-sentence statistics (equals ``sacrebleu.corpus_bleu`` on our tokens)."""
+    stats = bleu_statistics(refs, hyps).sum(axis=0, keepdims=True)
+    return float(bleu_from_statistics(stats, smooth_method, smooth_value, effective_order)[0])
+
+
+def sentence_chrf(refs: Sequence[str], hyps: Sequence[str], char_order: int = 6, word_order: int = 0,
+                  beta: int = 2) -> MetricResult:
+    """Sentence chrF (0-100; chrF++ with ``word_order=2``) from sacreBLEU's per-sentence statistics."""
+    ref_tokens, hyp_tokens = tokens_of(refs), tokens_of(hyps)
+    chrf = CHRF(char_order=char_order, word_order=word_order, beta=beta)
+    stats = chrf._extract_corpus_statistics([" ".join(t) for t in hyp_tokens], [[" ".join(t) for t in ref_tokens]])
+    values = np.array([chrf._compute_score_from_stats(row).score for row in stats])
+    return apply_policy(values, ref_tokens, hyp_tokens, scale=100.0)
+
+
+class _OurTokenizer:
+    """Adapter giving rouge-score our tokenizer."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return tokenize(text)
+
+
+def rouge_l(refs: Sequence[str], hyps: Sequence[str], use_stemmer: bool = False) -> MetricResult:
+    """ROUGE-L F-measure (0-1) per pair with rouge-score on our tokens; no stemming by default."""
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer, tokenizer=_OurTokenizer())
+    values = np.array([scorer.score(r, h)["rougeL"].fmeasure for r, h in zip(refs, hyps, strict=True)])
+    return apply_policy(values, tokens_of(refs), tokens_of(hyps))
+
+
+def _match(hyp: list[tuple[int, str]], ref: list[tuple[int, str]],
+           candidates: Callable[[str], Sequence[str]]) -> tuple[list[tuple[int, int]], list, list]:
+    """NLTK's greedy matcher: from the last hypothesis word back, take the latest free reference position
+    whose word is one of ``candidates(word)``; returns matches and the unmatched remainders."""
+    positions: dict[str, list[int]] = {}
+    for j, (_, word) in enumerate(ref):
+        positions.setdefault(word, []).append(j)
+    matches, used_h, used_r = [], set(), set()
+    for i in range(len(hyp) - 1, -1, -1):
+        best_j, best_word = -1, None
+        for word in candidates(hyp[i][1]):
+            free = positions.get(word)
+            if free and free[-1] > best_j:
+                best_j, best_word = free[-1], word
+        if best_word is not None:
+            positions[best_word].pop()
+            used_h.add(i)
+            used_r.add(best_j)
+            matches.append((hyp[i][0], ref[best_j][0]))
+    return (matches, [p for i, p in enumerate(hyp) if i not in used_h],
+            [p for j, p in enumerate(ref) if j not in used_r])
+
+
+def _chunks(matches: list[tuple[int, int]]) -> int:
+    pairs = zip(matches, matches[1:], strict=False)
+    return 1 + sum(1 for a, b in pairs if not (b[0] == a[0] + 1 and b[1] == a[1] + 1))
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _STEMMER.stem(word)
+
+
+_STEMMER = PorterStemmer()
+
+
+def meteor(refs: Sequence[str], hyps: Sequence[str], alpha: float = 0.9, beta: float = 3.0,
+           gamma: float = 0.5) -> MetricResult:
+    """METEOR (0-1) per pair, identical to ``nltk.translate.meteor_score.meteor_score([ref], hyp)`` on our tokens
+    with the Debian WordNet, but with stems and WordNet synonym sets computed once per distinct word in
+    the batch (NLTK recomputes them for every pair).  Exact, then Porter-stem, then WordNet-synonym matches;
+as in NLTK, the synonym stage looks up the *stems* of the words left unmatched.
+    """
+    wordnet = load_wordnet()
+    ref_tokens, hyp_tokens = tokens_of(refs), tokens_of(hyps)
+    synonyms: dict[str, tuple[str, ...]] = {}
+
+    def synonyms_of(word: str) -> tuple[str, ...]:
+        if word not in synonyms:
+            names = {lemma.name() for synset in wordnet.synsets(word) for lemma in synset.lemmas()}
+            synonyms[word] = tuple({name for name in names if "_" not in name} | {word})
+        return synonyms[word]
+
+    values = np.zeros(len(ref_tokens))
+    for k, (ref, hyp) in enumerate(zip(ref_tokens, hyp_tokens, strict=True)):
+        if not ref or not hyp:
+            continue
+        h, r = list(enumerate(hyp)), list(enumerate(ref))
+        exact, h, r = _match(h, r, lambda w: (w,))
+        stem, h, r = _match([(i, _stem(w)) for i, w in h], [(j, _stem(w)) for j, w in r], lambda w: (w,))
+        syn, _, _ = _match(h, r, synonyms_of)
+        matches = sorted(exact + stem + syn, key=lambda pair: pair[0])
+        if not matches:
+            continue
+        precision, recall = len(matches) / len(hyp), len(matches) / len(ref)
+        fmean = precision * recall / (alpha * precision + (1 - alpha) * recall)
+        values[k] = (1 - gamma * (_chunks(matches) / len(matches)) ** beta) * fmean
+    return apply_policy(values, ref_tokens, hyp_tokens)

@@ -1,0 +1,73 @@
+"""The one policy for empty texts and out-of-vocabulary words, shared by every content metric.
+
+Texts are tokenized by :func:`tsteval.core.tokenize.tokenize`; masking or style removal can leave a text empty.
+
+* Both texts empty (no tokens): nothing was lost, similarity ``1.0`` (``100`` on BLEU/chrF's 0-100 scale),
+  distance ``0.0``.  Counted as ``n_both_empty``.
+* Exactly one text empty: everything was lost (or invented), similarity ``0.0``, distance :data:`MAX_DISTANCE`.
+  Counted as ``n_one_empty``.
+* Word-vector metrics drop out-of-vocabulary (OOV) words.  When neither text is empty but one or both has
+  no in-vocabulary word, the pair cannot be compared: similarity ``0.0``, distance :data:`MAX_DISTANCE`,
+  unless the two token sequences are identical (then ``1.0`` / ``0.0``).  Counted as ``n_all_oov``.
+* Identical token sequences always score the maximum similarity / zero distance.
+
+:data:`MAX_DISTANCE` is 2, the largest Euclidean distance between unit vectors and so the largest possible
+WMD on unit-normalised vectors: a finite worst score keeps means and bootstraps defined (gensim returns
+``inf`` instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+MAX_DISTANCE = 2.0
+
+
+@dataclass
+class PolicyCounts:
+    """How many pairs the empty/OOV policy decided, for the summary."""
+
+    n_both_empty: int = 0
+    n_one_empty: int = 0
+    n_all_oov: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts as a plain dict."""
+        return asdict(self)
+
+
+@dataclass
+class MetricResult:
+    """Per-sentence values of one metric plus the policy counts behind them."""
+
+    values: np.ndarray
+    counts: PolicyCounts = field(default_factory=PolicyCounts)
+
+
+def empty_masks(refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean masks (both empty, exactly one empty) over token-list pairs."""
+    a = np.array([len(r) == 0 for r in refs], dtype=bool)
+    b = np.array([len(h) == 0 for h in hyps], dtype=bool)
+    return a & b, a ^ b
+
+
+def apply_policy(values: np.ndarray, refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]], *,
+                 distance: bool = False, scale: float = 1.0, all_oov: np.ndarray | None = None) -> MetricResult:
+    """Overwrite ``values`` where the policy decides and count the cases.
+
+    ``scale`` is the metric's maximum similarity (1, or 100 for BLEU/chrF); ``all_oov`` marks pairs where a
+    word-vector metric found no in-vocabulary word in a non-empty text.
+    """
+    values = np.asarray(values, dtype=np.float64).copy()
+    both, one = empty_masks(refs, hyps)
+    best, worst = (0.0, MAX_DISTANCE) if distance else (scale, 0.0)
+    oov = np.zeros(len(values), dtype=bool) if all_oov is None else (all_oov & ~both & ~one)
+    identical = np.array([list(r) == list(h) for r, h in zip(refs, hyps, strict=True)], dtype=bool)
+    values[oov] = worst
+    values[one] = worst
+    values[identical & oov] = best
+    values[both] = best
+    return MetricResult(values, PolicyCounts(int(both.sum()), int(one.sum()), int(oov.sum())))

@@ -1,0 +1,1 @@
+"""Naturalness: cross-fitted adversarial classifiers and language-model scores."""

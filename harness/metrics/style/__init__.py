@@ -1,0 +1,1 @@
+"""Style: signed and normalised style transfer intensity (EMD), target-style probability and accuracy."""

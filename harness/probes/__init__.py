@@ -1,0 +1,1 @@
+"""Probes of the embeddings behind the metrics: style invariance on the Corpus of Diverse Styles."""

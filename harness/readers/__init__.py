@@ -1,0 +1,1 @@
+"""Readers: line files, TSV, tables, Hugging Face datasets, the published datasets of the data root."""
