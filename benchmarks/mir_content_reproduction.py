@@ -26,7 +26,7 @@ import pandas as pd
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus
-from tsteval.experiment.agreement import pearson
+from tsteval.experiment.agreement import agreement_table
 from tsteval.lexicons.attribution import AttributionMasker
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.lexicons.lexicon import Lexicon
@@ -65,11 +65,9 @@ TEXT_METRICS = ("bleu_mir", "meteor", "chrf", "rougeL", "sbert")
 
 def abs_correlations(frame: pd.DataFrame, column: str) -> dict[str, tuple[float, float]]:
     """|r| and Mir's margin per model (settings pooled) and their mean over the models."""
-    out = {}
-    for model in MODELS:
-        rows = frame[frame["system"] == model]
-        c = pearson(rows[column].to_numpy(), rows[HUMAN].to_numpy())
-        out[model] = (abs(c.r), c.margin)
+    table = agreement_table(frame, [column], [HUMAN], methods=("pearson",), levels=("segment",),
+                            per_system=True).set_index("system")
+    out = {model: (abs(float(table.at[model, "r"])), float(table.at[model, "margin"])) for model in MODELS}
     out["Average"] = tuple(float(np.mean([out[m][i] for m in MODELS])) for i in range(2))
     return out
 

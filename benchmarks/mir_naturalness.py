@@ -20,12 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
 
 from benchmarks.common import mir_and_yelp
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.agreement import pearson
+from tsteval.experiment.agreement import agreement_table
 from tsteval.metrics.naturalness.adversarial import (
     absolute_judgement,
     judgement,
@@ -98,21 +97,22 @@ def stored_judgements(rated: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 def correlation_rows(rated: pd.DataFrame, columns: dict[str, np.ndarray]) -> list[dict]:
-    """Pearson (tsteval.experiment.agreement) and Spearman of each score with the absolute and relative human
-    ratings."""
+    """Pearson and Spearman (tsteval.experiment.agreement) of each score with the absolute and relative human
+    ratings, per model and over all rated rows."""
     relative = rated["human_naturalness_relative"].map({"input": -1.0, "tie": 0.0, "output": 1.0}).to_numpy()
     targets = {"absolute output rating": rated["human_naturalness_output"].to_numpy(dtype=float),
                "relative (+1 output, 0 tie, -1 input)": relative}
+    frame = pd.DataFrame({"system": rated["system"].to_numpy(), **columns, **targets})
+    table = agreement_table(frame, list(columns), list(targets), methods=("pearson", "spearman"),
+                            levels=("segment",), per_system=True).set_index(["metric", "human", "system", "method"])
     rows = []
-    for name, values in columns.items():
-        for target, human in targets.items():
+    for name in columns:
+        for target in targets:
             for model in (*MODELS, "all"):
-                mask = np.ones(len(rated), bool) if model == "all" else (rated["system"] == model).to_numpy()
-                p = pearson(values[mask], human[mask])
-                s = stats.spearmanr(values[mask], human[mask])
-                rows.append({"score": name, "target": target, "model": model, "n": p.n, "pearson": p.r,
-                             "pearson_p": p.p_value, "spearman": float(s.statistic),
-                             "spearman_p": float(s.pvalue)})
+                p, s = (table.loc[(name, target, model, method)] for method in ("pearson", "spearman"))
+                rows.append({"score": name, "target": target, "model": model, "n": int(p["n"]),
+                             "pearson": float(p["r"]), "pearson_p": float(p["p_value"]),
+                             "spearman": float(s["r"]), "spearman_p": float(s["p_value"])})
     return rows
 
 

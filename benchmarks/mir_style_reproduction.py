@@ -22,8 +22,7 @@ import pandas as pd
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from tsteval.classifiers.training import train_classifier
-from tsteval.core.datapaths import dataset_dir
-from tsteval.experiment.agreement import pearson
+from tsteval.experiment.agreement import agreement_table
 from tsteval.metrics.style.intensity import target_probability
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.published import load_mir_stored_style
@@ -50,11 +49,10 @@ CLASSIFIER_PARAMS = {"fasttext": {}, "textcnn": {"epochs": 3}}
 
 def correlations(frame: pd.DataFrame, column: str, human: str = "human_style_intensity") -> dict[str, tuple]:
     """Pearson r and Mir's margin per model (settings pooled) and their mean over models ("Average")."""
-    out = {}
-    for model in MODELS:
-        rows = frame[frame["system"] == model]
-        c = pearson(rows[column].to_numpy(), rows[human].to_numpy())
-        out[model] = (c.r, c.margin, c.se, c.n)
+    table = agreement_table(frame, [column], [human], methods=("pearson",), levels=("segment",),
+                            per_system=True).set_index("system")
+    out = {model: (float(table.at[model, "r"]), float(table.at[model, "margin"]), float(table.at[model, "se"]),
+                   int(table.at[model, "n"])) for model in MODELS}
     out["Average"] = tuple(float(np.mean([out[m][i] for m in MODELS])) for i in range(3)) + (len(frame),)
     return out
 
@@ -150,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     md = ["# Mir et al. (2019) Table 4.3 reproduction: STI vs human style ratings", "",
-          f"Data: `{dataset_dir('mir2019')}` (12 settings x 244 items = {len(frame)} rows) and Yelp dev+test "
+          f"Data: `$TSTEVAL_DATA/mir2019` (12 settings x 244 items = {len(frame)} rows) and Yelp dev+test "
           f"({len(corpus)} training sentences, evaluation inputs removed).",
           "Pearson r with `human_style_intensity`, settings of a model pooled; `±` is Mir's margin "
           "1.96·(1−r²)/√n; Average is the mean over the three models, as in the paper.",

@@ -2,15 +2,23 @@
 
 The public API is listed in ``__all__``; everything else is reachable through the subpackages (``tsteval.core``,
 ``tsteval.readers``, ``tsteval.metrics``, ``tsteval.experiment``, ``tsteval.probes``, ``tsteval.classifiers``,
-``tsteval.lexicons``).
+``tsteval.lexicons``).  ``evaluate`` scores pairs in one call; ``Plan`` and ``run`` are what it, the command line
+and experiment manifests share; ``METRICS`` declares every metric (aspect, direction, range, needs).
+
+>>> import tsteval
+>>> tsteval.METRICS["ppl"].higher_is_better
+False
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from tsteval.api import evaluate
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.manifest import load_manifest
+from tsteval.experiment.plan import Plan, run
+from tsteval.metrics.registry import METRICS
 from tsteval.scorecard import Scorecard
 
 try:
@@ -18,4 +26,4 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["Corpus", "Scorecard", "Transfers", "__version__", "load_manifest"]
+__all__ = ["METRICS", "Corpus", "Plan", "Scorecard", "Transfers", "__version__", "evaluate", "load_manifest", "run"]

@@ -150,6 +150,24 @@ def test_agreement_table() -> None:
         agreement_table(frame, ["nope"], ["human_x"])
 
 
+def test_agreement_table_per_system_and_undefined_correlations() -> None:
+    frame = _frame()
+    table = agreement_table(frame, ["m1"], ["human_x"], methods=("pearson",), per_system=True, skip_undefined=True)
+    assert list(table["system"]) == ["all", "all", "A", "B", "C"]  # a system's 2 settings give no system level
+    for system, part in frame.dropna(subset=["human_x"]).groupby("system"):
+        row = table[table["system"] == system].iloc[0]
+        assert row["level"] == "segment" and row["n"] == len(part)
+        assert row["r"] == pytest.approx(stats.pearsonr(part["m1"], part["human_x"]).statistic, abs=1e-12)
+    frame.loc[frame["system"] == "B", "m1"] = 1.0
+    with pytest.raises(InputError, match="constant"):
+        agreement_table(frame, ["m1"], ["human_x"], methods=("pearson",), levels=("segment",), per_system=True)
+    table = agreement_table(frame, ["m1"], ["human_x"], methods=("pearson",), levels=("segment",),
+                            per_system=True, skip_undefined=True)
+    assert list(table["system"]) == ["all", "A", "C"]
+    with pytest.raises(InputError, match="unknown agreement level 'corpus'"):
+        agreement_table(frame, ["m1"], ["human_x"], levels=("corpus",))
+
+
 # --- Fleiss' kappa ----------------------------------------------------------------------------------------------
 
 # The worked example of Fleiss' kappa (10 items, 14 raters, 5 categories): P-bar = 0.378, P-bar_e = 0.213,

@@ -10,7 +10,7 @@ import pytest
 
 from tsteval.classifiers.base import make_classifier
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
-from tsteval.cli.compliancy import add_compliancy_parser
+from tsteval.cli.pairs import add_compliancy_parser
 from tsteval.core.errors import InputError
 from tsteval.core.records import Transfers
 from tsteval.metrics.compatibility.compliancy import compliancy_decisions, compliancy_table, score_compliancy

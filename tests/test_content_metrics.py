@@ -162,17 +162,17 @@ def test_embedding_metrics_batched_equal_loop(glove: WordVectors, mir: tuple) ->
 @pytest.mark.parametrize("name", ["bleu", "chrf", "meteor", "rougeL", "embed_avg", "greedy", "extrema", "wmd",
                                   "sbert"])
 def test_empty_and_oov_policy(name: str, toy: WordVectors) -> None:
-    from tsteval.metrics.content.scorer import CONTENT_METRICS
+    from tsteval.metrics.registry import METRICS
 
-    spec = CONTENT_METRICS[name]
-    kwargs = {"word_vectors": toy} if spec.needs == "word_vectors" else {}
+    spec = METRICS[name]
+    kwargs = {"word_vectors": toy} if "word_vectors" in spec.needs else {}
     refs, hyps = ["", "", "a b", "zz", "zz"], ["", "a", "", "a", "zz"]
-    result = spec.fn(refs, hyps, **kwargs)
+    result = spec.function()(refs, hyps, **kwargs)
     best, worst = (0.0, MAX_DISTANCE) if name == "wmd" else ((100.0 if name in ("bleu", "chrf") else 1.0), 0.0)
     expected = [best, worst, worst]
     assert result.values[:3].tolist() == expected
     assert result.counts.n_both_empty == 1 and result.counts.n_one_empty == 2
-    if spec.needs == "word_vectors":
+    if "word_vectors" in spec.needs:
         assert result.values[3:].tolist() == [worst, best] and result.counts.n_all_oov == 2
 
 

@@ -12,7 +12,7 @@ p-values are information only: the intervals are what tables should report.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Literal
 
 import numpy as np
@@ -28,6 +28,11 @@ MIR_Z = 1.96
 FIELLER_KENDALL = 0.437
 METHODS = ("pearson", "spearman", "kendall")
 Method = Literal["pearson", "spearman", "kendall"]
+# Segment level: one point per rated transfer; system level: one point per (system, setting) mean.
+LEVELS = ("segment", "system")
+Level = Literal["segment", "system"]
+# The ``system`` of agreement-table rows that pool every system.
+POOLED = "all"
 
 
 @dataclass(frozen=True)
@@ -247,28 +252,48 @@ def system_level(frame: pd.DataFrame, metric: str, human: str, by: Sequence[str]
     return correlate(means[metric].to_numpy(), means[human].to_numpy(), method)
 
 
+# The columns of :func:`agreement_table` (and of a run's ``agreement.csv``).
+TABLE_COLUMNS = ["aspect", "level", "metric", "human", "system", *(f.name for f in fields(Correlation))]
+
+
 def agreement_table(frame: pd.DataFrame, metrics: Sequence[str], humans: Sequence[str],
                     by: Sequence[str] = ("system", "setting"), methods: Sequence[Method] = METHODS,
-                    aspect: str = "") -> pd.DataFrame:
+                    aspect: str = "", levels: Sequence[Level] = LEVELS, per_system: bool = False,
+                    skip_undefined: bool = False) -> pd.DataFrame:
     """One tidy table for an aspect: every metric x human column x method, at segment and system level.
 
     Segment level pairs the rows where both columns are present; system level correlates the means per
-    ``by`` group.  Columns: aspect, level, metric, human, then the fields of :class:`Correlation`.
+    ``by`` group.  Rows pool every system (``system`` = "all"); with ``per_system`` each system's own rows
+    follow, as Mir et al.'s per-model tables.  An undefined correlation (a constant sample, too few pairs or
+    groups) is an error, or with ``skip_undefined`` no row.  Columns: aspect, level, metric, human, system,
+    then the fields of :class:`Correlation`.
     """
     if not metrics or not humans:
         raise InputError("agreement_table needs at least one metric and one human rating column")
+    unknown = sorted(set(levels) - set(LEVELS))
+    if unknown:
+        raise InputError(f"unknown agreement level {unknown[0]!r}", fix=f"use one of {LEVELS}")
     _numeric_columns(frame, [*metrics, *humans])
     rows = []
     for metric in metrics:
         for human in humans:
             paired = frame.dropna(subset=[metric, human])
-            for method in methods:
-                segment = correlate(paired[metric].to_numpy(), paired[human].to_numpy(), method)
-                system = system_level(paired, metric, human, by, method)
-                for level, result in (("segment", segment), ("system", system)):
-                    rows.append({"aspect": aspect, "level": level, "metric": metric, "human": human,
-                                 **asdict(result)})
-    return pd.DataFrame(rows)
+            groups = [(POOLED, paired)]
+            if per_system:
+                groups += [(str(system), rows_) for system, rows_ in paired.groupby("system", sort=False)]
+            for system, part in groups:
+                for method in methods:
+                    for level in levels:
+                        try:
+                            result = (correlate(part[metric].to_numpy(), part[human].to_numpy(), method)
+                                      if level == "segment" else system_level(part, metric, human, by, method))
+                        except InputError:
+                            if skip_undefined:
+                                continue
+                            raise
+                        rows.append({"aspect": aspect, "level": level, "metric": metric, "human": human,
+                                     "system": system, **asdict(result)})
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
 # --- inter-rater agreement ---------------------------------------------------------------------------------------

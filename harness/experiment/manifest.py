@@ -33,9 +33,13 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
     lexicon?: {file: path} | {build: {penalty?: l1, C?: 3.0, D?: 2.0}}
     metrics:
       style?: {classifiers: [NAME, ...], ground?: nominal|ordinal}
-      content?: {metrics: [bleu_mir, ...], modifications?: [none, mask, remove], vectors?: glove|word2vec|DIR,
-                 placeholder?: "<masked>"}
+      content?: {metrics: [bleu_mir, ...], modifications?: [none, mask, remove, attr-mask, attr-delete],
+                 vectors?: glove|word2vec|DIR, placeholder?: "<masked>",
+                 attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16}}   # for attr-* (a transformer)
       naturalness?: [NAME, ...]      # tsteval.metrics.naturalness.registry: unigram, textcnn, kn3, smollm2
+      folds?: 5                      # cross-fitting folds of the adversarial naturalness classifiers
+      human?: FILE                   # human-written sentences (default: the corpus' texts, else the inputs)
+      compatibility?: {hh?: {NAME: DIR}, ah?: {NAME: DIR}, documents?: FILE}   # pair classifiers; ah: documents
     tradeoff?: {style?: sti@NAME, content?: wmd@mask, naturalness?: COLUMN}
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
 """
@@ -52,14 +56,13 @@ from typing import Any
 import yaml
 
 from tsteval.core.errors import TstevalError, clip, quote
+from tsteval.core.options import COLUMN_NAME
+from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
 from tsteval.readers.loaders import HUMAN_PREFIX
 
 PUBLISHED_TRANSFERS = ("mir", "dualrl")
 PUBLISHED_CORPORA = ("yelp",)
-BACKENDS = ("tfidf-lr", "fasttext", "textcnn", "transformer")
-STYLE_METRIC_NAMES = ("sti", "sti_norm", "target_prob", "target_acc")
-GROUNDS = ("nominal", "ordinal")
 MAX_MANIFEST_BYTES = 1 << 20
 _VAR = re.compile(r"\$\{([^}]*)\}")
 
@@ -237,14 +240,34 @@ class StyleSpec:
 
 
 @dataclass(frozen=True)
+class AttributionSpec:
+    """Attribution masking (``attr-mask``/``attr-delete``): the transformer classifier, its threshold and the
+    integrated-gradients steps (:class:`tsteval.lexicons.attribution.AttributionMasker`)."""
+
+    classifier: str
+    threshold: float = 0.2
+    steps: int = 16
+
+
+@dataclass(frozen=True)
 class ContentSpec:
-    """Content metrics x modifications, the word vectors and the mask placeholder."""
+    """Content metrics x modifications, the word vectors, the mask placeholder and attribution masking."""
 
     metrics: tuple[str, ...] = ()
     modifications: tuple[str, ...] = ("none",)
     vectors: str = "glove"
     vectors_dir: Path | None = None
     placeholder: str = "<masked>"
+    attribution: AttributionSpec | None = None
+
+
+@dataclass(frozen=True)
+class CompatibilitySpec:
+    """Pair classifiers (saved folders) for HH (``hh@NAME``) and AH (``ah@NAME``, with a documents table)."""
+
+    hh: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
+    ah: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
+    documents: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +277,9 @@ class MetricsSpec:
     style: StyleSpec = StyleSpec()
     content: ContentSpec = ContentSpec()
     naturalness: tuple[str, ...] = ()
+    folds: int = 5
+    human: Path | None = None
+    compatibility: CompatibilitySpec = CompatibilitySpec()
 
 
 @dataclass(frozen=True)
@@ -484,6 +510,8 @@ def _corpus(r: _Reader, value: object, key: str) -> CorpusSpec:
 
 
 def _classifiers(r: _Reader, value: object) -> dict[str, ClassifierSpec]:
+    from tsteval.classifiers.base import BACKENDS
+
     if not isinstance(value, dict):
         raise r.error("classifiers", "expected a mapping NAME: {backend, params?, heldout?, corpus?}")
     out = {}
@@ -499,7 +527,7 @@ def _classifiers(r: _Reader, value: object) -> dict[str, ClassifierSpec]:
         if not 0 <= heldout < 1:
             raise r.error(f"{key}.heldout", f"must be in [0, 1), got {heldout}")
         corpus = _corpus(r, d["corpus"], f"{key}.corpus") if "corpus" in d else None
-        backend = r.choice(d["backend"], f"{key}.backend", BACKENDS, "backend")
+        backend = r.choice(d["backend"], f"{key}.backend", list(BACKENDS), "backend")
         _check_params(r, backend, params, f"{key}.params")
         out[str(name)] = ClassifierSpec(str(name), backend, MappingProxyType(dict(params)), heldout, corpus)
     return out
@@ -528,43 +556,90 @@ def _lexicon(r: _Reader, value: object) -> LexiconSpec:
                        C=r.number(b.get("C", 3.0), "lexicon.build.C"), D=r.number(b.get("D", 2.0), "lexicon.build.D"))
 
 
-def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
-    from tsteval.metrics.content.scorer import CONTENT_METRICS, MODIFICATION_MODES
+def _pair_classifiers(r: _Reader, value: object, key: str) -> Mapping[str, Path]:
+    if not isinstance(value, dict):
+        raise r.error(key, "expected a mapping NAME: DIR of saved pair classifiers (tsteval train-pairs)")
+    out = {}
+    for name, path in value.items():
+        if not COLUMN_NAME.fullmatch(str(name)):
+            raise r.error(f"{key}.{name}", "a pair classifier name may hold only letters, digits, '_', '-' and '.'")
+        out[str(name)] = r.file(path, f"{key}.{name}", directory=True)
+    return MappingProxyType(out)
 
-    d = r.mapping(value, "metrics", ("style", "content", "naturalness"))
+
+def _compatibility(r: _Reader, value: object) -> CompatibilitySpec:
+    d = r.mapping(value, "metrics.compatibility", ("hh", "ah", "documents"))
+    spec = CompatibilitySpec(
+        hh=_pair_classifiers(r, d["hh"], "metrics.compatibility.hh") if "hh" in d else MappingProxyType({}),
+        ah=_pair_classifiers(r, d["ah"], "metrics.compatibility.ah") if "ah" in d else MappingProxyType({}),
+        documents=r.file(d["documents"], "metrics.compatibility.documents") if "documents" in d else None)
+    if bool(spec.ah) != (spec.documents is not None):
+        raise r.error("metrics.compatibility", "ah and documents go together: the AH check compares each output "
+                                               "with its source document", fix="give both ah: and documents:")
+    return spec
+
+
+def _attribution(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> AttributionSpec:
+    key = "metrics.content.attribution"
+    a = r.mapping(value, key, ("classifier", "threshold", "steps"), ("classifier",))
+    name = r.choice(a["classifier"], f"{key}.classifier", list(classifiers), "classifier")
+    if classifiers[name].backend != "transformer":
+        raise r.error(f"{key}.classifier", f"attribution masking needs a transformer classifier, and {name!r} is "
+                                           f"{classifiers[name].backend}", fix="name a classifier with backend: "
+                                                                               "transformer")
+    threshold = r.number(a.get("threshold", 0.2), f"{key}.threshold")
+    if not 0 < threshold <= 1:
+        raise r.error(f"{key}.threshold", f"must be in (0, 1], got {threshold}")
+    return AttributionSpec(name, threshold, r.integer(a.get("steps", 16), f"{key}.steps", 1))
+
+
+def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, MODIFICATION_MODES
+    from tsteval.metrics.style.intensity import GROUND_KINDS
+
+    d = r.mapping(value, "metrics", ("style", "content", "naturalness", "folds", "human", "compatibility"))
     style = StyleSpec()
     if "style" in d:
         s = r.mapping(d["style"], "metrics.style", ("classifiers", "ground"), ("classifiers",))
         names = r.strings(s["classifiers"], "metrics.style.classifiers")
         for i, name in enumerate(names):
             r.choice(name, f"metrics.style.classifiers[{i}]", list(classifiers), "classifier")
-        style = StyleSpec(names, r.choice(s.get("ground", "nominal"), "metrics.style.ground", GROUNDS, "ground"))
+        style = StyleSpec(names, r.choice(s.get("ground", "nominal"), "metrics.style.ground", GROUND_KINDS,
+                                          "ground"))
     content = ContentSpec()
     if "content" in d:
-        c = r.mapping(d["content"], "metrics.content", ("metrics", "modifications", "vectors", "placeholder"),
-                      ("metrics",))
+        c = r.mapping(d["content"], "metrics.content", ("metrics", "modifications", "vectors", "placeholder",
+                                                        "attribution"), ("metrics",))
         metrics = r.strings(c["metrics"], "metrics.content.metrics")
         for i, m in enumerate(metrics):
-            r.choice(m, f"metrics.content.metrics[{i}]", list(CONTENT_METRICS), "content metric")
+            r.choice(m, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
         mods = r.strings(c.get("modifications", ["none"]), "metrics.content.modifications")
         for i, m in enumerate(mods):
-            r.choice(m, f"metrics.content.modifications[{i}]", list(MODIFICATION_MODES), "modification")
+            r.choice(m, f"metrics.content.modifications[{i}]", [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS],
+                     "modification")
+        attribution = _attribution(r, c["attribution"], classifiers) if "attribution" in c else None
+        if attribution is None and any(m in ATTRIBUTION_MODIFICATIONS for m in mods):
+            raise r.error("metrics.content.modifications", "attr-mask/attr-delete need an attribution classifier",
+                          fix="add metrics.content.attribution: {classifier: NAME} (a transformer classifier)")
         vectors = r.string(c.get("vectors", "glove"), "metrics.content.vectors")
         vectors_dir = None
         if vectors not in ("glove", "word2vec"):
             vectors_dir = r.file(vectors, "metrics.content.vectors", directory=True)
             vectors = "dir"
         content = ContentSpec(metrics, mods, vectors, vectors_dir,
-                              r.string(c.get("placeholder", "<masked>"), "metrics.content.placeholder"))
+                              r.string(c.get("placeholder", "<masked>"), "metrics.content.placeholder"), attribution)
     naturalness = r.strings(d["naturalness"], "metrics.naturalness") if "naturalness" in d else ()
     for i, name in enumerate(naturalness):
         r.choice(name, f"metrics.naturalness[{i}]", list(NATURALNESS_METRICS), "naturalness metric")
-    return MetricsSpec(style, content, naturalness)
+    folds = r.integer(d.get("folds", 5), "metrics.folds", 2)
+    human = r.file(d["human"], "metrics.human") if "human" in d else None
+    compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
+    return MetricsSpec(style, content, naturalness, folds, human, compatibility)
 
 
 def _tradeoff(r: _Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
     d = r.mapping(value or {}, "tradeoff", ("style", "content", "naturalness"))
-    style_cols = [f"{m}@{c}" for c in metrics.style.classifiers for m in STYLE_METRIC_NAMES]
+    style_cols = [f"{m}@{c}" for c in metrics.style.classifiers for m in registry.names("style")]
     content_cols = [f"{m}@{mod}" for mod in metrics.content.modifications for m in metrics.content.metrics]
     style = r.choice(d["style"], "tradeoff.style", style_cols, "style column") if "style" in d else \
         (f"sti@{metrics.style.classifiers[0]}" if metrics.style.classifiers else None)
@@ -600,7 +675,8 @@ def load_manifest(path: str | Path) -> Manifest:
     d = r.mapping(data, "", TOP_KEYS, ("transfers", "metrics"))
     classifiers = _classifiers(r, d["classifiers"]) if "classifiers" in d else {}
     metrics = _metrics(r, d["metrics"], classifiers)
-    if not (metrics.style.classifiers or metrics.content.metrics or metrics.naturalness):
+    if not (metrics.style.classifiers or metrics.content.metrics or metrics.naturalness
+            or metrics.compatibility.hh or metrics.compatibility.ah):
         raise r.error("metrics", "no metric to compute", fix="give metrics.style, metrics.content or both")
     lexicon = _lexicon(r, d["lexicon"]) if "lexicon" in d else None
     if lexicon is None and any(m != "none" for m in metrics.content.modifications):

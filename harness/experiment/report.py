@@ -18,7 +18,7 @@ import pandas as pd
 from tsteval.core import markdown as md
 from tsteval.experiment.manifest import ReportSpec
 from tsteval.experiment.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
-from tsteval.metrics.style.scorer import STYLE_METRICS
+from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard
 
 
@@ -88,21 +88,25 @@ def human_table(frame: pd.DataFrame, humans: list[str], seed: int, n_resamples: 
 
 
 def agreement_tables(agreements: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """One table per (aspect, human rating, statistic): metrics as rows, systems (and "all") as columns."""
+    """One table per (aspect, human rating, statistic, level): metrics as rows, "all" and each system as columns."""
     out = []
-    for (aspect, human, stat), part in agreements.groupby(["aspect", "human", "statistic"], sort=False):
-        cells = part.assign(cell=[f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in
-                                  zip(part["value"], part["low"], part["high"], strict=True)])
+    for (aspect, human, method, level), part in agreements.groupby(["aspect", "human", "method", "level"],
+                                                                   sort=False):
+        cells = part.assign(cell=[f"{r:.3f} [{lo:.3f}, {hi:.3f}]" for r, lo, hi in
+                                  zip(part["r"], part["fisher_low"], part["fisher_high"], strict=True)])
         wide = cells.pivot_table(index="metric", columns="system", values="cell", aggfunc="first", sort=False)
         systems = ["all", *[s for s in wide.columns if s != "all"]]
         n = part[part["system"] == "all"]["n"]
-        title = f"{aspect}: {stat} with `{human}` (n = {int(n.iloc[0]) if len(n) else '?'} rated transfers pooled)"
+        n = int(n.iloc[0]) if len(n) else "?"
+        title = (f"{aspect}: {method} with `{human}` (n = {n} rated transfers pooled)" if level == "segment" else
+                 f"{aspect}: {method} with `{human}`, system level (n = {n} setting means pooled)")
         out.append((title, wide.reindex(columns=systems).reset_index()))
     return out
 
 
 def worst_examples(frame: pd.DataFrame, column: str, k: int, extra: list[str]) -> pd.DataFrame:
-    """The ``k`` rows of each system that score worst on ``column`` (highest for a distance metric)."""
+    """The ``k`` rows of each system that score worst on ``column``: the lowest, or the highest for a metric that
+    declares lower values better (WMD, perplexity)."""
     keep = ["system", "setting", "item", "input", "output", *dict.fromkeys([column, *extra])]
     ordered = frame.sort_values(column, ascending=not lower_is_better(column), kind="stable")
     return ordered.groupby("system", sort=False).head(k)[keep].sort_values("system", kind="stable")
@@ -137,7 +141,8 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
                     f"({spec.bootstrap_resamples} resamples, seed {metadata['seed']}). Full table: `summary.csv`.")]
     by_aspect: dict[str, list[str]] = {}
     for metric in card.metrics:
-        aspect = "Style" if metric.split("@")[0] in STYLE_METRICS else "Content and other"
+        declared = find_metric(metric, card.signatures.get(metric))
+        aspect = "Style" if declared is not None and declared.aspect == "style" else "Content and other"
         by_aspect.setdefault(aspect, []).append(metric)
     for aspect, metrics in by_aspect.items():
         blocks += [Heading(3, aspect), Table(aggregates_table(summary, metrics))]
@@ -153,7 +158,7 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
         blocks += [Heading(3, f"{t.x_aspect} vs {t.y_aspect}"), Image(png, svg, f"{t.x} vs {t.y}"),
                    Text("Each point is one setting; a system's points are joined in the order of its hyperparameter. "
                         "Circled points are on the Pareto frontier over all systems (maximising both aspects"
-                        + ("; the y metric is a distance, so lower is better and its axis is inverted" if
+                        + ("; lower values of the y metric are better, so its axis is inverted" if
                            t.y_lower_is_better else "") + "); crosses mark where two systems' curves meet."),
                    Bullets(tuple(frontier_reading(t)))]
         points = t.points.assign(x_ci=[_ci(*v) for v in t.points[["x", "x_low", "x_high"]].to_numpy()],
@@ -167,9 +172,11 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
         blocks.append(Text("No agreement to show: the transfers carry no human ratings (`human_*` columns) for the "
                            "scored aspects, or too few rated transfers with varying scores."))
     else:
-        blocks.append(Text("Each cell: correlation [95% interval] of the metric with the mean human rating, per system "
-                           "(settings pooled) and over all systems. For distance metrics (WMD) agreement shows as a "
-                           "negative correlation. Full table: `agreement.csv`."))
+        blocks.append(Text("Each cell: correlation [95% Fisher-z interval] of the metric with the mean human rating, "
+                           "over all systems and per system (settings pooled); at segment level each rated transfer "
+                           "is a point, at system level each (system, setting) mean. For distance metrics (WMD) "
+                           "agreement shows as a negative correlation. Full table, with p-values and Mir's ± "
+                           "(`margin`): `agreement.csv`."))
     for title, table in tables:
         blocks += [Heading(3, title), Table(table)]
 

@@ -11,44 +11,25 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from tsteval.classifiers.training import TrainedClassifier, train_classifier
 from tsteval.core.atomic import check_output_directory, output_directory
-from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash, package_version
 from tsteval.experiment import agreement
 from tsteval.experiment.manifest import HUMAN_PREFIX, CorpusSpec, Manifest, TransfersSpec, load_manifest
+from tsteval.experiment.plan import Plan, Run, execute
 from tsteval.experiment.tradeoff import Tradeoff, plot_tradeoff, tradeoff_curves
-from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard
 
-# Which human rating column each aspect's metrics are checked against; a metric column belongs to an aspect
-# by its name before "@" (style: the score_style metrics; content: CONTENT_METRICS; naturalness: registered).
+# Which human rating column each aspect's metrics are checked against; a metric column's aspect is the one its
+# metric declares (tsteval.metrics.registry).
 HUMAN_ASPECTS = {"style": ("human_style_intensity",), "content": ("human_content_preservation",),
                  "naturalness": ("human_naturalness_output",)}
-# Agreement statistics offered by tsteval.experiment.agreement, by name; each maps (metric, human) -> a result
-# with ``r`` (or ``statistic``) and ``p_value``.  New statistics there are picked up without changes here.
-AGREEMENT_STATISTICS = ("pearson", "spearman", "kendall")
-
-
-@dataclass
-class RunContext:
-    """What a run has loaded, passed to naturalness scorers and to the report."""
-
-    manifest: Manifest
-    transfers: Transfers
-    corpus: Corpus | None
-    quiet: bool
-    classifiers: dict[str, TrainedClassifier] = field(default_factory=dict)
-    lexicon: object = None
-    log: Callable[[str], None] = print
 
 
 def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
@@ -111,131 +92,26 @@ def load_corpus(spec: CorpusSpec, transfers: Transfers, seed: int) -> Corpus:
     return corpus
 
 
-def _train(ctx: RunContext) -> None:
-    """Train (or load from the cache) every classifier of the manifest; classifiers sharing a corpus share it."""
-    corpora: dict[str, Corpus] = {}
-    for name, spec in ctx.manifest.classifiers.items():
-        params = dict(spec.params)
-        if spec.backend in {"textcnn", "transformer"}:
-            params.setdefault("verbose", not ctx.quiet)
-        corpus = ctx.corpus
-        if spec.corpus is not None:
-            if repr(spec.corpus) not in corpora:
-                corpora[repr(spec.corpus)] = load_corpus(spec.corpus, ctx.transfers, ctx.manifest.seed)
-            corpus = corpora[repr(spec.corpus)]
-        start = time.perf_counter()
-        trained = train_classifier(spec.backend, corpus, params, seed=ctx.manifest.seed, heldout=spec.heldout)
-        ctx.classifiers[name] = trained
-        ctx.log(f"classifier {name} ({spec.backend}): {'cache hit' if trained.cached else 'trained'} "
-                f"{trained.key} in {time.perf_counter() - start:.1f} s, held-out accuracy "
-                f"{trained.report.get('accuracy')}")
-
-
-def _lexicon(ctx: RunContext) -> None:
-    spec = ctx.manifest.lexicon
-    if spec is None:
-        return
-    from tsteval.lexicons.builder import build_lexicon
-    from tsteval.lexicons.lexicon import Lexicon
-
-    ctx.lexicon = Lexicon.load(spec.file) if spec.file is not None else build_lexicon(
-        ctx.corpus, penalty=spec.penalty, C=spec.C, D=spec.D, seed=ctx.manifest.seed)
-    ctx.log(f"lexicon: {len(ctx.lexicon.words)} style words from {ctx.lexicon.origin}")
-
-
-def _word_vectors(ctx: RunContext, modification: str) -> object:
-    """The word vectors for ``modification``: GloVe, a saved folder, or word2vec on the training corpus
-    (on the style-masked corpus for masking, as Mir et al. did)."""
-    content = ctx.manifest.metrics.content
-    from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
-
-    if content.vectors == "glove":
-        return load_glove()
-    if content.vectors == "dir":
-        return WordVectors.load(content.vectors_dir)
-    texts = ctx.corpus.texts
-    if modification == "mask":
-        from tsteval.lexicons.modify import modify_texts
-
-        texts = modify_texts(texts, ctx.lexicon, "mask", content.placeholder)
-    return train_word2vec(texts, seed=ctx.manifest.seed)
-
-
-def score(ctx: RunContext) -> Scorecard:
-    """Every metric of the manifest as columns of one scorecard over the transfers."""
-    from tsteval.metrics.content.scorer import CONTENT_METRICS, score_content
-    from tsteval.metrics.style.scorer import score_style
-
-    metrics = ctx.manifest.metrics
-    card = Scorecard.from_transfers(ctx.transfers)
-    for name in metrics.style.classifiers:
-        trained = ctx.classifiers[name]
-        score_style(card, trained.model, name, model_id=trained.key, ground=metrics.style.ground)
-    content = metrics.content
-    needs_vectors = any(CONTENT_METRICS[m].needs == "word_vectors" for m in content.metrics)
-    for modification in content.modifications:
-        start = time.perf_counter()
-        vectors = _word_vectors(ctx, modification) if needs_vectors else None
-        counts = score_content(card, content.metrics, modification=modification, lexicon=ctx.lexicon,
-                               placeholder=content.placeholder, word_vectors=vectors)
-        flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}
-        ctx.log(f"content @{modification}: {', '.join(content.metrics)} in {time.perf_counter() - start:.1f} s"
-                + (f"; empty/OOV policy applied: {flagged}" if flagged else ""))
-    for name in metrics.naturalness:
-        start = time.perf_counter()
-        NATURALNESS_METRICS[name](card, ctx.corpus.texts if ctx.corpus is not None else None, ctx.manifest.seed, 5)
-        ctx.log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
-    return card
-
-
-def metric_aspect(column: str, manifest: Manifest) -> str | None:
-    """The aspect (style, content, naturalness) a scorecard metric column measures."""
-    from tsteval.metrics.style.scorer import STYLE_METRICS
-
-    base = column.split("@")[0]
-    if base in STYLE_METRICS:
-        return "style"
-    if base in manifest.metrics.content.metrics:
-        return "content"
-    if "@" in column and column.split("@")[-1] in manifest.metrics.naturalness:
-        return "naturalness"
-    return None
-
-
-def _statistic_fields(result: object) -> dict[str, float]:
-    value = getattr(result, "r", None)
-    value = getattr(result, "statistic", None) if value is None else value
-    return {"value": float(value), "p_value": float(getattr(result, "p_value", np.nan)),
-            "low": float(getattr(result, "fisher_low", getattr(result, "low", np.nan))),
-            "high": float(getattr(result, "fisher_high", getattr(result, "high", np.nan))),
-            "n": int(getattr(result, "n", 0))}
+def metric_aspect(column: str, manifest: Manifest | None = None, signature: str | None = None) -> str | None:
+    """The aspect (style, content, naturalness, compatibility) a scorecard metric column measures, as its
+    metric declares it (:data:`tsteval.metrics.registry.METRICS`); None for a column that is no metric."""
+    metric = find_metric(column, signature)
+    return None if metric is None else metric.aspect
 
 
 def agreement_frame(card: Scorecard, manifest: Manifest) -> pd.DataFrame:
-    """Every metric against every human rating of its aspect, per system and pooled ("all"), for each
-    statistic ``tsteval.experiment.agreement`` offers.  Unrated rows are left out; a constant sample gives no row."""
-    statistics = {n: getattr(agreement, n) for n in AGREEMENT_STATISTICS if hasattr(agreement, n)}
+    """Every metric against every human rating of its aspect: ``agreement.agreement_table`` at segment and system
+    level, pooled ("all") and per system.  Unrated rows are left out; an undefined correlation gives no row."""
     frame = card.frame
-    rows = []
-    for metric in card.metrics:
-        aspect = metric_aspect(metric, manifest)
-        for human in HUMAN_ASPECTS.get(aspect, ()):
-            if human not in frame.columns:
-                continue
-            if not pd.api.types.is_numeric_dtype(frame[human]):  # loaders parse ratings; never coerce here
-                continue
-            rated = frame[frame[human].notna()]
-            groups = [("all", rated), *rated.groupby("system", sort=False)]
-            for system, group in groups:
-                for stat, fn in statistics.items():
-                    try:
-                        result = fn(group[metric].to_numpy(float), group[human].to_numpy(float))
-                    except TstevalError:
-                        continue
-                    rows.append({"aspect": aspect, "human": human, "metric": metric, "system": system,
-                                 "statistic": stat, **_statistic_fields(result)})
-    return pd.DataFrame(rows, columns=["aspect", "human", "metric", "system", "statistic", "value", "p_value",
-                                       "low", "high", "n"])
+    humans = human_columns(frame)  # loaders parse ratings to numbers; a text column is never coerced here
+    parts = []
+    for aspect, aspect_humans in HUMAN_ASPECTS.items():
+        metrics = [m for m in card.metrics if metric_aspect(m, manifest) == aspect]
+        rated = [h for h in aspect_humans if h in humans]
+        if metrics and rated:
+            parts.append(agreement.agreement_table(frame, metrics, rated, aspect=aspect, per_system=True,
+                                                   skip_undefined=True))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=agreement.TABLE_COLUMNS)
 
 
 def human_columns(frame: pd.DataFrame) -> list[str]:
@@ -271,25 +147,25 @@ def tradeoffs(card: Scorecard, manifest: Manifest) -> list[Tradeoff]:
     return out
 
 
-def _metadata(ctx: RunContext, card: Scorecard, seconds: float) -> dict:
-    m = ctx.manifest
+def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float) -> dict:
+    card = result.card
     return {
         "name": m.name, "manifest": str(m.path), "manifest_hash": content_hash(m.text), "seed": m.seed,
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(time.time() - seconds)),
-        "seconds": round(seconds, 1), "rows": len(card.frame), "transfers_origin": ctx.transfers.origin,
+        "seconds": round(seconds, 1), "rows": len(card.frame), "transfers_origin": plan.transfers.origin,
         "systems": sorted(card.frame["system"].unique()), "settings": int(card.frame[["system", "setting"]]
                                                                            .drop_duplicates().shape[0]),
-        "training_corpus": None if ctx.corpus is None else {"origin": ctx.corpus.origin, "texts": len(ctx.corpus),
-                                                            "styles": ctx.corpus.styles},
+        "training_corpus": None if plan.corpus is None else {"origin": plan.corpus.origin,
+                                                             "texts": len(plan.corpus), "styles": plan.corpus.styles},
         "classifiers": {name: {"backend": m.classifiers[name].backend, "key": t.key, "cached": t.cached,
                                "accuracy": t.report.get("accuracy"), "macro_f1": t.report.get("macro_f1"),
                                "n_train": t.report.get("n_train"), "n_heldout": t.report.get("n_heldout"),
                                "params": t.report.get("params")}
-                        for name, t in ctx.classifiers.items()},
-        "lexicon": None if ctx.lexicon is None else {"origin": str(ctx.lexicon.origin),
-                                                     "words": len(ctx.lexicon.words)},
-        "human_ratings": {"columns": [c for c in ctx.transfers.frame.columns if c.startswith(HUMAN_PREFIX)],
-                          "empty": empty_ratings(ctx.transfers.frame)},
+                        for name, t in result.trained.items()},
+        "lexicon": None if result.lexicon is None else {"origin": str(result.lexicon.origin),
+                                                        "words": len(result.lexicon.words)},
+        "human_ratings": {"columns": [c for c in plan.transfers.frame.columns if c.startswith(HUMAN_PREFIX)],
+                          "empty": empty_ratings(plan.transfers.frame)},
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
         "signatures": card.signatures,
@@ -313,16 +189,9 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     check_output_directory(out, "run", overwrite)
     start = time.perf_counter()
     log = (lambda _message: None) if quiet else (lambda message: print(f"[tsteval] {message}", file=sys.stderr))
-    transfers = load_transfers(manifest.transfers, manifest.seed)
-    log(f"transfers: {len(transfers)} rows from {transfers.origin}")
-    report_empty_ratings(transfers.frame)
-    corpus = load_corpus(manifest.corpus, transfers, manifest.seed) if manifest.needs_corpus() else None
-    if corpus is not None:
-        log(f"training corpus: {len(corpus)} texts, styles {corpus.styles}")
-    ctx = RunContext(manifest, transfers, corpus, quiet, log=log)
-    _train(ctx)
-    _lexicon(ctx)
-    card = score(ctx)
+    plan = Plan.from_manifest(manifest, quiet=quiet, log=log)
+    result = execute(plan, log)
+    card = result.card
     summary = card.summary(seed=manifest.seed, n_resamples=manifest.report.bootstrap_resamples)
     agreements = agreement_frame(card, manifest)
     curves = tradeoffs(card, manifest)
@@ -337,7 +206,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
             t.intersections.to_csv(tmp / f"{stem}_intersections.csv", index=False)
             plots[k] = plot_tradeoff(t, tmp / "plots" / stem, f"{manifest.name}: {t.x_aspect} vs {t.y_aspect}")
         (tmp / "manifest.yaml").write_text(manifest.text, encoding="utf-8")
-        metadata = _metadata(ctx, card, time.perf_counter() - start)
+        metadata = _metadata(manifest, plan, result, time.perf_counter() - start)
         (tmp / "run.json").write_text(json.dumps(metadata, indent=2, default=str))
         write_report(tmp, metadata, card, summary, agreements, curves,
                      {k: [p.relative_to(tmp) for p in v] for k, v in plots.items()}, human_columns(card.frame),

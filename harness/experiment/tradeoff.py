@@ -4,7 +4,8 @@ Each point is a corpus-level score of one (system, setting) with percentile-boot
 computed from the scorecard.  A system's points are joined in the order of its hyperparameter, so where two
 systems' piecewise-linear curves cross, both reach the same pair of aspect scores (Mir's "points of
 intersection").  The Pareto frontier over all points shows which system dominates where.  Both axes are
-maximised; a distance metric (WMD) on the y axis is plotted as is on an inverted axis, and the frontier
+maximised; a metric that declares ``higher_is_better=False`` (WMD, perplexity; see
+:data:`tsteval.metrics.registry.METRICS`) on the y axis is plotted as is on an inverted axis, and the frontier
 treats its lower values as better — the axis label says so.
 """
 
@@ -20,23 +21,24 @@ from matplotlib.figure import Figure
 
 from tsteval.aggregate import bootstrap_mean
 from tsteval.core.records import HP_PREFIX
+from tsteval.metrics.registry import find_metric
 
-# Metrics (name before "@") where a lower value means more of the aspect.
-LOWER_IS_BETTER = frozenset({"wmd"})
-ASPECT_NAMES = {"sti": "Style transfer intensity", "sti_norm": "Style transfer intensity",
-                "target_prob": "Style transfer intensity", "target_acc": "Style transfer intensity"}
+ASPECT_NAMES = {"style": "Style transfer intensity", "content": "Content preservation",
+                "naturalness": "Naturalness", "compatibility": "Content compatibility"}
 _EPS = 1e-12
 
 
-def lower_is_better(column: str) -> bool:
-    """Whether lower values of this scorecard column mean more of its aspect (distance metrics)."""
-    return column.split("@")[0] in LOWER_IS_BETTER
+def lower_is_better(column: str, signature: str | None = None) -> bool:
+    """Whether lower values of this scorecard column mean more of its aspect, as its metric declares (a column
+    that is no declared metric, such as a ``human_*`` rating, reads higher = more)."""
+    metric = find_metric(column, signature)
+    return metric is not None and not metric.higher_is_better
 
 
 def axis_label(column: str, aspect: str) -> str:
     """Axis label naming the aspect and the scorecard column, and saying when the axis is inverted."""
     if lower_is_better(column):
-        return f"{aspect}: {column}\n(distance; lower = more preserved, axis inverted)"
+        return f"{aspect}: {column}\n(lower = more {aspect.lower()}, axis inverted)"
     return f"{aspect}: {column}\n(higher = more)"
 
 
@@ -152,7 +154,8 @@ def tradeoff_curves(frame: pd.DataFrame, x: str, y: str, y_aspect: str, seed: in
                 rows.append({"system_a": sa, "between_a": _segment(ca, int(i)), "system_b": sb,
                              "between_b": _segment(cb, int(j)), "x": px, "y": py})
     intersections = pd.DataFrame(rows, columns=["system_a", "between_a", "system_b", "between_b", "x", "y"])
-    x_aspect = ASPECT_NAMES.get(x.split("@")[0], x)
+    metric = find_metric(x)
+    x_aspect = ASPECT_NAMES[metric.aspect] if metric is not None else x
     return Tradeoff(x, y, x_aspect, y_aspect, points, intersections)
 
 

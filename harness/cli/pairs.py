@@ -1,13 +1,12 @@
-"""The ``tsteval compliancy`` subcommand: De Mattei et al.'s HH / AH / Main checks on a transfers table.
-
-Wire it into ``tsteval.cli.main.build_parser`` with ``add_compliancy_parser(sub)``.
-"""
+"""``tsteval train-pairs`` (an HH/AH pair classifier) and ``tsteval compliancy`` (De Mattei et al.'s HH / AH /
+Main checks on a transfers table)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
 
 EPILOG = """examples:
@@ -24,9 +23,9 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     from tsteval.classifiers.base import load_classifier
     from tsteval.classifiers.pairs import load_pair_classifier
     from tsteval.core.errors import TstevalError
-    from tsteval.core.records import Transfers
+    from tsteval.experiment.plan import attach_documents
     from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
-    from tsteval.readers.loaders import load_table_transfers, read_table
+    from tsteval.readers.loaders import load_table_transfers
 
     check_output_directory(args.out, "compliancy", args.overwrite)
     if (args.ah is None) != (args.documents is None):
@@ -38,17 +37,7 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     ah = None
     if args.ah is not None:
         ah = load_pair_classifier(args.ah)
-        documents = read_table(args.documents).frame
-        missing = {"item", "document"} - set(documents.columns)
-        if missing:
-            raise TstevalError(f"{args.documents} lacks the columns {sorted(missing)}")
-        documents = documents.astype({"item": str}).drop_duplicates("item").set_index("item")["document"]
-        frame = transfers.frame.copy()
-        frame["document"] = frame["item"].astype(str).map(documents)
-        if frame["document"].isna().any():
-            item = frame.loc[frame["document"].isna(), "item"].iloc[0]
-            raise TstevalError(f"{args.documents} has no document for item {item!r}")
-        transfers = Transfers(frame, transfers.origin)
+        transfers = attach_documents(transfers, args.documents)
     scored = score_compliancy(transfers, style, hh, ah)
     table = compliancy_table(scored)
     out = Path(args.out)
@@ -100,8 +89,6 @@ def cmd_train_pairs(args: argparse.Namespace) -> int:
 
 def add_train_pairs_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``train-pairs`` subcommand: TF-IDF alignment pairs of two files -> a saved pair classifier."""
-    from tsteval.cli.main import seed_type
-
     parser = sub.add_parser(
         "train-pairs", help="train an HH/AH pair classifier from two aligned-by-content text files",
         description="Builds training pairs as De Mattei et al. did: TF-IDF cosine above --strict is a match, "

@@ -1,0 +1,105 @@
+"""``tsteval.evaluate``: pairs or a table in, a :class:`~tsteval.scorecard.Scorecard` out, in one call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from tsteval.core.errors import TstevalError
+from tsteval.core.records import Corpus, Transfers
+from tsteval.scorecard import Scorecard
+
+
+def _corpus(corpus: Corpus | Mapping[str, Sequence[str]] | None) -> Corpus | None:
+    if corpus is None or isinstance(corpus, Corpus):
+        return corpus
+    texts = [text for style in corpus for text in corpus[style]]
+    labels = [str(style) for style in corpus for _ in corpus[style]]
+    return Corpus(texts, labels, "<evaluate corpus>")
+
+
+def _classifier_source(value: object, corpus: Corpus | None) -> object:
+    """A backend name (not an existing folder) becomes a training spec on ``corpus``; anything else is kept."""
+    from tsteval.classifiers.base import BACKENDS
+
+    if isinstance(value, str) and value in BACKENDS and not Path(value).is_dir():
+        from tsteval.experiment.manifest import ClassifierSpec
+
+        if corpus is None:
+            raise TstevalError(f"classifier={value!r} names a backend to train: give corpus= (labelled texts)")
+        return ClassifierSpec(value, value, {}, heldout=0.0)
+    return value
+
+
+def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None, *,
+             table: str | Path | None = None, source_style: str | Sequence[str] | None = None,
+             target_style: str | Sequence[str] | None = None, metrics: Iterable[str] = ("sti",),
+             classifier: object = None, corpus: Corpus | Mapping[str, Sequence[str]] | None = None,
+             lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
+             human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
+             ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0) -> Scorecard:
+    """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
+
+    Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
+    all, or one per row), or a ``table`` file (CSV/JSONL/Parquet with input, output, source_style, target_style).
+    ``metrics`` names metrics of :data:`tsteval.METRICS` (a style metric adds all four style columns,
+    ``hh`` needs ``hh=``) or naturalness scorers (``unigram``, ``textcnn``, ``kn3``, ``smollm2``).
+    ``classifier`` is a saved folder, a fitted classifier, a backend name trained on ``corpus`` (labelled texts:
+    a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
+    a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
+    ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``vectors`` is
+    ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.
+
+    >>> import tsteval
+    >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
+    ...           "pos": ["the food was great", "lovely service", "i loved it", "good and warm"]}
+    >>> card = tsteval.evaluate(["the food was awful", "i hated it"], ["the food was great", "i hated it"],
+    ...                         source_style="neg", target_style="pos", metrics=["sti", "bleu"],
+    ...                         classifier="tfidf-lr", corpus=corpus)
+    >>> card.metrics
+    ['sti@clf', 'sti_norm@clf', 'target_prob@clf', 'target_acc@clf', 'bleu@none']
+    >>> round(float(card.frame.loc[1, "bleu@none"]), 6)    # output = input
+    100.0
+    >>> bool(card.frame.loc[0, "sti@clf"] > 0)
+    True
+    """
+    from tsteval.experiment.plan import Plan, run
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+    from tsteval.metrics.registry import METRICS
+
+    if table is not None:
+        if inputs is not None or outputs is not None:
+            raise TstevalError("give either inputs and outputs, or table=, not both")
+        from tsteval.readers.loaders import load_table_transfers
+
+        transfers = load_table_transfers(table)
+    else:
+        if inputs is None or outputs is None:
+            raise TstevalError("give inputs and outputs (aligned lists of texts), or table=FILE")
+        if source_style is None or target_style is None:
+            raise TstevalError("inputs and outputs need source_style= and target_style=")
+        if isinstance(inputs, str) or isinstance(outputs, str):
+            raise TstevalError("inputs and outputs are lists of texts, not one string")
+        transfers = Transfers.from_pairs(list(inputs), list(outputs), source_style=source_style,
+                                         target_style=target_style, system=system, setting=setting)
+    names = list(metrics)
+    unknown = [m for m in names if m not in METRICS and m not in NATURALNESS_METRICS]
+    if unknown:
+        raise TstevalError(f"unknown metrics {unknown}; choose from {sorted(METRICS)} or the naturalness scorers "
+                           f"{list(NATURALNESS_METRICS)}")
+    wants_style = any(METRICS[m].aspect == "style" for m in names if m in METRICS)
+    if wants_style and classifier is None:
+        raise TstevalError("style metrics need classifier= (a saved folder, a fitted classifier or a backend name)")
+    if "hh" in names and not hh:
+        raise TstevalError("the hh metric needs hh={NAME: pair classifier folder or fitted pair classifier}")
+    training = _corpus(corpus)
+    classifiers = {}
+    if wants_style:
+        given = classifier if isinstance(classifier, Mapping) else {"clf": classifier}
+        classifiers = {str(name): _classifier_source(value, training) for name, value in given.items()}
+    plan = Plan(transfers, classifiers=classifiers, ground=ground,
+                content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
+                modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
+                naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
+                hh=dict(hh or {}) if "hh" in names else {}, corpus=training, seed=seed)
+    return run(plan)

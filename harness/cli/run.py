@@ -1,0 +1,35 @@
+"""``tsteval run``: run an experiment manifest end to end and write its report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tsteval.core.atomic import OVERWRITE_HELP
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run an experiment manifest: the scorecard, aggregates, agreement, tradeoff plots and the report."""
+    from tsteval.experiment.manifest import load_manifest
+    from tsteval.experiment.runner import run_experiment
+
+    manifest = load_manifest(args.manifest)
+    out = Path(args.out) if args.out else manifest.output
+    card = run_experiment(manifest, out=out, quiet=args.quiet, overwrite=args.overwrite)
+    print(f"{manifest.name}: {len(card.frame)} rows x {len(card.metrics)} metrics; report: {out / 'report.md'}, "
+          f"{out / 'report.html'}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``run`` to the subcommands and return its parser."""
+    run = sub.add_parser("run", help="run an experiment manifest (YAML) end to end and write its report",
+                         epilog="examples:\n  tsteval run manifests/mir.yaml --out runs/mir\n"
+                                "  tsteval run tests/data/tiny_manifest.yaml --out /tmp/tiny --quiet",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("manifest", help="the experiment manifest (see harness/experiment/manifest.py for the schema)")
+    run.add_argument("--out", help="run folder (default: the manifest's output)")
+    run.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
+    run.set_defaults(func=cmd_run)
+    return run

@@ -1,0 +1,97 @@
+"""``tsteval score``: score system outputs into a per-sentence scorecard and its summary.
+
+The command builds a :class:`~tsteval.experiment.plan.Plan` from its arguments and runs it; the scoring itself
+lives in :mod:`tsteval.experiment.plan`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tsteval.cli.common import seed_type
+from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
+
+EPILOG_SCORE = """examples:
+  tsteval score --classifier ft=clf/ --pairs inputs.txt outputs.txt --source-style neg --target-style pos --out run/
+  tsteval score --classifier ft=clf/ --tsv system.tsv --source-style 0 --target-style 1 --system mine --out run/
+  tsteval score --classifier ft=clf/ --table outputs.csv --out run/     (columns input, output, source_style, ...)
+  tsteval score --classifier ft=clf/ --mir --out run/                   (Mir et al.'s 12 published settings)
+  tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content bleu,meteor,wmd,sbert \\
+      --modification none,mask --lexicon lexicon.json --out run/
+"""
+
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Score transfers with every ``--classifier`` and write the scorecard and its summary."""
+    from tsteval.experiment.plan import Plan, execute
+
+    check_output_directory(args.out, "scorecard", args.overwrite)
+    result = execute(Plan.from_args(args))
+    card = result.card
+    summary = card.summary(seed=args.seed)
+    with output_directory(args.out, "scorecard", args.overwrite) as tmp:
+        card.write(tmp, summary)
+    flagged = {column: c for column, c in result.policy.items() if any(c.values())}
+    for column, c in flagged.items():
+        print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)")
+    if not args.quiet:
+        print((Path(args.out) / "summary.md").read_text())
+    print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}")
+    return 0
+
+
+def _names(aspect: str) -> str:
+    from tsteval.metrics import registry
+
+    return ", ".join(registry.names(aspect))
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``score`` to the subcommands and return its parser."""
+    from tsteval.metrics.style.intensity import GROUND_KINDS
+
+    score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
+                           epilog=EPILOG_SCORE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    score.add_argument("--classifier", action="append", default=[], metavar="NAME=DIR",
+                       help=f"a saved style classifier; NAME prefixes its columns ({_names('style')}; "
+                            "repeatable)")
+    src = score.add_argument_group("transfers (choose one)")
+    src.add_argument("--pairs", nargs=2, metavar=("INPUTS", "OUTPUTS"), help="aligned line files")
+    src.add_argument("--tsv", help="input<TAB>output per line")
+    src.add_argument("--table", help="CSV/JSONL/Parquet with input, output, source_style, target_style columns")
+    src.add_argument("--mir", action="store_true", help="Mir et al.'s CAAE/ARAE/DAR outputs from the data root")
+    src.add_argument("--dualrl", metavar="DATASET", help="DualRL system outputs (yelp or GYAFC)")
+    content = score.add_argument_group("content preservation")
+    content.add_argument("--content", default="", metavar="METRICS",
+                         help=f"comma-separated: {_names('content')}")
+    content.add_argument("--modification", default="none", metavar="MODES",
+                         help="comma-separated text modifications before content metrics: none, remove, mask")
+    content.add_argument("--lexicon", help="style lexicon JSON for remove/mask (see build-lexicon)")
+    content.add_argument("--placeholder", default="<masked>", help="token that replaces masked style words")
+    content.add_argument("--vectors", default="glove",
+                         help="word vectors for embed_avg/greedy/extrema/wmd: 'glove' (GloVe 6B 50d) or a saved "
+                              "tsteval word-vector directory")
+    natural = score.add_argument_group("naturalness and content compatibility")
+    natural.add_argument("--naturalness", default="", metavar="NAMES",
+                         help="comma-separated: unigram, textcnn (cross-fitted adversarial classifiers), kn3 "
+                              "(Kneser-Ney trigram perplexity), smollm2 (SmolLM2-135M perplexity)")
+    natural.add_argument("--human", metavar="FILE",
+                         help="human-written sentences of the target domain, one per line (default: the inputs)")
+    natural.add_argument("--folds", type=int, default=5, help="cross-fitting folds for the adversarial classifiers")
+    natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
+                         help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
+                              "(repeatable)")
+    score.add_argument("--source-style", help="style of the inputs (for --pairs/--tsv)")
+    score.add_argument("--target-style", help="style the system was asked for (for --pairs/--tsv)")
+    score.add_argument("--system", default="system", help="system name for --pairs/--tsv")
+    score.add_argument("--setting", default="default", help="hyperparameter setting label for --pairs/--tsv")
+    score.add_argument("--ground", default="nominal", choices=list(GROUND_KINDS),
+                       help="EMD ground distance between styles (ordinal for ordered styles)")
+    score.add_argument("--seed", type=seed_type, default=0, help="bootstrap seed")
+    score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
+    score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")
+    score.set_defaults(func=cmd_score)
+    return score

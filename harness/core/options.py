@@ -1,0 +1,47 @@
+"""``NAME=VALUE`` options (``--classifier lr=clf/``, ``--param C=2``), shared by the command line and plans."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from tsteval.core.errors import TstevalError, quote
+
+COLUMN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def parse_value(text: str) -> object:
+    """A ``--param`` value: JSON when it parses (numbers, lists, booleans), else the string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def check_column_name(name: str, flag: str) -> str:
+    """``name`` when it may be part of scorecard columns and signatures (``sti@NAME``), else an error."""
+    if not COLUMN_NAME.fullmatch(name):
+        raise TstevalError(f"{flag} name {quote(name)} may hold only letters, digits, '_', '-' and '.' "
+                           "(it names scorecard columns such as sti@NAME)")
+    return name
+
+
+def key_values(items: Sequence[str], flag: str, value: str = "VALUE", column_names: bool = False) -> dict[str, str]:
+    """``NAME=VALUE`` options as a dict; a malformed one, an empty name or a repeated name is an error.
+
+    With ``column_names`` a NAME becomes part of scorecard columns and signatures (``sti@NAME``), so it is
+    limited to letters, digits, ``_``, ``-`` and ``.``.
+    """
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise TstevalError(f"{flag} {quote(item)} must look like NAME={value}")
+        if column_names:
+            check_column_name(key, flag)
+        if key in pairs:
+            raise TstevalError(f"{flag} names {quote(key)} twice ({quote(pairs[key])} and {quote(text)}); "
+                               f"give each {flag} a different NAME (for --style, join the files first)")
+        pairs[key] = text
+    return pairs

@@ -1,0 +1,38 @@
+"""The content-preservation metrics (columns ``NAME@MODIFICATION``), scored by
+:func:`tsteval.metrics.content.scorer.score_content` after the modification of both texts."""
+
+from __future__ import annotations
+
+from tsteval.metrics.base import Metric
+from tsteval.metrics.content.policy import MAX_DISTANCE
+
+_OVERLAP = "tsteval.metrics.content.overlap"
+_EMBEDDING = "tsteval.metrics.content.embedding_metrics"
+_VECTORS = frozenset({"word_vectors"})
+
+CONTENT = (
+    Metric("bleu", "content", True, (0.0, 100.0), "sentence BLEU (sacreBLEU, exponential smoothing)", frozenset(),
+           {"smooth": "exp", "eff_order": True, "tok": "tsteval"}, ("numpy", "sacrebleu"), f"{_OVERLAP}:sentence_bleu"),
+    Metric("bleu_mir", "content", True, (0.0, 100.0), "sentence BLEU as Mir et al. computed it (floor smoothing)",
+           frozenset(), {"smooth": "floor", "smooth_value": 0.01, "eff_order": False, "tok": "tsteval"},
+           ("numpy", "sacrebleu"), f"{_OVERLAP}:sentence_bleu_mir"),
+    Metric("chrf", "content", True, (0.0, 100.0), "sentence chrF (sacreBLEU)", frozenset(),
+           {"char_order": 6, "word_order": 0, "beta": 2}, ("numpy", "sacrebleu"), f"{_OVERLAP}:sentence_chrf"),
+    Metric("meteor", "content", True, (0.0, 1.0), "METEOR with Porter stemming and WordNet synonyms (NLTK)",
+           frozenset(), {"alpha": 0.9, "beta": 3.0, "gamma": 0.5, "stemmer": "porter", "wordnet": "debian-3.0"},
+           ("numpy", "nltk"), f"{_OVERLAP}:meteor"),
+    Metric("rougeL", "content", True, (0.0, 1.0), "ROUGE-L F-measure (rouge-score)", frozenset(),
+           {"stemmer": False, "f": "fmeasure"}, ("numpy", "rouge-score"), f"{_OVERLAP}:rouge_l"),
+    Metric("embed_avg", "content", True, (-1.0, 1.0), "cosine of the mean word vectors", _VECTORS, {"unit": True},
+           scorer=f"{_EMBEDDING}:embedding_average"),
+    Metric("greedy", "content", True, (-1.0, 1.0), "greedy matching of word vectors", _VECTORS, {"unit": True},
+           scorer=f"{_EMBEDDING}:greedy_matching"),
+    Metric("extrema", "content", True, (-1.0, 1.0), "cosine of the vector extrema", _VECTORS, {"unit": True},
+           scorer=f"{_EMBEDDING}:vector_extrema"),
+    Metric("wmd", "content", False, (0.0, MAX_DISTANCE), "word mover's distance between unit word vectors",
+           _VECTORS, {"solver": "ot.emd2", "unit": True, "cost": "euclidean"}, ("numpy", "POT"),
+           "tsteval.metrics.content.wmd:wmd"),
+    Metric("sbert", "content", True, (-1.0, 1.0), "cosine of sentence embeddings (packaged all-MiniLM-L6-v2)",
+           frozenset({"sentence_encoder"}), {"pool": "mean", "norm": "l2"}, ("numpy", "torch", "transformers"),
+           "tsteval.metrics.content.sentence_embedding:sentence_cosine"),
+)

@@ -1,0 +1,27 @@
+"""The examples in tsteval's docstrings run (``make test`` runs them through this file)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.registry"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_import_is_light_and_help_shows_an_example() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, tsteval; assert 'torch' not in sys.modules, 'torch'; "
+            "assert set(tsteval.__all__) >= {'evaluate', 'METRICS', 'run', 'Plan', 'Scorecard', 'Transfers', "
+            "'Corpus', 'load_manifest'}; help(tsteval.evaluate)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert ">>> card = tsteval.evaluate(" in out
