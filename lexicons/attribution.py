@@ -45,6 +45,7 @@ from captum.attr import LayerIntegratedGradients
 
 from tsteval.classifiers.transformer import TransformerClassifier
 from tsteval.core.errors import InputError, LabelMismatchError, TstevalError
+from tsteval.core.progress import progress
 from tsteval.core.tokenize import tokenize
 from tsteval.lexicons.modify import PLACEHOLDER, check_placeholder
 
@@ -134,7 +135,7 @@ class AttributionMasker:
             results[i] = self._empty(targets[i])
         # Similar lengths share a batch, so little work goes into padding; results return to input order.
         order = sorted(nonempty, key=lambda i: len(words[i]))
-        for start in range(0, len(order), self.batch_size):
+        for start in progress(range(0, len(order), self.batch_size), "attribution masking", unit="batch"):
             rows = order[start:start + self.batch_size]
             for i, result in zip(rows, self._attribute_batch([words[i] for i in rows], [targets[i] for i in rows]),
                                  strict=True):

@@ -1,12 +1,23 @@
-"""Helpers shared by the ``tsteval`` subcommands: argument types and the training-corpus options."""
+"""Helpers shared by the ``tsteval`` subcommands: argument types, the training-corpus options and the printed
+summary (Markdown, JSON or one signature line per metric)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+
+import pandas as pd
 
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.options import key_values
 from tsteval.core.records import Corpus
+
+# The flags of the command line that set the reader keywords, for the fixes in error messages.
+CORPUS_HINTS = {"text_col": "--text-col", "label_col": "--label-col", "split": "--split",
+                "table_format": "--table-format"}
+FORMATS = ("markdown", "json", "signature")
+STDIN_HELP = "; - reads standard input"
 
 
 def seed_type(text: str) -> int:
@@ -27,9 +38,11 @@ def training_corpus(args: argparse.Namespace) -> Corpus:
     if args.style:
         corpus = loaders.load_style_files(key_values(args.style, "--style", "FILE"))
     elif args.table:
-        corpus = loaders.load_table_corpus(args.table, text_col=args.text_col, label_col=args.label_col)
+        corpus = loaders.load_table_corpus(args.table, text_col=args.text_col, label_col=args.label_col,
+                                           table_format=args.table_format, hints=CORPUS_HINTS)
     elif args.hf:
-        corpus = loaders.load_hf_corpus(args.hf, text_col=args.text_col, label_col=args.label_col, split=args.split)
+        corpus = loaders.load_hf_corpus(args.hf, text_col=args.text_col, label_col=args.label_col, split=args.split,
+                                        hints=CORPUS_HINTS)
     elif args.yelp:
         corpus = published.load_yelp_corpus()
     elif args.cds:
@@ -46,7 +59,9 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     data = parser.add_argument_group("training data (choose one)")
     data.add_argument("--style", action="append", default=[], metavar="NAME=FILE",
                       help="one sentence per line, all of style NAME (repeat per style)")
-    data.add_argument("--table", help="CSV, JSONL or Parquet with a text and a label column")
+    data.add_argument("--table", help="CSV, JSONL or Parquet with a text and a label column" + STDIN_HELP)
+    data.add_argument("--table-format", choices=["csv", "jsonl", "parquet"],
+                      help="format of --table (default: from its suffix; needed for -)")
     data.add_argument("--hf", help="a Hugging Face dataset: hub id, saved directory or data file")
     data.add_argument("--yelp", action="store_true", help="Yelp dev+test from the data root")
     data.add_argument("--cds", action="store_true", help="the 11-style Corpus of Diverse Styles sample")
@@ -55,3 +70,31 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--split", help="split of a Hugging Face dataset")
     parser.add_argument("--exclude", action="append", default=[], metavar="FILE",
                         help="drop these sentences (e.g. your evaluation inputs) from the training data")
+
+
+def add_format_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format`` and ``--signature``: how the summary is printed on standard output."""
+    parser.add_argument("--format", choices=FORMATS, default="markdown",
+                        help="print the summary as a Markdown table, one JSON document (summary and signatures; "
+                             "nothing else on standard output) or one signature line per metric")
+    parser.add_argument("--signature", dest="format", action="store_const", const="signature",
+                        help="same as --format signature: COLUMN = MEAN [LOW, HIGH] n=N SIGNATURE, one line each")
+
+
+def _number(value: object) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def summary_json(summary: pd.DataFrame, signatures: dict[str, str], **extra: object) -> str:
+    """The summary (per system, setting and metric: mean, low, high, n) and the signatures as one JSON document."""
+    rows = [{"system": str(r.system), "setting": str(r.setting), "metric": r.metric, "mean": _number(r.mean),
+             "low": _number(r.ci_low), "high": _number(r.ci_high), "n": int(r.n)} for r in summary.itertuples()]
+    return json.dumps({**extra, "summary": rows, "signatures": signatures}, indent=2)
+
+
+def signature_lines(summary: pd.DataFrame) -> list[str]:
+    """One sacreBLEU-style line per metric column (prefixed by ``SYSTEM/SETTING:`` when there are several)."""
+    several = summary[["system", "setting"]].drop_duplicates().shape[0] > 1
+    return [(f"{r.system}/{r.setting}: " if several else "")
+            + f"{r.metric} = {r.mean:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] n={r.n} {r.signature}"
+            for r in summary.itertuples()]

@@ -50,5 +50,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lexicon.add_argument("--out", required=True, help="JSON file {style: [[word, weight], ...]}")
     lexicon.add_argument("--overwrite", action="store_true",
                          help="replace an existing lexicon file at --out (any other file is never replaced)")
+    lexicon.add_argument("--quiet", action="store_true", help="no progress bars")
     lexicon.set_defaults(func=cmd_lexicon)
     return lexicon

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Sequence
 
 from tsteval.core.errors import TstevalError
+from tsteval.core.progress import quieted
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,11 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
-        if getattr(args, "quiet", False):
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-        return args.func(args)
+        with quieted(args.quiet):
+            return args.func(args)
     except TstevalError as error:
         print(f"tsteval: error: {error}", file=sys.stderr)
         return 2

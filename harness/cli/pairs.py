@@ -61,6 +61,7 @@ def add_compliancy_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentP
     parser.add_argument("--documents", metavar="FILE", help="table with columns item, document (needed with --ah)")
     parser.add_argument("--out", required=True, help="directory for compliancy.csv and summary.{csv,md}")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=cmd_compliancy)
     return parser
 
@@ -104,5 +105,6 @@ def add_train_pairs_parser(sub: argparse._SubParsersAction) -> argparse.Argument
     parser.add_argument("--seed", type=seed_type, default=0)
     parser.add_argument("--out", required=True, help="directory to save the pair classifier to")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=cmd_train_pairs)
     return parser

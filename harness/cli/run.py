@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+import pandas as pd
+
+from tsteval.cli.common import add_format_arguments, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP
 
 
@@ -16,8 +20,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     manifest = load_manifest(args.manifest)
     out = Path(args.out) if args.out else manifest.output
     card = run_experiment(manifest, out=out, quiet=args.quiet, overwrite=args.overwrite)
+    if args.format != "markdown":
+        summary = pd.read_csv(out / "summary.csv", dtype={"system": str, "setting": str})
+        print(summary_json(summary, card.signatures, name=manifest.name, rows=len(card.frame), out=str(out))
+              if args.format == "json" else "\n".join(signature_lines(summary)))
     print(f"{manifest.name}: {len(card.frame)} rows x {len(card.metrics)} metrics; report: {out / 'report.md'}, "
-          f"{out / 'report.html'}")
+          f"{out / 'report.html'}", file=sys.stderr if args.format == "json" else sys.stdout)
     return 0
 
 
@@ -31,5 +39,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     run.add_argument("--out", help="run folder (default: the manifest's output)")
     run.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
+    add_format_arguments(run)
     run.set_defaults(func=cmd_run)
     return run

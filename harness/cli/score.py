@@ -7,9 +7,10 @@ lives in :mod:`tsteval.experiment.plan`.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from tsteval.cli.common import seed_type
+from tsteval.cli.common import STDIN_HELP, add_format_arguments, seed_type, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
 
 EPILOG_SCORE = """examples:
@@ -17,6 +18,9 @@ EPILOG_SCORE = """examples:
   tsteval score --classifier ft=clf/ --tsv system.tsv --source-style 0 --target-style 1 --system mine --out run/
   tsteval score --classifier ft=clf/ --table outputs.csv --out run/     (columns input, output, source_style, ...)
   tsteval score --classifier ft=clf/ --mir --out run/                   (Mir et al.'s 12 published settings)
+  tsteval score --classifier ft=clf/ --hf saved_dataset/ --split test --out run/ --format json
+  paste inputs.txt outputs.txt | tsteval score --classifier ft=clf/ --tsv - --source-style neg --target-style pos \
+      --out run/ --signature
   tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content bleu,meteor,wmd,sbert \\
       --modification none,mask --lexicon lexicon.json --out run/
 """
@@ -33,12 +37,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     summary = card.summary(seed=args.seed)
     with output_directory(args.out, "scorecard", args.overwrite) as tmp:
         card.write(tmp, summary)
+    notices = sys.stderr if args.format == "json" else sys.stdout
     flagged = {column: c for column, c in result.policy.items() if any(c.values())}
     for column, c in flagged.items():
-        print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)")
-    if not args.quiet:
+        print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)",
+              file=notices)
+    if args.format == "json":
+        print(summary_json(summary, card.signatures, rows=len(card.frame), out=str(args.out)))
+    elif args.format == "signature":
+        print("\n".join(signature_lines(summary)))
+    elif not args.quiet:
         print((Path(args.out) / "summary.md").read_text())
-    print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}")
+    print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}", file=notices)
     return 0
 
 
@@ -58,9 +68,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help=f"a saved style classifier; NAME prefixes its columns ({_names('style')}; "
                             "repeatable)")
     src = score.add_argument_group("transfers (choose one)")
-    src.add_argument("--pairs", nargs=2, metavar=("INPUTS", "OUTPUTS"), help="aligned line files")
-    src.add_argument("--tsv", help="input<TAB>output per line")
-    src.add_argument("--table", help="CSV/JSONL/Parquet with input, output, source_style, target_style columns")
+    src.add_argument("--pairs", nargs=2, metavar=("INPUTS", "OUTPUTS"),
+                     help="aligned line files" + STDIN_HELP + " (for one of the two)")
+    src.add_argument("--tsv", help="input<TAB>output per line" + STDIN_HELP)
+    src.add_argument("--table", help="CSV/JSONL/Parquet with input, output, source_style, target_style columns"
+                                     + STDIN_HELP)
+    src.add_argument("--hf", metavar="DATASET", help="a Hugging Face dataset (hub id, save_to_disk folder or data "
+                                                     "file) with the --table columns")
     src.add_argument("--mir", action="store_true", help="Mir et al.'s CAAE/ARAE/DAR outputs from the data root")
     src.add_argument("--dualrl", metavar="DATASET", help="DualRL system outputs (yelp or GYAFC)")
     content = score.add_argument_group("content preservation")
@@ -83,15 +97,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
                          help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
                               "(repeatable)")
-    score.add_argument("--source-style", help="style of the inputs (for --pairs/--tsv)")
-    score.add_argument("--target-style", help="style the system was asked for (for --pairs/--tsv)")
-    score.add_argument("--system", default="system", help="system name for --pairs/--tsv")
-    score.add_argument("--setting", default="default", help="hyperparameter setting label for --pairs/--tsv")
+    src.add_argument("--table-format", choices=["csv", "jsonl", "parquet"],
+                     help="format of --table (default: from its suffix; needed for -)")
+    src.add_argument("--split", help="split of the --hf dataset")
+    score.add_argument("--source-style", help="style of the inputs (for --pairs/--tsv; for --table/--hf when there "
+                                              "is no source_style column)")
+    score.add_argument("--target-style", help="style the system was asked for (as --source-style)")
+    score.add_argument("--system", default="system", help="system name (for --pairs/--tsv, or without a column)")
+    score.add_argument("--setting", default="default", help="hyperparameter setting label (as --system)")
     score.add_argument("--ground", default="nominal", choices=list(GROUND_KINDS),
                        help="EMD ground distance between styles (ordinal for ordered styles)")
     score.add_argument("--seed", type=seed_type, default=0, help="bootstrap seed")
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
     score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")
+    add_format_arguments(score)
     score.set_defaults(func=cmd_score)
     return score

@@ -225,6 +225,11 @@ class Plan:
             seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet)
 
 
+# The flags of ``tsteval score`` that set the reader keywords, for the fixes in error messages.
+SCORE_HINTS = {"split": "--split", "table_format": "--table-format", "source_style": "--source-style",
+               "target_style": "--target-style", "system": "--system", "setting": "--setting"}
+
+
 def _transfers_of_args(args: argparse.Namespace) -> Transfers:
     from tsteval.readers import loaders, published
 
@@ -237,13 +242,18 @@ def _transfers_of_args(args: argparse.Namespace) -> Transfers:
         return loaders.load_parallel_files(args.pairs[0], args.pairs[1], **meta)
     if args.tsv:
         return loaders.load_tsv_transfers(args.tsv, **meta)
-    if args.table:
-        return loaders.load_table_transfers(args.table)
+    if args.table or args.hf:
+        constants = {"source_style": args.source_style, "target_style": args.target_style, **meta}
+        if args.table:
+            return loaders.load_table_transfers(args.table, table_format=args.table_format, hints=SCORE_HINTS,
+                                                **constants)
+        return loaders.load_hf_transfers(args.hf, split=args.split, hints=SCORE_HINTS, **constants)
     if args.mir:
         return published.load_mir()
     if args.dualrl:
         return published.load_dualrl(args.dualrl)
-    raise TstevalError("give the transfers: --pairs INPUTS OUTPUTS, --tsv FILE, --table FILE, --mir or --dualrl")
+    raise TstevalError("give the transfers: --pairs INPUTS OUTPUTS, --tsv FILE, --table FILE, --hf DATASET, --mir "
+                       "or --dualrl")
 
 
 def attach_documents(transfers: Transfers, path: str | Path) -> Transfers:
@@ -317,7 +327,7 @@ def _style_model(plan: Plan, name: str, source: object, log: Log, trained: dict[
         source = train_classifier(backend, corpus, params, seed=plan.seed, heldout=source.heldout)
         log(f"classifier {name} ({backend}): {'cache hit' if source.cached else 'trained'} "
             f"{source.key} in {time.perf_counter() - start:.1f} s, held-out accuracy "
-            f"{source.report.get('accuracy')}")
+            f"{_rounded(source.report.get('accuracy'))}")
     if isinstance(source, TrainedClassifier):
         trained[name] = source
         return source.model, source.key
@@ -325,6 +335,11 @@ def _style_model(plan: Plan, name: str, source: object, log: Log, trained: dict[
         raise TstevalError(f"classifier {name!r} must be a saved folder, a fitted tsteval classifier, a trained "
                            f"classifier or a training spec, not {type(source).__name__}")
     return source, _saved_identity(source, CLASSIFIER_MANIFEST)
+
+
+def _rounded(value: float | None) -> str:
+    """A printed score: three decimals (``none`` without one)."""
+    return "none" if value is None else f"{value:.3f}"
 
 
 def _pair_model(source: object) -> tuple[object, str]:

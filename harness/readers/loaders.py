@@ -7,6 +7,10 @@ Line policy: files are UTF-8 (a leading BOM is ignored); ``\\n`` or ``\\r\\n`` e
 removed, so other whitespace is kept as written.  An empty file, and an empty or whitespace-only line, are
 refused rather than skipped: in line-aligned data a blank line is almost always a missing output or a
 misalignment, and dropping it silently would shift every later line onto the wrong partner.
+
+The path ``-`` (``STDIN``) reads standard input, named ``<stdin>`` in messages; a table read from it needs its
+format (``table_format``).  ``hints`` (a mapping from a keyword such as ``split`` or ``text_col`` to the command-line
+flag that sets it, e.g. ``--split``) makes the fixes in messages name the flags; without it they name the keywords.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +39,34 @@ HUMAN_PREFIX = "human_"  # columns holding human ratings of the transfers
 CATEGORICAL_RATINGS = {"human_naturalness_relative": ("input", "output", "tie")}
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
+_COLUMN_ROLES = ("input", "output", "text", "label", "source_style", "target_style", "system", "setting", "item")
+STDIN = "-"  # the path that reads standard input
+STDIN_NAME = "<stdin>"
+Hints = Mapping[str, str]
 _HF_BUILDERS = {".csv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet", ".txt": "text"}
+
+
+def _argument(keyword: str, hints: Hints | None) -> str | None:
+    """How a message names the argument ``keyword``: ``keyword=...`` in Python, its flag (or None: no flag) on the
+    command line (``hints`` given)."""
+    return f"{keyword}=..." if hints is None else hints.get(keyword)
+
+
+def _display(path: str | Path) -> str:
+    """``path`` as messages and origins name it (``<stdin>`` for ``-``)."""
+    return STDIN_NAME if str(path) == STDIN else str(path)
+
+
+def _read_bytes(path: str | Path) -> tuple[bytes, str | Path]:
+    """The bytes of ``path`` (standard input for ``-``) and its name for messages."""
+    if str(path) == STDIN:
+        stream = getattr(sys.stdin, "buffer", None)
+        return (stream.read() if stream is not None else sys.stdin.read().encode("utf-8")), STDIN_NAME
+    path = Path(path)
+    try:
+        return path.read_bytes(), path
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from exc
 
 
 @dataclass(frozen=True)
@@ -54,11 +86,7 @@ def read_text_lines(path: str | Path, *, fallback_encoding: str | None = None,
     known to mix in another encoding); those line numbers are reported in ``reencoded``.  ``allow_blank`` lets
     empty lines through for callers that give them a meaning of their own.
     """
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from exc
+    raw, path = _read_bytes(path)
     if not raw:
         raise InputError("the file is empty", path=path, fix="give the file at least one line of text")
     reencoded: list[int] = []
@@ -82,7 +110,7 @@ def read_text_lines(path: str | Path, *, fallback_encoding: str | None = None,
             if not line.strip():
                 raise InputError("the line is empty or only whitespace", path=path, line=number,
                                  fix="every line must hold one text; remove the line or fill it in")
-    return TextLines(path, lines, reencoded)
+    return TextLines(Path(path), lines, reencoded)
 
 
 def _decode_with_fallback(raw: bytes, path: Path, encoding: str, reencoded: list[int]) -> str:
@@ -149,19 +177,25 @@ def load_style_dir(directory: str | Path, pattern: str = "*.txt") -> Corpus:
 def load_parallel_files(inputs_path: str | Path, outputs_path: str | Path, **transfer_kw: Any) -> Transfers:
     """Transfers from two aligned files: line i of the outputs is the transfer of line i of the inputs.
 
-    ``transfer_kw`` goes to ``Transfers.from_pairs`` (``source_style``, ``target_style``, ``system``, ...).
+    ``transfer_kw`` goes to ``Transfers.from_pairs`` (``source_style``, ``target_style``, ``system``, ...).  One of
+    the two (not both) may be ``-``, standard input.
     """
-    inputs, outputs = read_lines(inputs_path), read_lines(outputs_path)
-    if len(inputs) != len(outputs):
-        raise InputError(f"{len(inputs)} lines in {inputs_path} but {len(outputs)} lines in {outputs_path}",
-                         path=outputs_path, fix="line i of the outputs must be the transfer of line i of the inputs")
-    return Transfers.from_pairs(inputs, outputs, origin=str(outputs_path), **transfer_kw)
+    if str(inputs_path) == STDIN and str(outputs_path) == STDIN:
+        raise InputError("the inputs and the outputs cannot both be read from standard input", path=STDIN_NAME,
+                         fix="give one of the two as a file, or both on one stream as input<TAB>output lines")
+    inputs, outputs = read_text_lines(inputs_path), read_text_lines(outputs_path)
+    if len(inputs.lines) != len(outputs.lines):
+        raise InputError(f"{len(inputs.lines)} lines in {_display(inputs_path)} but {len(outputs.lines)} lines in "
+                         f"{_display(outputs_path)}", path=_display(outputs_path),
+                         fix="line i of the outputs must be the transfer of line i of the inputs")
+    return Transfers.from_pairs(inputs.lines, outputs.lines, origin=_display(outputs_path), **transfer_kw)
 
 
 def load_tsv_transfers(path: str | Path, **transfer_kw: Any) -> Transfers:
     """Transfers from ``input<TAB>output`` lines; ``transfer_kw`` as for ``load_parallel_files``."""
-    pairs = [split_tsv_line(line, path, number) for number, line in enumerate(read_lines(path), 1)]
-    return Transfers.from_pairs([p[0] for p in pairs], [p[1] for p in pairs], origin=str(path), **transfer_kw)
+    text = read_text_lines(path)
+    pairs = [split_tsv_line(line, text.path, number) for number, line in enumerate(text.lines, 1)]
+    return Transfers.from_pairs([p[0] for p in pairs], [p[1] for p in pairs], origin=_display(path), **transfer_kw)
 
 
 # --- tables ----------------------------------------------------------------------------------------------------
@@ -171,6 +205,7 @@ class Table:
     frame: pd.DataFrame
     path: str
     first_line: int | None  # file line of row 0 when rows map to lines one to one, else None
+    hints: Hints | None = None  # keyword -> command-line flag, for the fixes in messages
 
     def where(self, row: int) -> dict[str, Any]:
         return {"path": self.path, "line": None if self.first_line is None else self.first_line + row}
@@ -179,8 +214,15 @@ class Table:
         if name not in self.frame.columns:
             raise InputError(f"no column {quote(name)} for the {role}; the columns are "
                              f"{quote(list(self.frame.columns), 200)}",
-                             path=self.path, fix=f"name the {role} column with the matching argument")
+                             path=self.path, fix=self._column_fix(role))
         return self.frame[name]
+
+    def _column_fix(self, role: str) -> str:
+        argument = _argument(f"{role.split('_')[0]}_col", self.hints) if role in _COLUMN_ROLES else None
+        if argument is None:
+            return f"name the {role} column with the matching argument" if self.hints is None else \
+                f"rename the {role} column of the table to {role!r}"
+        return f"name the {role} column with {argument}"
 
     def texts(self, name: str, role: str) -> list[str]:
         values = self.column(name, role).tolist()
@@ -256,39 +298,50 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
 
 
-def read_table(path: str | Path) -> Table:
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
-        raise InputError(f"unknown table suffix {path.suffix!r}", path=path,
-                         fix=f"use one of {', '.join(TABLE_SUFFIXES)} (the suffix picks the format)")
-    if not path.is_file():
+def read_table(path: str | Path, table_format: str | None = None, hints: Hints | None = None) -> Table:
+    """A CSV, JSONL or Parquet table; ``table_format`` (``csv``, ``jsonl`` or ``parquet``) overrides the suffix and is
+    needed for standard input (``-``)."""
+    name = _display(path)
+    formats = [s.lstrip(".") for s in TABLE_SUFFIXES]
+    if table_format is None:
+        if str(path) == STDIN:
+            raise InputError("a table read from standard input needs its format", path=name,
+                             fix=f"give {_argument('table_format', hints) or 'the format'} with one of "
+                                 f"{', '.join(formats)}")
+        table_format = Path(path).suffix.lower().lstrip(".")
+        if table_format not in formats:
+            raise InputError(f"unknown table suffix {Path(path).suffix!r}", path=path,
+                             fix=f"use one of {', '.join(TABLE_SUFFIXES)} (the suffix picks the format)")
+    elif table_format not in formats:
+        raise InputError(f"unknown table format {quote(table_format)}", path=name, fix=f"use one of {formats}")
+    if str(path) != STDIN and not Path(path).is_file():
         raise InputError("file not found", path=path)
-    if suffix == ".jsonl":
+    if table_format == "jsonl":
         records = []
         for number, line in enumerate(read_lines(path), 1):
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=path, line=number) from exc
+                raise InputError(f"invalid JSON: {exc.msg} at column {exc.colno}", path=name, line=number) from exc
             if not isinstance(record, dict):
-                raise InputError(f"expected a JSON object, found {type(record).__name__}", path=path, line=number)
+                raise InputError(f"expected a JSON object, found {type(record).__name__}", path=name, line=number)
             records.append(record)
-        return Table(pd.DataFrame.from_records(records), str(path), 1)
-    if suffix == ".parquet":
+        return Table(pd.DataFrame.from_records(records), name, 1, hints)
+    if table_format == "parquet":
+        raw, _ = _read_bytes(path)
         try:
-            frame = pd.read_parquet(path)
+            frame = pd.read_parquet(io.BytesIO(raw))
         except Exception as exc:  # pyarrow raises many types for a corrupt file
-            raise InputError(f"cannot read as Parquet: {exc}", path=path) from exc
-        return Table(frame, str(path), None)
+            raise InputError(f"cannot read as Parquet: {exc}", path=name) from exc
+        return Table(frame, name, None, hints)
     lines = read_lines(path)  # strict UTF-8, no blank lines
     try:
         # Every cell stays text ("NA", "null", "007" included); only a truly empty cell is missing.
         frame = pd.read_csv(io.StringIO("\n".join(lines)), dtype=str, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, csv.Error, ValueError) as exc:
-        raise InputError(f"cannot parse as CSV: {exc}", path=path) from exc
+        raise InputError(f"cannot parse as CSV: {exc}", path=name) from exc
     # Rows map to lines 2.. only when no quoted cell spans several lines.
-    return Table(frame, str(path), 2 if len(lines) == len(frame) + 1 else None)
+    return Table(frame, name, 2 if len(lines) == len(frame) + 1 else None, hints)
 
 
 def _frame_transfers(table: Table, input_col: str, output_col: str, source_col: str, target_col: str,
@@ -306,9 +359,13 @@ def _frame_transfers(table: Table, input_col: str, output_col: str, source_col: 
         elif constant is not None:
             out[role] = str(constant)
         else:
+            column = _argument(f"{role.split('_')[0]}_col", table.hints)
+            constant_arg = _argument(role, table.hints)
+            fixes = [f"name the column with {column}" if column else f"add a column {role!r}"]
+            if constant_arg:
+                fixes.append(f"give one value for every row with {constant_arg}")
             raise InputError(f"no column {col!r} for the {role}; the columns are {quote(list(frame.columns), 200)}",
-                             path=table.path, fix=f"name the column with {role.split('_')[0]}_col=..., "
-                                                  f"or give one value for every row with {role}=...")
+                             path=table.path, fix=", or ".join(fixes))
     if item_col in frame.columns:
         items = table.numbers(item_col, "item")
         for row, value in enumerate(items):
@@ -334,8 +391,9 @@ def load_table_transfers(path: str | Path, input_col: str = "input", output_col:
                          system_col: str = "system", setting_col: str = "setting", item_col: str = "item",
                          hp_cols: Sequence[str] = (), *, source_style: str | None = None,
                          target_style: str | None = None, system: str = "system",
-                         setting: str = "default") -> Transfers:
-    """Transfers from a CSV, JSONL or Parquet table (format by suffix), one row per transfer.
+                         setting: str = "default", table_format: str | None = None,
+                         hints: Hints | None = None) -> Transfers:
+    """Transfers from a CSV, JSONL or Parquet table (format by suffix or ``table_format``), one row per transfer.
 
     Input and output columns are required.  The style, system and setting columns are used when present and
     otherwise replaced by the constants ``source_style``/``target_style`` (no default: a missing style column
@@ -345,13 +403,14 @@ def load_table_transfers(path: str | Path, input_col: str = "input", output_col:
     an empty cell is no rating) so that CSV, JSONL and Parquet give the same frame; every other column is
     kept as it is.
     """
-    return _frame_transfers(read_table(path), input_col, output_col, source_col, target_col, system_col,
-                            setting_col, item_col, hp_cols, source_style, target_style, system, setting)
+    return _frame_transfers(read_table(path, table_format, hints), input_col, output_col, source_col, target_col,
+                            system_col, setting_col, item_col, hp_cols, source_style, target_style, system, setting)
 
 
-def load_table_corpus(path: str | Path, text_col: str = "text", label_col: str = "label") -> Corpus:
-    """A labelled corpus from a CSV, JSONL or Parquet table (format by suffix)."""
-    table = read_table(path)
+def load_table_corpus(path: str | Path, text_col: str = "text", label_col: str = "label", *,
+                      table_format: str | None = None, hints: Hints | None = None) -> Corpus:
+    """A labelled corpus from a CSV, JSONL or Parquet table (format by suffix or ``table_format``)."""
+    table = read_table(path, table_format, hints)
     if table.frame.empty:
         raise InputError("the table has no rows", path=table.path)
     return Corpus(table.texts(text_col, "text"), table.labels(label_col, "label"), table.path)
@@ -359,7 +418,8 @@ def load_table_corpus(path: str | Path, text_col: str = "text", label_col: str =
 
 # --- Hugging Face datasets -------------------------------------------------------------------------------------
 
-def _hf_dataset(source: Any, split: str | None, cache_dir: str | Path | None) -> tuple[Any, str]:
+def _hf_dataset(source: Any, split: str | None, cache_dir: str | Path | None,
+                hints: Hints | None = None) -> tuple[Any, str]:
     """Resolve ``source`` to one ``datasets.Dataset`` and a name for messages."""
     import datasets  # heavy; only loaded when a Hugging Face source is used
 
@@ -384,7 +444,7 @@ def _hf_dataset(source: Any, split: str | None, cache_dir: str | Path | None) ->
             split = next(iter(source))
         if split not in source:
             raise InputError(f"split {split!r} not found; the splits are {sorted(source)}", path=name,
-                             fix="pass split=... with one of them")
+                             fix=f"pass {_argument('split', hints) or 'the split'} with one of them")
         return source[split], f"{name}[{split}]"
     return source, name
 
@@ -412,14 +472,14 @@ def _hf_frame(dataset: Any) -> pd.DataFrame:
 
 
 def load_hf_corpus(source: Any, text_col: str, label_col: str, split: str | None = None, *,
-                   cache_dir: str | Path | None = None) -> Corpus:
+                   cache_dir: str | Path | None = None, hints: Hints | None = None) -> Corpus:
     """A corpus from a Hugging Face dataset: a ``Dataset``/``DatasetDict``, a ``save_to_disk`` directory, a local
     data file (CSV, JSON(L), Parquet, text) or a hub id for ``datasets.load_dataset``.
 
     ClassLabel labels become their names; ``split`` picks a split when there are several.
     """
-    dataset, name = _hf_dataset(source, split, cache_dir)
-    table = Table(_hf_frame(dataset), name, None)
+    dataset, name = _hf_dataset(source, split, cache_dir, hints)
+    table = Table(_hf_frame(dataset), name, None, hints)
     if table.frame.empty:
         raise InputError("the dataset has no rows", path=name)
     return Corpus(table.texts(text_col, "text"), table.labels(label_col, "label"), name)
@@ -430,9 +490,9 @@ def load_hf_transfers(source: Any, split: str | None = None, input_col: str = "i
                       system_col: str = "system", setting_col: str = "setting", item_col: str = "item",
                       hp_cols: Sequence[str] = (), *, source_style: str | None = None,
                       target_style: str | None = None, system: str = "system", setting: str = "default",
-                      cache_dir: str | Path | None = None) -> Transfers:
+                      cache_dir: str | Path | None = None, hints: Hints | None = None) -> Transfers:
     """Transfers from a Hugging Face dataset (sources as for ``load_hf_corpus``, columns as for
     ``load_table_transfers``)."""
-    dataset, name = _hf_dataset(source, split, cache_dir)
-    return _frame_transfers(Table(_hf_frame(dataset), name, None), input_col, output_col, source_col, target_col,
+    dataset, name = _hf_dataset(source, split, cache_dir, hints)
+    return _frame_transfers(Table(_hf_frame(dataset), name, None, hints), input_col, output_col, source_col, target_col,
                             system_col, setting_col, item_col, hp_cols, source_style, target_style, system, setting)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from tsteval.core.errors import TstevalError
+from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
 from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.content.word_vectors import WordVectors
@@ -59,7 +60,7 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
         refs = _modify(card.frame["input"].astype(str).tolist(), lexicon, modification, placeholder)
         hyps = _modify(card.frame["output"].astype(str).tolist(), lexicon, modification, placeholder)
     counts: dict[str, dict[str, int]] = {}
-    for name in metrics:
+    for name in progress(metrics, f"content @{modification}", unit="metric"):
         metric = CONTENT_METRICS[name]
         fields: dict[str, object] = {"mod": modification, "lex": _lexicon_hash(lexicon)}
         if modified is not None:

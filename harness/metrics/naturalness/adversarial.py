@@ -30,6 +30,7 @@ from sklearn.linear_model import LogisticRegression
 
 from tsteval.classifiers.base import check_texts, make_classifier
 from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.progress import progress
 from tsteval.core.signature import content_hash, texts_hash
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.naturalness.declarations import NATURALNESS
@@ -133,7 +134,7 @@ def cross_fit(human: Sequence[str], outputs: Sequence[str], inputs: Sequence[str
                          "and one system text", fix=f"lower k to at most {max(n, 2)} or score more outputs")
     folds = assign_folds(n, k, seed)
     p_output, p_input = np.empty(n), np.empty(n)
-    for fold in range(k):
+    for fold in progress(range(k), f"naturalness folds ({where})", unit="fold"):
         held = np.flatnonzero(folds == fold)
         scored = [outputs[i] for i in held] + [inputs[i] for i in held]
         blocked = set(scored)

@@ -18,6 +18,7 @@ import numpy as np
 
 from tsteval.classifiers.base import check_texts
 from tsteval.core.errors import TstevalError
+from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.naturalness.declarations import NATURALNESS
@@ -186,7 +187,7 @@ class CausalLM:
 
         texts = check_texts(texts)
         result = np.empty(len(texts))
-        for start in range(0, len(texts), self.batch_size):
+        for start in progress(range(0, len(texts), self.batch_size), "LM perplexity", unit="batch"):
             batch = texts[start:start + self.batch_size]
             ids = [[self.start_id, *self.tokenizer(t, add_special_tokens=False)["input_ids"]] for t in batch]
             width = max(map(len, ids))
