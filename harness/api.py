@@ -37,7 +37,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              classifier: object = None, corpus: Corpus | Mapping[str, Sequence[str]] | None = None,
              lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
              human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
-             ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0) -> Scorecard:
+             ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
+             references: object = None) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
@@ -48,7 +49,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
     a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
     ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``vectors`` is
-    ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.
+    ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
+    metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
+    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
@@ -101,5 +104,5 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                 content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
                 modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
                 naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
-                hh=dict(hh or {}) if "hh" in names else {}, corpus=training, seed=seed)
+                hh=dict(hh or {}) if "hh" in names else {}, references=references, corpus=training, seed=seed)
     return run(plan)

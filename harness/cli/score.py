@@ -23,6 +23,7 @@ EPILOG_SCORE = """examples:
       --out run/ --signature
   tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content bleu,meteor,wmd,sbert \\
       --modification none,mask --lexicon lexicon.json --out run/
+  tsteval score --dualrl GYAFC --content bleu,chrf --references dualrl --out run/   (four human references)
 """
 
 
@@ -35,8 +36,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     result = execute(Plan.from_args(args))
     card = result.card
     summary = card.summary(seed=args.seed)
+    corpus = result.corpus_references
     with output_directory(args.out, "scorecard", args.overwrite) as tmp:
         card.write(tmp, summary)
+        if corpus is not None and not corpus.empty:
+            from tsteval.metrics.content.references import corpus_markdown
+
+            corpus.to_csv(tmp / "references.csv", index=False)
+            (tmp / "references.md").write_text(corpus_markdown(corpus), encoding="utf-8")
     notices = sys.stderr if args.format == "json" else sys.stdout
     flagged = {column: c for column, c in result.policy.items() if any(c.values())}
     for column, c in flagged.items():
@@ -48,6 +55,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print("\n".join(signature_lines(summary)))
     elif not args.quiet:
         print((Path(args.out) / "summary.md").read_text())
+        if corpus is not None and not corpus.empty:
+            print((Path(args.out) / "references.md").read_text())
     print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}", file=notices)
     return 0
 
@@ -82,6 +91,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                          help=f"comma-separated: {_names('content')}")
     content.add_argument("--modification", default="none", metavar="MODES",
                          help="comma-separated text modifications before content metrics: none, remove, mask")
+    content.add_argument("--references", nargs="+", metavar="FILE",
+                         help="human references: line i of each FILE is a reference for item i (transfer i of one "
+                              "system); adds METRIC@ref columns (multi-reference BLEU/chrF, best of the references "
+                              "for the others) and corpus BLEU/chrF in references.csv/.md. 'dualrl' takes the four "
+                              "references of the --dualrl dataset")
     content.add_argument("--lexicon", help="style lexicon JSON for remove/mask (see build-lexicon)")
     content.add_argument("--placeholder", default="<masked>", help="token that replaces masked style words")
     content.add_argument("--vectors", default="glove",

@@ -35,7 +35,8 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
       style?: {classifiers: [NAME, ...], ground?: nominal|ordinal}
       content?: {metrics: [bleu_mir, ...], modifications?: [none, mask, remove, attr-mask, attr-delete],
                  vectors?: glove|word2vec|DIR, placeholder?: "<masked>",
-                 attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16}}   # for attr-* (a transformer)
+                 attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16},   # for attr-* (a transformer)
+                 references?: [FILE, ...] | dualrl}   # human references (line i: item i): METRIC@ref columns
       naturalness?: [NAME, ...]      # tsteval.metrics.naturalness.registry: unigram, textcnn, kn3, smollm2
       folds?: 5                      # cross-fitting folds of the adversarial naturalness classifiers
       human?: FILE                   # human-written sentences (default: the corpus' texts, else the inputs)
@@ -259,6 +260,7 @@ class ContentSpec:
     vectors_dir: Path | None = None
     placeholder: str = "<masked>"
     attribution: AttributionSpec | None = None
+    references: tuple[Path, ...] | str | None = None
 
 
 @dataclass(frozen=True)
@@ -593,6 +595,17 @@ def _attribution(r: _Reader, value: object, classifiers: Mapping[str, Classifier
     return AttributionSpec(name, threshold, r.integer(a.get("steps", 16), f"{key}.steps", 1))
 
 
+def _references(r: _Reader, value: object) -> tuple[Path, ...] | str:
+    """``metrics.content.references``: ``dualrl`` (the published transfers' dataset) or a list of files."""
+    key = "metrics.content.references"
+    if value == "dualrl":
+        return "dualrl"
+    files = r.strings(value, key)
+    if not files:
+        raise r.error(key, "no reference file", fix="give [FILE, ...] (line i: a reference for item i) or dualrl")
+    return tuple(r.file(f, f"{key}[{i}]") for i, f in enumerate(files))
+
+
 def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, MODIFICATION_MODES
     from tsteval.metrics.style.intensity import GROUND_KINDS
@@ -609,7 +622,7 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
     content = ContentSpec()
     if "content" in d:
         c = r.mapping(d["content"], "metrics.content", ("metrics", "modifications", "vectors", "placeholder",
-                                                        "attribution"), ("metrics",))
+                                                        "attribution", "references"), ("metrics",))
         metrics = r.strings(c["metrics"], "metrics.content.metrics")
         for i, m in enumerate(metrics):
             r.choice(m, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
@@ -627,7 +640,8 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
             vectors_dir = r.file(vectors, "metrics.content.vectors", directory=True)
             vectors = "dir"
         content = ContentSpec(metrics, mods, vectors, vectors_dir,
-                              r.string(c.get("placeholder", "<masked>"), "metrics.content.placeholder"), attribution)
+                              r.string(c.get("placeholder", "<masked>"), "metrics.content.placeholder"), attribution,
+                              _references(r, c["references"]) if "references" in c else None)
     naturalness = r.strings(d["naturalness"], "metrics.naturalness") if "naturalness" in d else ()
     for i, name in enumerate(naturalness):
         r.choice(name, f"metrics.naturalness[{i}]", list(NATURALNESS_METRICS), "naturalness metric")

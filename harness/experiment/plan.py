@@ -32,6 +32,8 @@ from tsteval.core.signature import content_hash
 from tsteval.scorecard import Scorecard
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tsteval.experiment.manifest import Manifest
 
 Log = Callable[[str], None]
@@ -59,7 +61,10 @@ class Plan:
     ``"word2vec"`` (trained on ``corpus``; on the style-masked corpus for ``mask``), a saved folder or
     :class:`~tsteval.metrics.content.word_vectors.WordVectors`.  ``human``: human-written texts for the
     naturalness scorers (default: the inputs).  ``hh``/``ah``: pair classifiers (folder or fitted) by name; AH
-    reads the transfers' ``document`` column.
+    reads the transfers' ``document`` column.  ``references``: human references for the ``content`` metrics
+    (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference sets (files or lists of texts, line i
+    for item i), read and aligned with the rows when the plan is made
+    (:func:`tsteval.metrics.content.references.resolve_references`).
     """
 
     transfers: Transfers
@@ -79,6 +84,7 @@ class Plan:
     folds: int = 5
     hh: Mapping[str, object] = field(default_factory=dict)
     ah: Mapping[str, object] = field(default_factory=dict)
+    references: object = None
     corpus: Corpus | None = None
     seed: int = 0
     bootstrap_resamples: int = 1000
@@ -92,6 +98,10 @@ class Plan:
         if self.style is not None:
             object.__setattr__(self, "style", tuple(self.style))
         self.validate()
+        if self.references is not None:
+            from tsteval.metrics.content.references import resolve_references
+
+            object.__setattr__(self, "references", resolve_references(self.references, self.transfers))
 
     @property
     def style_names(self) -> tuple[str, ...]:
@@ -132,6 +142,8 @@ class Plan:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
         if self.folds < 2:
             raise TstevalError(f"folds must be at least 2, not {self.folds}")
+        if self.references is not None and not self.content:
+            raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
         if self.ah and "document" not in self.transfers.frame.columns:
             raise TstevalError("the AH check needs the source document of each transfer: a 'document' column "
                                "(see attach_documents)")
@@ -186,7 +198,8 @@ class Plan:
         return cls(transfers, classifiers={n: Path(d) for n, d in classifiers.items()}, ground=args.ground,
                    content=tuple(metrics), modifications=tuple(modes), lexicon=lexicon, vectors=vectors,
                    placeholder=args.placeholder, naturalness=tuple(names), human=human, folds=args.folds,
-                   hh={n: Path(d) for n, d in pair_classifiers.items()}, seed=args.seed, quiet=args.quiet)
+                   hh={n: Path(d) for n, d in pair_classifiers.items()},
+                   references=_references_of_args(args, metrics), seed=args.seed, quiet=args.quiet)
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, quiet: bool = True, log: Log = _silent) -> Plan:
@@ -214,6 +227,12 @@ class Plan:
             human = corpus.texts
         vectors = {"glove": "glove", "word2vec": "word2vec"}.get(content.vectors, content.vectors_dir)
         attribution = content.attribution
+        references: object = None if content.references is None else list(content.references)
+        if content.references == "dualrl":
+            if manifest.transfers.published != "dualrl":
+                raise TstevalError("metrics.content.references: dualrl needs transfers: {published: dualrl}; "
+                                   "for other transfers list reference files")
+            references = f"dualrl:{manifest.transfers.dataset}"
         return cls(
             transfers, classifiers=dict(manifest.classifiers), style=metrics.style.classifiers,
             ground=metrics.style.ground, content=content.metrics, modifications=content.modifications,
@@ -221,8 +240,26 @@ class Plan:
             attribution=attribution.classifier if attribution else None,
             attribution_threshold=attribution.threshold if attribution else 0.2,
             attribution_steps=attribution.steps if attribution else 16, naturalness=metrics.naturalness,
-            human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah), corpus=corpus,
+            human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
+            references=references, corpus=corpus,
             seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet)
+
+
+def _references_of_args(args: argparse.Namespace, metrics: Sequence[str]) -> object:
+    """``--references``: files, or ``dualrl`` (the references of the ``--dualrl`` dataset)."""
+    from tsteval.metrics.content.references import DUALRL_PREFIX
+
+    given = args.references
+    if not given:
+        return None
+    if not metrics:
+        raise TstevalError("--references needs content metrics to score against them: add --content bleu,chrf,...")
+    if given == [DUALRL_PREFIX]:
+        if not args.dualrl:
+            raise TstevalError("--references dualrl gives the DualRL references of --dualrl DATASET; for other "
+                               "transfers give reference files (line i: a reference for item i)")
+        return f"{DUALRL_PREFIX}:{args.dualrl}"
+    return [Path(f) for f in given]
 
 
 # The flags of ``tsteval score`` that set the reader keywords, for the fixes in error messages.
@@ -283,6 +320,7 @@ class Run:
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
     trained: dict[str, object] = field(default_factory=dict)
     lexicon: object = None
+    corpus_references: pd.DataFrame | None = None
 
 
 def _saved_identity(model: object, manifest: str) -> str:
@@ -459,6 +497,15 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
             flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}
             log(f"content @{modification}: {', '.join(plan.content)} in {time.perf_counter() - start:.1f} s"
                 + (f"; empty/OOV policy applied: {flagged}" if flagged else ""))
+    if plan.references is not None:
+        from tsteval.metrics.content.references import score_references
+
+        start = time.perf_counter()
+        counts, result.corpus_references = score_references(
+            card, plan.content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None)
+        result.policy |= counts
+        log(f"content @ref ({len(plan.references)} references): {', '.join(plan.content)} in "
+            f"{time.perf_counter() - start:.1f} s")
     for name in plan.naturalness:
         start = time.perf_counter()
         NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds)

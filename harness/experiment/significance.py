@@ -1,0 +1,195 @@
+"""Paired significance between two scored runs of the same inputs: paired bootstrap resampling and approximate
+randomisation, as sacreBLEU's ``--paired-bs`` and ``--paired-ar`` do them, with Holm's correction across metrics.
+
+sacreBLEU's corpus BLEU is not a mean of sentence scores: each resample re-aggregates the sentences' sufficient
+statistics.  Both tests here therefore take a *statistic* that maps resampled per-row statistics to one number per
+resample; for tsteval's per-sentence scorecard columns the statistic is the mean (:func:`mean_statistic`).
+
+Given the same statistic and seed, :func:`paired_bootstrap` draws the same resamples as sacreBLEU's
+``_paired_bs_test`` and computes its p-value: the share of resamples whose centred absolute difference
+``|d*| - mean(|d*|)`` reaches the observed ``|d|``, with ``(c + 1) / (R + 1)``.  One deliberate difference: a
+resample *reaching* the observed difference counts (sacreBLEU counts only those exceeding it), so a system compared
+with itself gets p = 1 rather than 1 / (R + 1); on continuous scores the two never differ.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.metrics.registry import find_metric
+from tsteval.scorecard import Scorecard
+
+Statistic = Callable[[np.ndarray], np.ndarray]
+"""Maps per-row statistics stacked as ``(resamples, rows, ...)`` to one value per resample."""
+
+# Resample indices are drawn in blocks of at most this many entries (memory stays bounded on large corpora; the
+# draws are the same as one big draw, so small corpora reproduce sacreBLEU's resamples exactly).
+_MAX_BLOCK_ENTRIES = 10_000_000
+KEYS = ("source_style", "target_style", "input")
+
+
+def mean_statistic(stacked: np.ndarray) -> np.ndarray:
+    """The statistic of a per-sentence score column: the mean over the rows of each resample."""
+    return stacked.mean(axis=1)
+
+
+def _blocks(n_rows: int, n_resamples: int) -> list[int]:
+    block = max(1, _MAX_BLOCK_ENTRIES // max(n_rows, 1))
+    return [min(block, n_resamples - start) for start in range(0, n_resamples, block)]
+
+
+def _p_value(null: np.ndarray, observed: float) -> float:
+    """``(c + 1) / (R + 1)``, c = resamples at least as extreme as ``observed`` (a relative tolerance absorbs the
+    rounding of sums taken in another order)."""
+    count = int(np.sum(null >= observed - 1e-12 * max(1.0, abs(observed))))
+    return (count + 1) / (null.size + 1)
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """Statistic of A and of B, the difference B - A with its 95% bootstrap interval, and both p-values."""
+
+    a: float
+    b: float
+    difference: float
+    low: float
+    high: float
+    p_bootstrap: float
+    p_randomisation: float
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic, n_resamples: int = 1000,
+                     seed: int | None = 12345) -> tuple[float, float, float]:
+    """sacreBLEU's paired bootstrap resampling test of B against A: ``(p, low, high)`` with the 95% percentile
+    interval of the resampled difference ``statistic(B*) - statistic(A*)``.  Rows of ``a`` and ``b`` are paired."""
+    observed = abs(float(statistic(b[None])[0]) - float(statistic(a[None])[0]))
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for size in _blocks(len(a), n_resamples):
+        idx = rng.choice(len(a), size=(size, len(a)), replace=True)
+        diffs.append(np.asarray(statistic(b[idx]), dtype=float) - np.asarray(statistic(a[idx]), dtype=float))
+    diff = np.concatenate(diffs)
+    magnitude = np.abs(diff)
+    low, high = np.percentile(diff, [2.5, 97.5])
+    return _p_value(magnitude - magnitude.mean(), observed), float(low), float(high)
+
+
+def approximate_randomisation(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic,
+                              n_resamples: int = 1000, seed: int | None = 12345) -> float:
+    """sacreBLEU's paired approximate randomisation test: each trial swaps the A and B values of a random half of
+    the rows; p = share of trials whose ``|statistic(A') - statistic(B')|`` reaches the observed one.
+
+    With ``2**rows <= n_resamples`` every swap pattern is enumerated instead, giving the exact p-value
+    ``count / 2**rows`` (the unswapped pattern included)."""
+    observed = abs(float(statistic(b[None])[0]) - float(statistic(a[None])[0]))
+    n = len(a)
+    exact = n < 63 and 2**n <= n_resamples
+    if exact:
+        patterns = np.array(list(itertools.product((False, True), repeat=n)), dtype=bool).reshape(-1, n)
+        sizes = [len(patterns)]
+    else:
+        rng = np.random.default_rng(seed)
+        sizes = _blocks(n, n_resamples)
+    null = []
+    for size in sizes:
+        swap = patterns if exact else rng.integers(2, size=(size, n), dtype=bool)
+        mask = swap.reshape(swap.shape + (1,) * (a.ndim - 1))
+        shuffled_a, shuffled_b = np.where(mask, b[None], a[None]), np.where(mask, a[None], b[None])
+        null.append(np.abs(np.asarray(statistic(shuffled_a), float) - np.asarray(statistic(shuffled_b), float)))
+    stats = np.concatenate(null)
+    if exact:
+        return int(np.sum(stats >= observed - 1e-12 * max(1.0, abs(observed)))) / stats.size
+    return _p_value(stats, observed)
+
+
+def paired_test(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic, n_resamples: int = 1000,
+                seed: int | None = 12345) -> PairedResult:
+    """Both tests of B against A on paired rows, with the statistic of each and the difference's interval."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    value_a, value_b = float(statistic(a[None])[0]), float(statistic(b[None])[0])
+    p_bs, low, high = paired_bootstrap(a, b, statistic, n_resamples, seed)
+    p_ar = approximate_randomisation(a, b, statistic, n_resamples, seed)
+    return PairedResult(value_a, value_b, value_b - value_a, low, high, p_bs, p_ar)
+
+
+def signature_difference(a: str, b: str) -> str | None:
+    """The first ``field:value`` of two signatures that differs, as ``FIELD (A: ..., B: ...)``; None when equal."""
+    if a == b:
+        return None
+    fields_a = dict(part.partition(":")[::2] for part in a.split("|"))
+    fields_b = dict(part.partition(":")[::2] for part in b.split("|"))
+    for name in list(fields_a) + [f for f in fields_b if f not in fields_a]:
+        if fields_a.get(name) != fields_b.get(name):
+            return f"{name!r} (A: {fields_a.get(name, 'absent')}, B: {fields_b.get(name, 'absent')})"
+    return "order of fields"
+
+
+def _one_system(card: Scorecard, origin: str) -> pd.DataFrame:
+    groups = card.frame[["system", "setting"]].drop_duplicates()
+    if len(groups) != 1:
+        names = ", ".join(f"{s}/{t}" for s, t in groups.itertuples(index=False))
+        raise InputError(f"the run holds {len(groups)} system/setting groups ({names[:200]}), not one",
+                         path=origin, fix="compare runs that each scored one system and setting")
+    frame = card.frame.assign(_item=card.frame["item"].astype(str)).sort_values("_item", kind="stable")
+    # Repeated inputs are paired in the order of their item ids.
+    return frame.assign(_rank=frame.groupby(list(KEYS), sort=False).cumcount())
+
+
+def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: str = "B", n_resamples: int = 1000,
+                 seed: int = 12345, ignore_signatures: bool = False) -> tuple[pd.DataFrame, int]:
+    """Compare every metric column the two runs share over the inputs they share (same input text, source and
+    target style; repeated inputs in item order): a table with one row per metric and the number of rows matched.
+
+    Columns: ``metric, mean_a, mean_b, difference, low, high, p_bootstrap, p_randomisation`` and their Holm-adjusted
+    ``*_holm``, and ``better`` (``A``, ``B`` or ``-`` by the metric's direction when significant at 0.05 after
+    Holm on both tests; ``?`` for a column whose direction is unknown)."""
+    from statsmodels.stats.multitest import multipletests
+
+    if n_resamples < 1:
+        raise TstevalError(f"--resamples must be at least 1, got {n_resamples}")
+    columns = [c for c in a.metrics if c in b.signatures]
+    if not columns:
+        raise TstevalError(f"{origin_a} and {origin_b} share no metric column (A: {a.metrics[:10]}, "
+                           f"B: {b.metrics[:10]}); score both runs with the same metrics")
+    if not ignore_signatures:
+        for column in columns:
+            field = signature_difference(a.signatures[column], b.signatures[column])
+            if field:
+                raise TstevalError(f"the signatures of {column!r} differ in {field}: the scores are not comparable; "
+                                   "score both runs with the same settings, or pass --ignore-signatures")
+    keys = [*KEYS, "_rank"]
+    left, right = _one_system(a, origin_a), _one_system(b, origin_b)
+    matched = left[keys + columns].merge(right[keys + columns], on=keys, suffixes=("_a", "_b"))
+    if matched.empty:
+        raise TstevalError(f"{origin_a} and {origin_b} share no input (same input text, source and target style): "
+                           "compare two systems' outputs for the same inputs")
+    rows = []
+    for column in columns:
+        values = matched[[f"{column}_a", f"{column}_b"]].to_numpy(dtype=float)
+        if not np.isfinite(values).all():
+            raise TstevalError(f"{column!r} has {int((~np.isfinite(values)).sum())} NaN or infinite values in the "
+                               f"matched rows of {origin_a} and {origin_b}; fix or rescore those rows")
+        result = paired_test(values[:, 0], values[:, 1], mean_statistic, n_resamples, seed)
+        rows.append({"metric": column, "mean_a": result.a, "mean_b": result.b, "difference": result.difference,
+                     "low": result.low, "high": result.high, "p_bootstrap": result.p_bootstrap,
+                     "p_randomisation": result.p_randomisation})
+    table = pd.DataFrame(rows)
+    for test in ("p_bootstrap", "p_randomisation"):
+        table[f"{test}_holm"] = multipletests(table[test].to_numpy(), method="holm")[1]
+    table["better"] = [_better(r, a.signatures[r.metric]) for r in table.itertuples()]
+    return table, len(matched)
+
+
+def _better(row: object, signature: str) -> str:
+    metric = find_metric(row.metric, signature)
+    if metric is None:
+        return "?"
+    if max(row.p_bootstrap_holm, row.p_randomisation_holm) >= 0.05 or row.difference == 0:
+        return "-"
+    return "B" if (row.difference > 0) == metric.higher_is_better else "A"

@@ -1,0 +1,244 @@
+"""Content metrics against human references: columns ``metric@ref``, beside the input-based ``metric@none``.
+
+Each transfer has one or several references (reference set k, line i = a reference for item i).  BLEU and chrF
+are multi-reference as sacreBLEU defines them: BLEU clips n-gram matches by their largest count in any reference
+and takes the reference length closest to the hypothesis (``BLEU.sentence_score(hyp, refs)``, same smoothing and
+tokenisation as ``bleu@none``); chrF keeps the statistics of the best-matching reference.  The other metrics
+score against every reference and keep the best: the largest similarity, the smallest WMD.  The empty-text
+policy (:mod:`tsteval.metrics.content.policy`) applies per reference, so an empty output scores the worst.
+
+Signatures add ``ref:N`` (references per transfer) and ``refhash`` (a hash of every reference text).
+The corpus-level numbers papers report are corpus BLEU (and chrF) over the summed sentence statistics:
+:func:`corpus_table`, per system, setting and transfer direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.records import Transfers
+from tsteval.core.signature import texts_hash
+from tsteval.metrics.content.declarations import CONTENT
+from tsteval.metrics.content.overlap import MAX_ORDER, bleu_from_statistics, tokens_of
+from tsteval.metrics.content.policy import MetricResult, PolicyCounts, apply_policy, empty_masks
+from tsteval.metrics.content.scorer import resources
+from tsteval.scorecard import Scorecard
+
+REFERENCE_LABEL = "ref"
+DUALRL_PREFIX = "dualrl"
+References = tuple[tuple[str, ...], ...]
+_METRICS = {m.name: m for m in CONTENT}
+
+
+def _item_positions(transfers: Transfers) -> tuple[list[object], np.ndarray]:
+    """The distinct items in order of first appearance, and each row's position among them."""
+    codes, uniques = pd.factorize(transfers.frame["item"], sort=False)
+    return list(uniques), codes
+
+
+def resolve_references(source: object, transfers: Transfers) -> References:
+    """The references of every row: one tuple per reference set, aligned with ``transfers.frame``.
+
+    ``source`` is ``"dualrl:DATASET"`` (the four DualRL references, by item), or a sequence of reference sets,
+    each a file or a list of texts whose line i is the reference for the i-th distinct item (for one system:
+    transfer i).  A count that does not match is an :class:`InputError` naming the file.
+    """
+    if isinstance(source, str) and source.startswith(f"{DUALRL_PREFIX}:"):
+        return _dualrl(source.split(":", 1)[1], transfers)
+    if isinstance(source, (str, Path)) or not isinstance(source, Sequence) or not source:
+        raise TstevalError("references must be 'dualrl:DATASET' or a list of reference sets (files or lists of "
+                           f"texts), not {type(source).__name__}")
+    items, positions = _item_positions(transfers)
+    rows = len(transfers.frame)
+    resolved = []
+    for k, reference_set in enumerate(source):
+        if isinstance(reference_set, (str, Path)):
+            from tsteval.readers.loaders import read_lines
+
+            lines, where = read_lines(reference_set), reference_set
+        elif isinstance(reference_set, Sequence) and all(isinstance(t, str) for t in reference_set):
+            lines, where = list(reference_set), None
+        else:
+            raise TstevalError(f"reference set {k} must be a file or a list of texts")
+        if len(lines) == rows and len(items) != rows:
+            resolved.append(tuple(lines))
+            continue
+        if len(lines) != len(items):
+            message = f"{len(lines)} references but the transfers have {len(items)} items"
+            fix = "line i must be a reference for item i (transfer i of one system)"
+            if where is None:
+                raise TstevalError(f"reference set {k}: {message} ({fix})")
+            raise InputError(message, path=where, fix=fix)
+        resolved.append(tuple(lines[p] for p in positions))
+    return tuple(resolved)
+
+
+def _dualrl(dataset: str, transfers: Transfers) -> References:
+    """The DualRL references of ``dataset`` for each row, by item; the inputs must be that dataset's."""
+    from tsteval.readers.published import load_dualrl_references
+
+    table = load_dualrl_references(dataset).set_index("item")
+    frame = transfers.frame
+    columns = [c for c in table.columns if c.startswith("reference")]
+    missing = ~frame["item"].isin(table.index)
+    if missing.any():
+        raise TstevalError(f"item {frame['item'][missing].iloc[0]!r} has no DualRL {dataset} reference (they "
+                           f"cover items 0..{len(table) - 1}); score --dualrl {dataset} with --references dualrl")
+    expected = table.loc[frame["item"], "input"].to_numpy()
+    wrong = np.flatnonzero(expected != frame["input"].to_numpy())
+    if len(wrong):
+        row = frame.iloc[wrong[0]]
+        raise TstevalError(f"item {row['item']!r}: the input {row['input'][:60]!r} is not DualRL {dataset}'s test "
+                           f"input {expected[wrong[0]][:60]!r}; give the references of the dataset you score")
+    return tuple(tuple(table.loc[frame["item"], c].astype(str)) for c in columns)
+
+
+def _tokenized(texts: Sequence[str]) -> list[list[str]]:
+    """tsteval's tokens of each text, each distinct text tokenized once."""
+    distinct = dict(zip(set(texts), tokens_of(list(set(texts))), strict=True))
+    return [distinct[t] for t in texts]
+
+
+def _policy(values: np.ndarray, references: References, hyps: Sequence[str], scale: float) -> MetricResult:
+    """The empty-text policy against the references: per reference, then the best case kept."""
+    hyp_tokens = _tokenized(hyps)
+    results = [apply_policy(values, _tokenized(refs), hyp_tokens, scale=scale) for refs in references]
+    return _best(results, references, hyps, higher_is_better=True)
+
+
+def _best(results: Sequence[MetricResult], references: References, hyps: Sequence[str],
+          higher_is_better: bool) -> MetricResult:
+    """Per row the best value over the references.  Counts: an empty output with an empty reference (both
+    empty), an output or all its references empty (one empty); out-of-vocabulary pairs: the fewest of any set."""
+    stacked = np.stack([r.values for r in results])
+    best = stacked.max(axis=0) if higher_is_better else stacked.min(axis=0)
+    hyp_tokens = _tokenized(hyps)
+    masks = [empty_masks(_tokenized(refs), hyp_tokens) for refs in references]
+    both = np.any([b for b, _ in masks], axis=0)
+    one = np.all([o for _, o in masks], axis=0) & ~both
+    counts = PolicyCounts(int(both.sum()), int(one.sum()), min(r.counts.n_all_oov for r in results))
+    return MetricResult(best, counts)
+
+
+def _joined(texts: Sequence[str], cache: dict[str, str]) -> list[str]:
+    """Texts as tsteval's tokens joined by spaces, each distinct text tokenized once."""
+    new = list(set(texts) - cache.keys())
+    cache.update(zip(new, (" ".join(t) for t in tokens_of(new)), strict=True))
+    return [cache[t] for t in texts]
+
+
+def _statistics(metric: object, references: References, hyps: Sequence[str]) -> list[list[int]]:
+    """``metric._extract_corpus_statistics(hyps, references)`` on tsteval's tokens (sacreBLEU's per-sentence
+    multi-reference statistics), with the reference n-grams extracted once per distinct set of references."""
+    cache: dict[str, str] = {}
+    joined = [_joined(refs, cache) for refs in references]
+    info: dict[tuple[str, ...], object] = {}
+    stats = []
+    for hyp, refs in zip(_joined(hyps, cache), zip(*joined, strict=True), strict=True):
+        if refs not in info:
+            info[refs] = metric._extract_reference_info([metric._preprocess_segment(r) for r in refs])
+        stats.append(metric._compute_segment_statistics(metric._preprocess_segment(hyp), info[refs]))
+    return stats
+
+
+def bleu_statistics(references: References, hyps: Sequence[str]) -> np.ndarray:
+    """sacreBLEU's multi-reference BLEU statistics per sentence, shape (n, 2 + 2*4), on tsteval's tokens."""
+    from sacrebleu.metrics import BLEU
+
+    stats = _statistics(BLEU(tokenize="none", force=True), references, hyps)
+    return np.asarray(stats, dtype=np.float64).reshape(len(hyps), 2 + 2 * MAX_ORDER)
+
+
+def _chrf() -> object:
+    from sacrebleu.metrics import CHRF
+
+    params = _METRICS["chrf"].params
+    return CHRF(char_order=params["char_order"], word_order=params["word_order"], beta=params["beta"])
+
+
+def chrf_statistics(references: References, hyps: Sequence[str]) -> np.ndarray:
+    """sacreBLEU's chrF statistics per sentence (of its best-matching reference), on tsteval's tokens."""
+    return np.asarray(_statistics(_chrf(), references, hyps), dtype=np.int64)
+
+
+def multi_reference(name: str, references: References, hyps: Sequence[str],
+                    statistics: np.ndarray | None = None, **kwargs: object) -> MetricResult:
+    """Metric ``name`` of each hypothesis against its references (multi-reference or best-of); ``statistics``
+    are the BLEU or chrF statistics when already extracted."""
+    metric = _METRICS[name]
+    params = dict(metric.params)
+    if name in ("bleu", "bleu_mir"):
+        stats = bleu_statistics(references, hyps) if statistics is None else statistics
+        values = bleu_from_statistics(stats, params["smooth"], params.get("smooth_value"), bool(params["eff_order"]))
+        return _policy(values, references, hyps, scale=100.0)
+    if name == "chrf":
+        stats = chrf_statistics(references, hyps) if statistics is None else statistics
+        chrf = _chrf()
+        values = np.array([chrf._compute_score_from_stats(row.tolist()).score for row in stats])
+        return _policy(values, references, hyps, scale=100.0)
+    function = metric.function()
+    results = [function(list(refs), list(hyps), **kwargs) for refs in references]
+    return _best(results, references, hyps, metric.higher_is_better)
+
+
+def score_references(card: Scorecard, metrics: Sequence[str], references: References, *,
+                     word_vectors: object = None, sbert_model: str | None = None
+                     ) -> tuple[dict[str, dict[str, int]], pd.DataFrame]:
+    """Add ``metric@ref`` for each metric to ``card``; returns the empty/OOV policy counts per column and the
+    corpus-level table (:func:`corpus_table`)."""
+    if not references or any(len(refs) != len(card.frame) for refs in references):
+        raise TstevalError(f"references must give one text per transfer ({len(card.frame)} rows)")
+    hyps = card.frame["output"].astype(str).tolist()
+    statistics = {"bleu": bleu_statistics, "chrf": chrf_statistics}
+    extracted = {m: statistics[m](references, hyps) for m in statistics if m in metrics}
+    counts = {}
+    for name in metrics:
+        metric = _METRICS[name]
+        fields: dict[str, object] = {"mod": "none", "ref": len(references),
+                                     "refhash": texts_hash([t for refs in references for t in refs])}
+        kwargs = resources(metric, word_vectors, sbert_model, fields)
+        stats = extracted.get("bleu" if name == "bleu_mir" else name)
+        result = multi_reference(name, references, hyps, stats, **kwargs)
+        column = f"{name}@{REFERENCE_LABEL}"
+        card.add(column, result.values, str(metric.signature(**fields)))
+        counts[column] = result.counts.as_dict()
+    return counts, corpus_table(card, extracted, len(references))
+
+
+def corpus_table(card: Scorecard, statistics: dict[str, np.ndarray], n_references: int) -> pd.DataFrame:
+    """Corpus BLEU / chrF from the summed sentence ``statistics`` (``sacrebleu.corpus_bleu`` / ``corpus_chrf`` on
+    tsteval's tokens) per system, setting and direction (``source-target``, and ``all``); empty without them."""
+    frame, stats = card.frame, statistics
+    if not stats:
+        return pd.DataFrame()
+    direction = frame["source_style"].astype(str) + "-" + frame["target_style"].astype(str)
+    rows = []
+    for (system, setting), group in frame.groupby(["system", "setting"], sort=False):
+        directions = direction[group.index]
+        parts = [(d, group.index[directions == d]) for d in directions.unique()]
+        if len(parts) > 1:
+            parts.append(("all", group.index))
+        for label, index in parts:
+            positions = frame.index.get_indexer(index)
+            row: dict[str, object] = {"system": system, "setting": setting, "direction": label, "n": len(index),
+                                      "references": n_references}
+            if "bleu" in stats:
+                total = stats["bleu"][positions].sum(axis=0, keepdims=True)
+                row["corpus_bleu"] = float(bleu_from_statistics(total, "exp", None, False)[0])
+            if "chrf" in stats:
+                total = stats["chrf"][positions].sum(axis=0).tolist()
+                row["corpus_chrf"] = _chrf()._compute_score_from_stats(total).score
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def corpus_markdown(frame: pd.DataFrame) -> str:
+    """The corpus table as Markdown (names escaped), scores with two decimals."""
+    from tsteval.core.markdown import table
+
+    return table(frame, lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)) + "\n"
