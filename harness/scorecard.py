@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsteval.aggregate import bootstrap_mean
+from tsteval.aggregate import bootstrap_means
 from tsteval.core import markdown as md
 from tsteval.core.atomic import output_directory
 from tsteval.core.errors import InputError, TstevalError, read_json
@@ -51,15 +51,17 @@ class Scorecard:
 
     def summary(self, metrics: Sequence[str] | None = None, by: Sequence[str] = GROUP,
                 n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-        """Corpus-level mean of each metric per group, with a percentile-bootstrap 95% interval."""
-        rows = []
-        for metric in metrics or self.metrics:
-            for key, group in self.frame.groupby(list(by), sort=False):
-                mean, low, high = bootstrap_mean(group[metric].to_numpy(), n_resamples=n_resamples, seed=seed)
-                rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
-                             "metric": metric, "mean": mean, "ci_low": low, "ci_high": high,
-                             "n": len(group), "signature": self.signatures[metric]})
-        return pd.DataFrame(rows)
+        """Corpus-level mean of each metric per group, with a percentile-bootstrap 95% interval.
+
+        The resampling indices are drawn once per group and shared by all its metrics (same resamples)."""
+        metrics = list(metrics or self.metrics)
+        groups = [(key if isinstance(key, tuple) else (key,), len(group),
+                   bootstrap_means({m: group[m].to_numpy() for m in metrics}, n_resamples=n_resamples, seed=seed))
+                  for key, group in self.frame.groupby(list(by), sort=False)]
+        return pd.DataFrame([{**dict(zip(by, key, strict=True)), "metric": metric, "mean": stats[metric][0],
+                              "ci_low": stats[metric][1], "ci_high": stats[metric][2], "n": n,
+                              "signature": self.signatures[metric]}
+                             for metric in metrics for key, n, stats in groups])
 
     def write(self, directory: str | Path, summary: pd.DataFrame | None = None) -> None:
         """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary) into an existing

@@ -18,10 +18,16 @@ def test_a_classifier_name_given_twice_is_refused(data: Path, tmp_path: Path, ca
     assert not (tmp_path / "run").exists()
 
 
-def test_a_style_given_twice_is_refused_not_silently_dropped(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+def test_a_style_given_twice_joins_the_files_not_silently_dropped(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    extra = tmp_path / "extra.txt"
+    extra.write_text("the place was pos9000 pos9001 .\nthe food was pos9002 pos9003 .\n")
     command = ["train-classifier", "tfidf-lr", "--style", f"pos={data / 'pos.txt'}", "--style",
-               f"pos={data / 'neg.txt'}", "--style", f"neg={data / 'neg.txt'}", "--out", tmp_path / "m"]
-    expect_error(command, capsys, "--style names 'pos' twice", "join the files first")
+               f"pos={extra}", "--style", f"neg={data / 'neg.txt'}", "--out", tmp_path / "m", "--quiet"]
+    outcome = run_cli(command, capsys)
+    assert outcome.code == 0, outcome.err
+    assert outcome.out.splitlines()[:2] == [
+        "--style pos: 2 files joined, 42 texts (40 + 2)",
+        f"tfidf-lr: 82 texts, 2 styles; held-out accuracy 1.000, macro-F1 1.000 (n=9); saved to {tmp_path / 'm'}"]
 
 
 @pytest.mark.parametrize("name", ["a@b", "a|b", "a b", "sti=1"])

@@ -85,6 +85,17 @@ def test_wordnet_from_debian_files() -> None:
     assert (wordnet_dir() / "lexnames").read_text().count("\n") == 45
 
 
+def test_wordnet_is_read_and_verified_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tsteval.metrics.content import wordnet
+
+    first = load_wordnet()
+    checks = []
+    monkeypatch.setattr(wordnet, "wordnet_dir", lambda source=None: checks.append(source) or wordnet_dir(source))
+    assert load_wordnet() is first
+    meteor(["the auto was red"], ["the car was red"])
+    assert checks == []  # no second verification of the ~30 MB cached copy, no second reader
+
+
 def test_wordnet_missing_names_package(tmp_path: Path) -> None:
     with pytest.raises(TstevalError, match="wordnet-base"):
         wordnet_dir(tmp_path)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tsteval.aggregate import bootstrap_mean
 from tsteval.core.errors import LabelMismatchError, TstevalError
 from tsteval.core.records import Transfers
 from tsteval.metrics.style.intensity import signed_emd
@@ -68,6 +69,32 @@ def test_summary_groups_and_bootstrap(transfers: Transfers) -> None:
     np.testing.assert_allclose(summary["mean"], [0.5, 0.0])
     assert (summary["ci_low"] <= summary["mean"]).all() and (summary["mean"] <= summary["ci_high"]).all()
     assert summary.loc[0, "ci_low"] == pytest.approx(0.3) and summary.loc[0, "ci_high"] == pytest.approx(0.7)
+
+
+def test_summary_resamples_each_group_once_for_all_its_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(1)
+    parts = [Transfers.from_pairs([f"in {i}" for i in range(n)], [f"out {i}" for i in range(n)], source_style="neg",
+                                  target_style="pos", system="A", setting=setting)
+             for setting, n in (("x=1", 60), ("x=2", 45))]
+    card = Scorecard.from_transfers(Transfers.concat(parts))
+    scores = rng.exponential(size=105)
+    for name, values in (("m", scores), ("copy", scores.copy()), ("negated", -scores),
+                         ("other", rng.normal(size=105))):
+        card.add(name, values, f"metric:{name}")
+    draws = []
+    default_rng = np.random.default_rng
+    monkeypatch.setattr(np.random, "default_rng", lambda seed=None: draws.append(seed) or default_rng(seed))
+    summary = card.summary(n_resamples=300, seed=7).set_index(["setting", "metric"])
+    assert draws == [7, 7]  # one draw of resampling indices per group, not one per metric and group
+    for setting, group in card.frame.groupby("setting"):
+        m = summary.loc[(setting, "m")]
+        # a single metric's interval is exactly what it was when each metric drew its own resamples
+        assert tuple(m[["mean", "ci_low", "ci_high"]]) == bootstrap_mean(group["m"], n_resamples=300, seed=7)
+        assert tuple(summary.loc[(setting, "copy"), ["ci_low", "ci_high"]]) == (m["ci_low"], m["ci_high"])
+        negated = summary.loc[(setting, "negated")]
+        assert negated["ci_low"] == pytest.approx(-m["ci_high"], rel=1e-12)
+        assert negated["ci_high"] == pytest.approx(-m["ci_low"], rel=1e-12)
+    assert list(summary.index.get_level_values("metric")) == ["m"] * 2 + ["copy"] * 2 + ["negated"] * 2 + ["other"] * 2
 
 
 def test_add_rejects_wrong_length(transfers: Transfers) -> None:

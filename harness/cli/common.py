@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from tsteval.core.errors import TstevalError, quote
-from tsteval.core.options import key_values
+from tsteval.core.options import key_value_pairs
 from tsteval.core.records import Corpus
 
 # The flags of the command line that set the reader keywords, for the fixes in error messages.
@@ -36,7 +36,15 @@ def training_corpus(args: argparse.Namespace) -> Corpus:
     from tsteval.readers import loaders, published
 
     if args.style:
-        corpus = loaders.load_style_files(key_values(args.style, "--style", "FILE"))
+        files: dict[str, list[str]] = {}
+        for style, path in key_value_pairs(args.style, "--style", "FILE"):
+            files.setdefault(style, []).append(path)
+        corpus = loaders.load_style_files(files)
+        for style, paths in files.items():
+            if len(paths) > 1:
+                counts = [len(loaders.read_lines(path)) for path in paths]
+                print(f"--style {style}: {len(paths)} files joined, {sum(counts):,} texts "
+                      f"({' + '.join(f'{n:,}' for n in counts)})")
     elif args.table:
         corpus = loaders.load_table_corpus(args.table, text_col=args.text_col, label_col=args.label_col,
                                            table_format=args.table_format, hints=CORPUS_HINTS)
@@ -50,8 +58,27 @@ def training_corpus(args: argparse.Namespace) -> Corpus:
     else:
         raise TstevalError("give the training data: --style NAME=FILE (repeat), --table, --hf, --yelp or --cds")
     for path in args.exclude:
-        corpus = corpus.without(loaders.read_lines(path))
+        corpus = _without(corpus, path, loaders.read_lines(path))
     return corpus
+
+
+def _without(corpus: Corpus, path: str, lines: list[str]) -> Corpus:
+    """``corpus`` minus the ``--exclude`` file's lines, printing how many training texts that removed (a warning
+    when none: the file and the corpus probably split words differently)."""
+    from tsteval.classifiers.corpus_checks import warn
+
+    drop = set(lines)
+    removed = [text for text in corpus.texts if text in drop]
+    counts = f"removed {len(removed):,} of {len(corpus):,} training texts"
+    if not removed:
+        warn(f"--exclude {path}: {counts}: none of its {len(drop):,} distinct lines is a training text (probably "
+             "a tokenisation mismatch: both files must split words and punctuation the same way)")
+        return corpus
+    if len(removed) == len(corpus):
+        raise TstevalError(f"--exclude {path} removes all {len(corpus):,} training texts; train on other texts "
+                           "than the ones you evaluate")
+    print(f"--exclude {path}: {counts} ({len(set(removed)):,} distinct)")
+    return corpus.without(drop)
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:

@@ -27,21 +27,31 @@ def check_column_name(name: str, flag: str) -> str:
     return name
 
 
-def key_values(items: Sequence[str], flag: str, value: str = "VALUE", column_names: bool = False) -> dict[str, str]:
-    """``NAME=VALUE`` options as a dict; a malformed one, an empty name or a repeated name is an error.
+def key_value_pairs(items: Sequence[str], flag: str, value: str = "VALUE",
+                    column_names: bool = False) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` options as ``(NAME, VALUE)`` pairs in the order given (a NAME may repeat); a malformed one
+    or an empty name is an error.
 
     With ``column_names`` a NAME becomes part of scorecard columns and signatures (``sti@NAME``), so it is
     limited to letters, digits, ``_``, ``-`` and ``.``.
     """
-    pairs: dict[str, str] = {}
+    pairs: list[tuple[str, str]] = []
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise TstevalError(f"{flag} {quote(item)} must look like NAME={value}")
         if column_names:
             check_column_name(key, flag)
+        pairs.append((key, text))
+    return pairs
+
+
+def key_values(items: Sequence[str], flag: str, value: str = "VALUE", column_names: bool = False) -> dict[str, str]:
+    """``NAME=VALUE`` options as a dict; a malformed one, an empty name or a repeated name is an error."""
+    pairs: dict[str, str] = {}
+    for key, text in key_value_pairs(items, flag, value, column_names):
         if key in pairs:
             raise TstevalError(f"{flag} names {quote(key)} twice ({quote(pairs[key])} and {quote(text)}); "
-                               f"give each {flag} a different NAME (for --style, join the files first)")
+                               f"give each {flag} a different NAME")
         pairs[key] = text
     return pairs

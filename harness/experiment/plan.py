@@ -459,6 +459,7 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
 
 def execute(plan: Plan, log: Log = _silent) -> Run:
     """Score ``plan``: every resource first (loaded, trained or built), then every metric into one scorecard."""
+    from tsteval.classifiers.corpus_checks import warn
     from tsteval.metrics import registry
     from tsteval.metrics.compatibility.compliancy import match_probability
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, score_content
@@ -483,7 +484,9 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
 
     for name in plan.style_names:
         model, identity = models[name]
-        score_style(card, model, name, model_id=identity, ground=plan.ground)
+        swapped = score_style(card, model, name, model_id=identity, ground=plan.ground)
+        if swapped is not None:
+            warn(swapped)
     if plan.content:
         attributed = {}
         if any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):

@@ -144,17 +144,21 @@ def split_tsv_line(line: str, path: str | Path, number: int) -> tuple[str, str]:
 
 # --- plain-text files ------------------------------------------------------------------------------------------
 
-def load_style_files(files: Mapping[str, str | Path]) -> Corpus:
-    """A corpus from one file per style (one sentence a line); ``files`` maps style label to path."""
+def load_style_files(files: Mapping[str, str | Path | Sequence[str | Path]]) -> Corpus:
+    """A corpus from files of one style each (one sentence a line); ``files`` maps a style label to a path or to
+    several paths, whose lines are concatenated in the order given."""
     if not files:
         raise InputError("no style files given", fix="pass {style: path, ...} with at least one entry")
     texts: list[str] = []
     labels: list[str] = []
-    for style, path in files.items():
-        lines = read_lines(path)
-        texts += lines
-        labels += [str(style)] * len(lines)
-    origin = os.path.commonpath([str(Path(p).resolve()) for p in files.values()])
+    paths: list[str | Path] = []
+    for style, given in files.items():
+        for path in [given] if isinstance(given, (str, Path)) else given:
+            lines = read_lines(path)
+            texts += lines
+            labels += [str(style)] * len(lines)
+            paths.append(path)
+    origin = os.path.commonpath([str(Path(p).resolve()) for p in paths])
     return Corpus(texts, labels, origin)
 
 
@@ -257,6 +261,20 @@ class Table:
             out.append(number)
         return out
 
+    def item_ids(self, name: str) -> list[int] | list[str]:
+        """The item column: integers when every cell is a whole number (``7``, ``"007"``, ``7.0``), otherwise every
+        id as its text (``"negative-0"``, and then ``"7"`` too), so that one column never mixes the two."""
+        values = self.column(name, "item").tolist()
+        numbers: list[int] = []
+        for row, value in enumerate(values):
+            if _missing(value) or (isinstance(value, str) and not value.strip()):
+                raise InputError(f"row {row + 1}: the item ({name!r}) is missing", **self.where(row),
+                                 fix="give every row an item id, or drop the column to number the rows in order")
+            number = None if isinstance(value, bool) else _whole_number(value)
+            if number is not None:
+                numbers.append(number)
+        return numbers if len(numbers) == len(values) else [str(v).strip() for v in values]
+
     def ratings(self, name: str) -> pd.Series:
         """A human-rating column: float64 with NaN for an empty cell ("no rating"), whatever the file format.
 
@@ -292,6 +310,20 @@ class Table:
                 return number
         raise InputError(f"row {row + 1}: the rating {quote(name)} is {quote(value)}, not a number",
                          **self.where(row), fix=fix)
+
+
+def _whole_number(value: object) -> int | None:
+    """``value`` as an int when it is a whole number (an integer, an integral float, or the text of either), else
+    None."""
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        return int(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number.is_integer() else None
 
 
 def _missing(value: object) -> bool:
@@ -367,12 +399,7 @@ def _frame_transfers(table: Table, input_col: str, output_col: str, source_col: 
             raise InputError(f"no column {col!r} for the {role}; the columns are {quote(list(frame.columns), 200)}",
                              path=table.path, fix=", or ".join(fixes))
     if item_col in frame.columns:
-        items = table.numbers(item_col, "item")
-        for row, value in enumerate(items):
-            if not value.is_integer():
-                raise InputError(f"row {row + 1}: the item ({item_col!r}) is {value}, not a whole number",
-                                 **table.where(row))
-        out["item"] = [int(v) for v in items]
+        out["item"] = table.item_ids(item_col)
     else:
         out["item"] = out.groupby(["system", "setting"]).cumcount()
     hp_names = list(dict.fromkeys([*hp_cols, *(c for c in frame.columns if c.startswith(HP_PREFIX))]))

@@ -20,7 +20,7 @@ from pathlib import Path
 import nltk.data
 from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-from tsteval.core.cache import cached_dir
+from tsteval.core.cache import cache_root, cached_dir
 from tsteval.core.errors import TstevalError
 from tsteval.core.signature import content_hash
 
@@ -94,5 +94,14 @@ def _reader(root: str) -> WordNetCorpusReader:
 
 
 def load_wordnet(source: Path | None = None) -> WordNetCorpusReader:
-    """An NLTK WordNet reader over the Debian files (no multilingual data); cached per directory."""
+    """An NLTK WordNet reader over the Debian files (no multilingual data).
+
+    Built, verified and read once per process for each source directory and cache root: METEOR asks for it on
+    every call, and reading WordNet's indices costs about a CPU-second.
+    """
+    return _loaded(Path(source or wordnet_source()).resolve(), cache_root())
+
+
+@lru_cache(maxsize=4)
+def _loaded(source: Path, cache: Path) -> WordNetCorpusReader:
     return _reader(str(wordnet_dir(source)))

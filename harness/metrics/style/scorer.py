@@ -16,6 +16,9 @@ from tsteval.metrics.style.intensity import normalized_sti, signed_emd, target_a
 from tsteval.scorecard import Scorecard
 
 STYLE_METRICS = tuple(m.name for m in STYLE)
+# A classifier that calls more than this share of (at least this many) inputs their target style: a warning.
+SWAPPED_SHARE = 0.5
+SWAPPED_MIN_INPUTS = 20
 
 
 def predict_unique(classifier: object, texts: Sequence[str]) -> np.ndarray:
@@ -35,9 +38,26 @@ def class_indices(classifier: object, styles: Sequence[str], column: str) -> np.
     return np.array([index[s] for s in styles], dtype=np.int64)
 
 
+def swapped_labels_warning(inputs: Sequence[str], p_in: np.ndarray, target: np.ndarray, name: str) -> str | None:
+    """A warning when classifier ``name`` assigns most inputs to their *target* style, else None.
+
+    Rule: of the distinct (input, target style) pairs, more than ``SWAPPED_SHARE`` have the target style as the
+    classifier's most probable class, and there are at least ``SWAPPED_MIN_INPUTS`` of them.
+    """
+    first = np.array(list({(text, int(t)): i for i, (text, t) in enumerate(zip(inputs, target, strict=True))}
+                          .values()), dtype=np.int64)
+    hits = int((p_in[first].argmax(axis=1) == target[first]).sum())
+    if len(first) < SWAPPED_MIN_INPUTS or hits <= SWAPPED_SHARE * len(first):
+        return None
+    return (f"style classifier {name!r} assigns {hits} of {len(first)} inputs ({hits / len(first):.0%}) to their "
+            f"target style (warned when more than {SWAPPED_SHARE:.0%} of at least {SWAPPED_MIN_INPUTS} inputs are): "
+            "its style labels are probably swapped, or the source and target styles are given the wrong way round")
+
+
 def score_style(card: Scorecard, classifier: object, name: str, *, model_id: str,
-                ground: str = "nominal") -> None:
-    """Add ``sti@name``, ``sti_norm@name``, ``target_prob@name`` and ``target_acc@name`` to ``card``.
+                ground: str = "nominal") -> str | None:
+    """Add ``sti@name``, ``sti_norm@name``, ``target_prob@name`` and ``target_acc@name`` to ``card``; return
+    :func:`swapped_labels_warning` of the inputs (None when the classifier looks the right way round).
 
     ``model_id`` identifies the trained classifier in the signatures (e.g. its cache key).
     """
@@ -57,3 +77,4 @@ def score_style(card: Scorecard, classifier: object, name: str, *, model_id: str
         run = {"ground": ground} if "ground" in metric.params else {}
         card.add(f"{metric.name}@{name}", values[metric.name],
                  str(metric.signature(**run, clf=f"{name}-{model_id}", classes=classes)))
+    return swapped_labels_warning(frame["input"].tolist(), p_in, target, name)
