@@ -20,6 +20,7 @@ import torch
 
 from benchmarks.cds_multiclass import RESULTS
 from tsteval.core.cache import cached_dir
+from tsteval.core.datapaths import portable
 from tsteval.core.signature import content_hash, package_version, texts_hash
 from tsteval.metrics.content.sentence_embedding import default_model, encode
 from tsteval.metrics.content.word_vectors import load_glove, train_word2vec
@@ -225,7 +226,8 @@ def write_json(reports: dict[str, InvarianceReport], rows: list[dict], named: di
         "n_permutations": N_PERMUTATIONS, "seed": SEED, "dropped_zero_vector_sentences": dropped,
         "zero_vectors": zero, "yelp_training_sentences": yelp_size,
         "descriptions": {name: desc for name, (_, desc) in named.items()},
-        "hf_generic_path_check": {"model": hf_path, "sample": HF_CHECK_SAMPLE, "max_abs_diff": hf_max_diff},
+        "hf_generic_path_check": {"model": portable(hf_path), "sample": HF_CHECK_SAMPLE,
+                                  "max_abs_diff": hf_max_diff},
         "summary": rows,
         "matrices": {name: r.matrix.round(6).to_dict() for name, r in reports.items()},
         "most_similar": {name: r.most_similar for name, r in reports.items()},

@@ -288,3 +288,21 @@ def test_score_outputs_agree_with_each_other(scored: Path) -> None:
     table = md_table((scored / "summary.md").read_text()).set_index("system")
     mean = card.loc[card["system"] == "scrambled", NATURALNESS].mean()
     assert ci_cell(table.loc["scrambled", NATURALNESS])[0] == pytest.approx(mean, abs=5e-4)
+
+
+def test_run_json_and_report_name_no_absolute_path(run: Path, data_root: Path) -> None:
+    """Paths in what a run writes are relative: $TSTEVAL_DATA/... or relative to the checkout."""
+    metadata = json.loads((run / "run.json").read_text())
+    assert metadata["transfers_origin"].startswith("$TSTEVAL_DATA/"), metadata["transfers_origin"]
+    assert not Path(metadata["manifest"]).is_absolute(), metadata["manifest"]
+    for name in ("run.json", "report.md", "report.html"):
+        assert str(data_root.resolve()) not in (run / name).read_text(), name
+
+
+def test_committed_results_name_no_absolute_path() -> None:
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    pattern = re.compile(r"/work/|/tmp/|/home/|/root/")
+    found = [f"{p.relative_to(results)}" for p in results.rglob("*")
+             if p.is_file() and p.suffix in {".md", ".json", ".csv", ".html", ".svg"}
+             and pattern.search(p.read_text(encoding="utf-8", errors="replace"))]
+    assert not found, found

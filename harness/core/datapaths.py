@@ -40,3 +40,28 @@ def dataset_dir(name: str) -> Path:
         raise DataNotFoundError(f"dataset {name!r} not found: expected the directory {path}. "
                                 f"Set {ENV_VAR} to the data root that contains {name}/.")
     return path
+
+
+def portable(path: str | Path, start: str | Path | None = None) -> str:
+    """``path`` as written into results that others read: a file shipped in site-packages from its package folder,
+    ``$TSTEVAL_DATA/...`` under the data root, relative to the checkout inside it, else relative to ``start`` (the
+    folder the result is written to) when given, else as given.
+
+    >>> portable(CHECKOUT / "manifests" / "mir.yaml")
+    'manifests/mir.yaml'
+    """
+    text = str(path)
+    resolved = Path(text).expanduser().resolve() if text and not text.startswith("<") else None
+    if resolved is None:
+        return text
+    parts = resolved.parts
+    if "site-packages" in parts:
+        return "/".join(parts[parts.index("site-packages") + 1:])
+    env = os.environ.get(ENV_VAR)
+    for base, shown in ((Path(env).expanduser().resolve() if env else _default_root().resolve(), "$TSTEVAL_DATA"),
+                        (CHECKOUT, None)):
+        if resolved.is_relative_to(base):
+            relative = resolved.relative_to(base).as_posix()
+            return relative if shown is None else f"{shown}/{relative}"
+    return os.path.relpath(resolved, Path(start).resolve()) if start is not None else text
+

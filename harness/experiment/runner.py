@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.core.atomic import check_output_directory, output_directory
+from tsteval.core.datapaths import portable
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash, package_version
 from tsteval.experiment import agreement
@@ -147,22 +148,22 @@ def tradeoffs(card: Scorecard, manifest: Manifest) -> list[Tradeoff]:
     return out
 
 
-def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float) -> dict:
+def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -> dict:
     card = result.card
     return {
-        "name": m.name, "manifest": str(m.path), "manifest_hash": content_hash(m.text), "seed": m.seed,
+        "name": m.name, "manifest": portable(m.path, out), "manifest_hash": content_hash(m.text), "seed": m.seed,
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(time.time() - seconds)),
-        "seconds": round(seconds, 1), "rows": len(card.frame), "transfers_origin": plan.transfers.origin,
+        "seconds": round(seconds, 1), "rows": len(card.frame), "transfers_origin": portable(plan.transfers.origin, out),
         "systems": sorted(card.frame["system"].unique()), "settings": int(card.frame[["system", "setting"]]
                                                                            .drop_duplicates().shape[0]),
-        "training_corpus": None if plan.corpus is None else {"origin": plan.corpus.origin,
+        "training_corpus": None if plan.corpus is None else {"origin": portable(plan.corpus.origin, out),
                                                              "texts": len(plan.corpus), "styles": plan.corpus.styles},
         "classifiers": {name: {"backend": m.classifiers[name].backend, "key": t.key, "cached": t.cached,
                                "accuracy": t.report.get("accuracy"), "macro_f1": t.report.get("macro_f1"),
                                "n_train": t.report.get("n_train"), "n_heldout": t.report.get("n_heldout"),
                                "params": t.report.get("params")}
                         for name, t in result.trained.items()},
-        "lexicon": None if result.lexicon is None else {"origin": str(result.lexicon.origin),
+        "lexicon": None if result.lexicon is None else {"origin": portable(result.lexicon.origin, out),
                                                         "words": len(result.lexicon.words)},
         "human_ratings": {"columns": [c for c in plan.transfers.frame.columns if c.startswith(HUMAN_PREFIX)],
                           "empty": empty_ratings(plan.transfers.frame)},
@@ -206,7 +207,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
             t.intersections.to_csv(tmp / f"{stem}_intersections.csv", index=False)
             plots[k] = plot_tradeoff(t, tmp / "plots" / stem, f"{manifest.name}: {t.x_aspect} vs {t.y_aspect}")
         (tmp / "manifest.yaml").write_text(manifest.text, encoding="utf-8")
-        metadata = _metadata(manifest, plan, result, time.perf_counter() - start)
+        metadata = _metadata(manifest, plan, result, time.perf_counter() - start, out)
         (tmp / "run.json").write_text(json.dumps(metadata, indent=2, default=str))
         write_report(tmp, metadata, card, summary, agreements, curves,
                      {k: [p.relative_to(tmp) for p in v] for k, v in plots.items()}, human_columns(card.frame),
