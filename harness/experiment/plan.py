@@ -154,10 +154,10 @@ class Plan:
 
         Names and files are checked here, before any model is loaded; :func:`run` loads the models.
         """
-        from tsteval.experiment.runner import report_empty_ratings
         from tsteval.metrics import registry
         from tsteval.metrics.content.scorer import MODIFICATION_MODES
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+        from tsteval.readers.loaders import report_empty_ratings
 
         transfers = _transfers_of_args(args)
         report_empty_ratings(transfers.frame)
@@ -205,7 +205,8 @@ class Plan:
     def from_manifest(cls, manifest: Manifest, quiet: bool = True, log: Log = _silent) -> Plan:
         """The plan of an experiment manifest: its transfers and training corpus are read here; classifiers
         are trained (or taken from the cache) and the lexicon built by :func:`run`."""
-        from tsteval.experiment.runner import load_corpus, load_transfers, report_empty_ratings
+        from tsteval.experiment.runner import load_corpus, load_transfers
+        from tsteval.readers.loaders import report_empty_ratings
 
         transfers = load_transfers(manifest.transfers, manifest.seed)
         log(f"transfers: {len(transfers)} rows from {transfers.origin}")
@@ -461,7 +462,6 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
     """Score ``plan``: every resource first (loaded, trained or built), then every metric into one scorecard."""
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.metrics import registry
-    from tsteval.metrics.compatibility.compliancy import match_probability
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, score_content
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import score_style
@@ -513,6 +513,8 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         start = time.perf_counter()
         NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds)
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
+    if hh or ah:
+        from tsteval.metrics.compatibility.compliancy import match_probability
     for metric, models_, texts in (("hh", hh, "input"), ("ah", ah, "document")):
         pairs = list(zip(card.frame[texts], card.frame["output"], strict=True)) if models_ else []
         for name, (model, identity) in models_.items():

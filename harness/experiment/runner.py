@@ -25,6 +25,7 @@ from tsteval.experiment.manifest import HUMAN_PREFIX, CorpusSpec, Manifest, Tran
 from tsteval.experiment.plan import Plan, Run, execute
 from tsteval.experiment.tradeoff import Tradeoff, plot_tradeoff, tradeoff_curves
 from tsteval.metrics.registry import find_metric
+from tsteval.readers.loaders import empty_ratings
 from tsteval.scorecard import Scorecard
 
 # Which human rating column each aspect's metrics are checked against; a metric column's aspect is the one its
@@ -118,21 +119,6 @@ def agreement_frame(card: Scorecard, manifest: Manifest) -> pd.DataFrame:
 def human_columns(frame: pd.DataFrame) -> list[str]:
     """Numeric human-rating columns (``human_*``) carried by the transfers."""
     return [c for c in frame.columns if c.startswith(HUMAN_PREFIX) and pd.api.types.is_numeric_dtype(frame[c])]
-
-
-def empty_ratings(frame: pd.DataFrame) -> dict[str, int]:
-    """Per human-rating column (``human_*``), how many transfers have no rating (an empty cell)."""
-    counts = {c: int(frame[c].isna().sum()) for c in frame.columns if c.startswith(HUMAN_PREFIX)}
-    return {c: n for c, n in counts.items() if n}
-
-
-def report_empty_ratings(frame: pd.DataFrame) -> None:
-    """One line on stderr (also under ``--quiet``: it is about the data, not progress) when ratings are empty."""
-    counts = empty_ratings(frame)
-    if counts:
-        print(f"[tsteval] human ratings: {sum(counts.values())} empty cells are no rating and are left out of the "
-              f"agreement statistics ({', '.join(f'{c} {n} of {len(frame)}' for c, n in counts.items())})",
-              file=sys.stderr)
 
 
 def tradeoffs(card: Scorecard, manifest: Manifest) -> list[Tradeoff]:

@@ -523,3 +523,18 @@ def load_hf_transfers(source: Any, split: str | None = None, input_col: str = "i
     dataset, name = _hf_dataset(source, split, cache_dir, hints)
     return _frame_transfers(Table(_hf_frame(dataset), name, None, hints), input_col, output_col, source_col, target_col,
                             system_col, setting_col, item_col, hp_cols, source_style, target_style, system, setting)
+
+
+def empty_ratings(frame: pd.DataFrame) -> dict[str, int]:
+    """Per human-rating column (``human_*``), how many transfers have no rating (an empty cell)."""
+    counts = {c: int(frame[c].isna().sum()) for c in frame.columns if c.startswith(HUMAN_PREFIX)}
+    return {c: n for c, n in counts.items() if n}
+
+
+def report_empty_ratings(frame: pd.DataFrame) -> None:
+    """One line on stderr (also under ``--quiet``: it is about the data, not progress) when ratings are empty."""
+    counts = empty_ratings(frame)
+    if counts:
+        print(f"[tsteval] human ratings: {sum(counts.values())} empty cells are no rating and are left out of the "
+              f"agreement statistics ({', '.join(f'{c} {n} of {len(frame)}' for c, n in counts.items())})",
+              file=sys.stderr)
