@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 from tsteval.cli.main import main
+from tsteval.experiment.explorer import read_explorer_data
 from tsteval.experiment.manifest import ManifestError, load_manifest
 from tsteval.experiment.runner import run_experiment
+from tsteval.scorecard import Scorecard
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
 
@@ -28,7 +31,7 @@ def first_run(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path
 
 def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
     for name in ("scorecard.csv", "scorecard.parquet", "signatures.json", "summary.csv", "agreement.csv",
-                 "run.json", "manifest.yaml", "report.md", "report.html"):
+                 "run.json", "manifest.yaml", "report.md", "report.html", "explorer.html"):
         assert (first_run / name).stat().st_size > 0, name
     for stem in ("tradeoff_content", "tradeoff_naturalness"):
         for suffix in (".png", ".svg"):
@@ -44,6 +47,18 @@ def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
     assert "human_style_intensity" in agreement and "human_content_preservation" in agreement
     assert "human_naturalness_output" in agreement
     assert not list(first_run.parent.glob(".run.*")), "no temporary folder is left behind"
+
+
+def test_run_explorer_embeds_the_scorecard_and_the_masked_text(first_run: Path) -> None:
+    card = Scorecard.load(first_run)
+    data = read_explorer_data(first_run / "explorer.html")
+    rows = pd.DataFrame(data["rows"]).astype({"sti@lr": float})
+    embedded = rows.groupby(["system", "setting"])["sti@lr"].mean()
+    assert embedded.to_dict() == pytest.approx(card.frame.groupby(["system", "setting"])["sti@lr"].mean().to_dict(),
+                                               rel=1e-12)
+    assert data["tradeoff"] == {"x": "sti@lr", "y": "bleu_mir@mask"}
+    assert data["masked"] and any("<masked>" in text for text in data["rows"]["output_masked"])
+    assert "human_style_intensity" in [c["name"] for c in data["scores"]]
 
 
 def test_second_run_reuses_the_classifier(first_run: Path, tmp_path: Path) -> None:

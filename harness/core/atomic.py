@@ -338,3 +338,12 @@ def output_file(target: str | Path, what: str, is_ours: Callable[[Path], bool],
             tmp.unlink(missing_ok=True)
         if created:
             _remove_empty(created)
+
+
+def add_to_marker(directory: str | Path, name: str) -> None:
+    """Record a file written later into a tsteval output folder (an explorer page) in its marker, so that an
+    ``overwrite`` still recognises the folder as tsteval's; a folder without a marker is left alone."""
+    info = read_marker(directory)
+    if info is not None and name not in info["files"]:
+        info["files"] = sorted([*info["files"], name])
+        (Path(directory) / MARKER).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")

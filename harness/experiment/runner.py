@@ -165,9 +165,11 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
     ``summary.{csv,md}``, ``agreement.csv``, ``tradeoff_*.csv``, ``plots/``, ``run.json``, ``manifest.yaml``,
-    ``report.md`` and ``report.html``.  It follows :mod:`tsteval.core.atomic`'s rule, checked before any work: a new
-    or empty folder, or (with ``overwrite``) a run folder tsteval wrote, replaced whole.
+    ``report.md``, ``report.html`` and ``explorer.html`` (:mod:`tsteval.experiment.explorer`).  It follows
+    :mod:`tsteval.core.atomic`'s rule, checked before any work: a new or empty folder, or (with ``overwrite``) a run
+    folder tsteval wrote, replaced whole.
     """
+    from tsteval.experiment.explorer import write_explorer
     from tsteval.experiment.report import write_report
 
     if not isinstance(manifest, Manifest):
@@ -198,5 +200,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
         write_report(tmp, metadata, card, summary, agreements, curves,
                      {k: [p.relative_to(tmp) for p in v] for k, v in plots.items()}, human_columns(card.frame),
                      manifest.report, manifest.tradeoff.style, manifest.tradeoff.content)
+        write_explorer(tmp / "explorer.html", card, title=manifest.name, lexicon=result.lexicon,
+                       placeholder=plan.placeholder, tradeoff=(manifest.tradeoff.style, manifest.tradeoff.content))
     log(f"run written to {out} in {time.perf_counter() - start:.1f} s")
     return card
