@@ -74,7 +74,7 @@ def aggregates_table(summary: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
                                                                     strict=True)])
     wide = cells.pivot_table(index=["system", "setting", "n"], columns="metric", values="value", aggfunc="first",
                              sort=False)
-    return wide.reindex(columns=metrics).reset_index()
+    return wide.reindex(columns=metrics).reset_index().rename_axis(columns=None)
 
 
 def human_table(frame: pd.DataFrame, humans: list[str], seed: int, n_resamples: int) -> pd.DataFrame:
@@ -100,7 +100,7 @@ def agreement_tables(agreements: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]
         n = int(n.iloc[0]) if len(n) else "?"
         title = (f"{aspect}: {method} with `{human}` (n = {n} rated transfers pooled)" if level == "segment" else
                  f"{aspect}: {method} with `{human}`, system level (n = {n} setting means pooled)")
-        out.append((title, wide.reindex(columns=systems).reset_index()))
+        out.append((title, wide.reindex(columns=systems).reset_index().rename_axis(columns=None)))
     return out
 
 
@@ -112,11 +112,26 @@ def worst_examples(frame: pd.DataFrame, column: str, k: int, extra: list[str]) -
     return ordered.groupby("system", sort=False).head(k)[keep].sort_values("system", kind="stable")
 
 
+def points_table(t: Tradeoff) -> pd.DataFrame:
+    """The tradeoff points with their intervals; the hyperparameter columns only when some system has one, and
+    "—" for a system that has none (one setting), never a made-up value."""
+    points = t.points.assign(x_ci=[_ci(*v) for v in t.points[["x", "x_low", "x_high"]].to_numpy()],
+                             y_ci=[_ci(*v) for v in t.points[["y", "y_low", "y_high"]].to_numpy()])
+    swept = points["hp_name"] != ""
+    points = points.assign(hp_name=points["hp_name"].where(swept, "—"),
+                           hp_value=[f"{v:g}" if keep else "—" for v, keep in zip(points["hp_value"], swept,
+                                                                                  strict=True)])
+    columns = ["system", "setting", *(["hp_name", "hp_value"] if swept.any() else []), "x_ci", "y_ci", "pareto"]
+    return points[columns].rename(columns={"x_ci": t.x, "y_ci": t.y})
+
+
 def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: pd.DataFrame,
                  curves: list[Tradeoff], plots: dict[int, list[Path]], humans: list[str],
                  spec: ReportSpec, style_column: str | None, content_column: str | None) -> list[Block]:
     """The report's content, independent of the output format."""
-    blocks: list[Block] = [Heading(1, f"tsteval run: {metadata['name']}")]
+    blocks: list[Block] = [Heading(1, f"tsteval run: {metadata['name']}"),
+                           Text("Every sentence, sortable and filterable, with each input's outputs side by side: "
+                                "`explorer.html` in this folder (open it in a browser; it works offline).")]
     corpus = metadata["training_corpus"]
     blocks += [Heading(2, "Run"), Bullets((
         f"manifest: `{metadata['manifest']}` (hash `{metadata['manifest_hash']}`, copy in `manifest.yaml`)",
@@ -161,10 +176,7 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
                         + ("; lower values of the y metric are better, so its axis is inverted" if
                            t.y_lower_is_better else "") + "); crosses mark where two systems' curves meet."),
                    Bullets(tuple(frontier_reading(t)))]
-        points = t.points.assign(x_ci=[_ci(*v) for v in t.points[["x", "x_low", "x_high"]].to_numpy()],
-                                 y_ci=[_ci(*v) for v in t.points[["y", "y_low", "y_high"]].to_numpy()])
-        blocks.append(Table(points[["system", "setting", "hp_name", "hp_value", "x_ci", "y_ci", "pareto"]]
-                            .rename(columns={"x_ci": t.x, "y_ci": t.y})))
+        blocks.append(Table(points_table(t)))
 
     blocks.append(Heading(2, "Agreement with human ratings"))
     tables = agreement_tables(agreements)
@@ -225,7 +237,8 @@ def _inline(text: str) -> str:
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
          "table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0 1.5em}"
          "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}"
-         "th{background:#f3f3f3}code{background:#f3f3f3;padding:0 3px}img{max-width:100%}")
+         "th{background:#f3f3f3}code{background:#f3f3f3;padding:0 3px}img{max-width:100%}"
+         ".scroll{overflow-x:auto;max-width:100%;margin:0.5em 0 1.5em}.scroll table{margin:0}")
 
 
 def to_html(blocks: list[Block], title: str, directory: Path) -> str:
@@ -239,7 +252,9 @@ def to_html(blocks: list[Block], title: str, directory: Path) -> str:
         elif isinstance(b, Bullets):
             body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, Table):
-            body.append(b.frame.map(_cell).to_html(index=False, escape=True, border=0))
+            # A wide table scrolls inside its own box instead of running past the page.
+            body.append('<div class="scroll">' + b.frame.map(_cell).to_html(index=False, escape=True, border=0)
+                        + "</div>")
         else:
             data = base64.b64encode((directory / b.png).read_bytes()).decode("ascii")
             body.append(f'<figure><img alt="{html.escape(b.alt)}" src="data:image/png;base64,{data}">'

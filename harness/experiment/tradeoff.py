@@ -17,6 +17,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tsteval.aggregate import bootstrap_mean
@@ -57,16 +58,17 @@ def setting_means(frame: pd.DataFrame, column: str, seed: int = 0, n_resamples: 
 
 def hyperparameters(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (system, setting): the system's hyperparameter name and value (its first ``hp.*`` column that is
-    set; the setting's position when it has none), which orders the points of its curve."""
+    set; the setting's position, named "setting", when it has none), which orders the points of its curve.  A
+    system with one setting and no hyperparameter has none: empty name, NaN value (never a made-up 0)."""
     hp_cols = [c for c in frame.columns if c.startswith(HP_PREFIX)]
     rows = []
     for system, group in frame.groupby("system", sort=False):
         settings = group.drop_duplicates("setting")
         name = next((c for c in hp_cols if settings[c].notna().all()), None)
         for position, (_, row) in enumerate(settings.iterrows()):
-            rows.append({"system": system, "setting": row["setting"],
-                         "hp_name": name[len(HP_PREFIX):] if name else "setting",
-                         "hp_value": float(row[name]) if name else float(position)})
+            shown = name[len(HP_PREFIX):] if name else "setting" if len(settings) > 1 else ""
+            rows.append({"system": system, "setting": row["setting"], "hp_name": shown,
+                         "hp_value": float(row[name]) if name else float(position) if shown else np.nan})
     return pd.DataFrame(rows, columns=["system", "setting", "hp_name", "hp_value"])
 
 
@@ -188,7 +190,30 @@ def frontier_reading(t: Tradeoff) -> list[str]:
     return lines
 
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "p", "h", "d", "8", "H")
+
+
+def separate_labels(fig: Figure, labels: list, steps: int = 40) -> int:
+    """Nudge overlapping labels (annotations placed in offset points) apart: each round moves a label that overlaps
+    an earlier one down by the overlap, up to ``steps`` rounds.  Returns how many overlapping pairs are left; a
+    greedy pass, not an optimiser, so a crowded corner may keep some."""
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw_without_rendering()
+    for _ in range(steps):
+        boxes = [label.get_window_extent(renderer) for label in labels]
+        moved = False
+        for i in range(len(labels)):
+            for j in range(i):
+                if boxes[i].overlaps(boxes[j]):
+                    x, y = labels[i].get_position()
+                    overlap = min(boxes[i].y1, boxes[j].y1) - max(boxes[i].y0, boxes[j].y0)
+                    labels[i].set_position((x, y - overlap * 72 / fig.dpi - 1))
+                    boxes[i] = labels[i].get_window_extent(renderer)
+                    moved = True
+        if not moved:
+            break
+    boxes = [label.get_window_extent(renderer) for label in labels]
+    return sum(boxes[i].overlaps(boxes[j]) for i in range(len(boxes)) for j in range(i))
 
 
 def plain(text: str) -> str:
@@ -202,22 +227,52 @@ def plain(text: str) -> str:
     return "\u200b" + text if text.startswith("_") else text
 
 
+def points_caption(t: Tradeoff) -> str:
+    """What the plot's points are and how they are labelled: by hyperparameter only when some system has one.
+
+    >>> points_caption(Tradeoff("x", "y", "Style", "Content", pd.DataFrame({"hp_name": ["", ""]}), pd.DataFrame()))
+    'points: systems, one setting each'
+    """
+    names = set(t.points["hp_name"]) - {""}
+    if names - {"setting"}:
+        return "points: settings, labelled by hyperparameter"
+    return "points: settings, labelled by setting name" if names else "points: systems, one setting each"
+
+
 def plot_tradeoff(t: Tradeoff, stem: Path, title: str) -> list[Path]:
-    """Draw the curves with error bars, the Pareto frontier and the intersections; write ``stem``.png and .svg."""
-    fig = Figure(figsize=(7.0, 5.0), layout="constrained")
-    ax = fig.add_subplot()
+    """Draw the tradeoff (:func:`draw_tradeoff`); write ``stem``.png and .svg."""
+    fig = draw_tradeoff(t, title)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    fig.savefig(paths[0], dpi=150)
+    fig.savefig(paths[1])
+    return paths
+
+
+def draw_tradeoff(t: Tradeoff, title: str) -> Figure:
+    """The curves with error bars, each system with its own colour and marker and its name at its last point,
+    hyperparameter values beside swept points, the Pareto frontier and the intersections."""
     systems = list(t.points.groupby("system", sort=False))
-    # tab10 for up to 10 systems, tab20 beyond, so no two systems share a colour and marker.
+    fig = Figure(figsize=(7.0, 5.0) if len(systems) <= 10 else (9.0, 6.5), layout="constrained")
+    ax = fig.add_subplot()
+    # tab10 for up to 10 systems, tab20 beyond, and a marker of its own for each system (up to 15), so no two
+    # systems share a colour and marker; every curve is also labelled with its system's name at its last point.
     colours = matplotlib.colormaps["tab10" if len(systems) <= 10 else "tab20"]
+    labels = []
     for k, (system, curve) in enumerate(systems):
         xerr = np.vstack([curve["x"] - curve["x_low"], curve["x_high"] - curve["x"]])
         yerr = np.vstack([curve["y"] - curve["y_low"], curve["y_high"] - curve["y"]])
         swept = len(curve) > 1
+        colour = colours(k % colours.N)
         ax.errorbar(curve["x"], curve["y"], xerr=xerr, yerr=yerr, marker=MARKERS[k % len(MARKERS)], markersize=6,
-                    color=colours(k % colours.N), capsize=3, linewidth=1.5, elinewidth=0.8,
+                    color=colour, capsize=3, linewidth=1.5, elinewidth=0.8,
                     label=plain(f"{system} ({curve['hp_name'].iloc[0]})" if swept else str(system)))
+        last = curve.iloc[-1]
+        labels.append(ax.annotate(plain(str(system)), (last["x"], last["y"]), textcoords="offset points",
+                                  xytext=(6, -10), fontsize=7, color=colour, fontweight="bold"))
         for row in curve.itertuples() if swept else ():
-            ax.annotate(f"{row.hp_value:g}", (row.x, row.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
+            text = plain(str(row.setting)) if row.hp_name == "setting" else f"{row.hp_value:g}"
+            labels.append(ax.annotate(text, (row.x, row.y), textcoords="offset points", xytext=(5, 5), fontsize=7))
     front = t.points[t.points["pareto"]].sort_values("x")
     if len(front):
         ax.plot(front["x"], front["y"], linestyle="--", color="0.3", linewidth=1, zorder=0)
@@ -230,12 +285,8 @@ def plot_tradeoff(t: Tradeoff, stem: Path, title: str) -> list[Path]:
     ax.set_ylabel(axis_label(t.y, t.y_aspect))
     if t.y_lower_is_better:
         ax.invert_yaxis()
-    ax.set_title(plain(title) + "\n(points: settings, labelled by hyperparameter; bars: 95% bootstrap CI)",
-                 fontsize=10)
+    ax.set_title(plain(title) + f"\n({points_caption(t)}; bars: 95% bootstrap CI)", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    fig.savefig(paths[0], dpi=150)
-    fig.savefig(paths[1])
-    return paths
+    ax.legend(fontsize=7 if len(systems) > 10 else 8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    separate_labels(fig, labels)
+    return fig
