@@ -1,4 +1,5 @@
-# Every target builds .venv itself: WordNet (Debian wordnet-base, for METEOR), torch first (the local CPU
+# Every target builds .venv itself: WordNet (Debian wordnet-base, for METEOR), Chromium (Debian chromium, for the
+# explorer's browser tests; Playwright drives it, its own browser download is not used), torch first (the local CPU
 # wheel), then the package.
 PYTHON ?= python3
 VENV := .venv
@@ -13,6 +14,8 @@ export TRANSFORMERS_OFFLINE := 1
 $(STAMP): pyproject.toml
 	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; } \
 		|| { echo "WordNet 3.0 is needed for METEOR: install the Debian package wordnet-base" >&2; exit 1; }
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; } \
+		|| { echo "Chromium is needed for the explorer's browser tests: install the Debian package chromium" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
