@@ -20,7 +20,7 @@
     if (cls) e.className = cls;
     return e;
   }
-  function fmt(v) { return v === null || v === undefined ? "" : Number(v).toFixed(3); }
+  function fmt(v) { return v === null || v === undefined || !Number.isFinite(Number(v)) ? "" : Number(v).toFixed(3); }
   function plotlyText(s) { return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
   function arrow(name) { return info[name].higher_is_better ? " ↑" : " ↓"; }
   function unique(values) { return Array.from(new Set(values)).sort(); }
@@ -108,7 +108,7 @@
   const rangeInputs = [];
   for (const name of scores) {
     const values = R[name].filter((v) => v !== null);
-    const lo = values.length ? Math.min(...values) : 0, hi = values.length ? Math.max(...values) : 0;
+    const lo = values.reduce((a, b) => Math.min(a, b), Infinity), hi = values.reduce((a, b) => Math.max(a, b), -Infinity);
     const line = el("div");
     line.appendChild(el("span", name + arrow(name) + " "));
     const pair = ["min", "max"].map((which) => {
