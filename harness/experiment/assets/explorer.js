@@ -244,7 +244,8 @@
     Plotly.react("corr-plot", [{ type: "heatmap", z: data.correlations[method.value], x: labels, y: labels,
       zmin: -1, zmax: 1, colorscale: "RdBu", reversescale: true, texttemplate: "%{z:.2f}",
       hovertemplate: "%{y} × %{x}: %{z:.3f}<extra></extra>" }],
-    { margin: { t: 20 }, xaxis: { automargin: true }, yaxis: { autorange: "reversed", automargin: true } }, { displaylogo: false, responsive: true });
+    { margin: { t: 20 }, xaxis: { automargin: true, dtick: 1, tickfont: { size: 9 } },
+      yaxis: { autorange: "reversed", automargin: true, dtick: 1, tickfont: { size: 9 } } }, { displaylogo: false, responsive: true });
   }
   method.addEventListener("change", drawCorrelations);
   drawCorrelations();
