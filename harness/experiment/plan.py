@@ -153,6 +153,11 @@ class Plan:
                 self.attribution not in self.classifiers):
             raise TstevalError("the modifications attr-mask/attr-delete need attribution=NAME of a transformer "
                                "style classifier among the classifiers")
+        judged = [m for m in self.content if "pair_classifier" in registry.METRICS[m].needs]
+        if judged and not self.hh:
+            raise TstevalError(f"the content metrics {judged} are a pair classifier's judgement: give one "
+                               "(--hh NAME=DIR from tsteval train-pairs; hh= in evaluate; compatibility.hh in a "
+                               "manifest)")
         unknown = [n for n in self.naturalness if n not in NATURALNESS_METRICS]
         if unknown:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
@@ -509,7 +514,8 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         result.lexicon = _lexicon(plan)
         log(f"lexicon: {len(result.lexicon.words)} style words from {result.lexicon.origin}")
     vectors = _Vectors(plan, result.lexicon)
-    needs_vectors = any("word_vectors" in registry.METRICS[m].needs for m in plan.content)
+    content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
+    needs_vectors = any("word_vectors" in registry.METRICS[m].needs for m in content)
     if needs_vectors:
         for modification in plan.modifications:
             vectors.get(modification)
@@ -519,7 +525,7 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         swapped = score_style(card, model, name, model_id=identity, ground=plan.ground)
         if swapped is not None:
             warn(swapped)
-    if plan.content:
+    if content:
         attributed = {}
         if any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
             attributed = _attributed(card, models[plan.attribution][0], plan)
@@ -530,7 +536,7 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
             erasure = Erasure(plan.corpus, seed=plan.seed)
         for modification in plan.modifications:
             start = time.perf_counter()
-            counts = score_content(card, plan.content, modification=modification, lexicon=result.lexicon,
+            counts = score_content(card, content, modification=modification, lexicon=result.lexicon,
                                    placeholder=plan.placeholder, modified=attributed.get(modification),
                                    word_vectors=vectors.get(modification) if needs_vectors else None,
                                    erasure=erasure)
@@ -544,9 +550,9 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
 
         start = time.perf_counter()
         counts, result.corpus_references = score_references(
-            card, plan.content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None)
+            card, content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None)
         result.policy |= counts
-        log(f"content @ref ({len(plan.references)} references): {', '.join(plan.content)} in "
+        log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
             f"{time.perf_counter() - start:.1f} s")
     for name in plan.naturalness:
         start = time.perf_counter()
@@ -557,8 +563,11 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
     for metric, models_, texts in (("hh", hh, "input"), ("ah", ah, "document")):
         pairs = list(zip(card.frame[texts], card.frame["output"], strict=True)) if models_ else []
         for name, (model, identity) in models_.items():
-            card.add(f"{metric}@{name}", match_probability(model, pairs),
-                     str(registry.METRICS[metric].signature(clf=f"{name}-{identity}")))
+            probability = match_probability(model, pairs)
+            columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
+            for column in columns:
+                card.add(f"{column}@{name}", probability,
+                         str(registry.METRICS[column].signature(clf=f"{name}-{identity}")))
     return result
 
 

@@ -31,7 +31,7 @@ ERASABLE_NEEDS = frozenset({"word_vectors", "sentence_encoder"})
 
 def erasable(metrics: Sequence[str]) -> list[str]:
     """The metrics of ``metrics`` that compare embeddings (the ones scored ``@erase``)."""
-    return [m for m in metrics if CONTENT_METRICS[m].needs & ERASABLE_NEEDS]
+    return [m for m in metrics if m in CONTENT_METRICS and CONTENT_METRICS[m].needs & ERASABLE_NEEDS]
 
 
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
