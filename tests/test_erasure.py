@@ -158,3 +158,31 @@ def test_hh_content_is_the_pair_classifiers_probability() -> None:
     assert card.signatures["hh_content@pc"].startswith("metric:hh_content|")
     with pytest.raises(TstevalError, match="hh="):
         tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["hh_content"])
+
+
+@pytest.mark.parametrize(("content", "fragment"), [
+    ("{metrics: [sbert], modifications: [none, erase]}", "the erase modification need the training corpus"),
+    ("{metrics: [bleu], modifications: [erase]}", "erase applies to the embedding metrics only"),
+])
+def test_manifest_erase_is_validated(tmp_path, content: str, fragment: str) -> None:
+    from tsteval.experiment.manifest import ManifestError, load_manifest
+
+    (tmp_path / "t.csv").write_text("input,output,source_style,target_style\na b,c d,0,1\n")
+    (tmp_path / "m.yaml").write_text(f"transfers: {{table: t.csv}}\nmetrics: {{content: {content}}}\n")
+    with pytest.raises(ManifestError, match=fragment):
+        load_manifest(tmp_path / "m.yaml")
+
+
+def test_manifest_with_erase_runs(tmp_path) -> None:
+    from tsteval.experiment.manifest import load_manifest
+    from tsteval.experiment.plan import Plan, run
+
+    (tmp_path / "t.csv").write_text("input,output,source_style,target_style\n" + "".join(
+        f"{a},{b},neg,pos\n" for a, b in zip(INPUTS, OUTPUTS, strict=True)))
+    for style, texts in CORPUS.items():
+        (tmp_path / f"{style}.txt").write_text("\n".join(texts) + "\n")
+    (tmp_path / "m.yaml").write_text(
+        "transfers: {table: t.csv}\ncorpus: {style: {neg: neg.txt, pos: pos.txt}, exclude_inputs: false}\n"
+        "metrics: {content: {metrics: [sbert, bleu], modifications: [none, erase]}}\n")
+    card = run(Plan.from_manifest(load_manifest(tmp_path / "m.yaml")))
+    assert card.metrics == ["sbert@none", "bleu@none", "sbert@erase"]

@@ -661,7 +661,10 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
 def _tradeoff(r: _Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
     d = r.mapping(value or {}, "tradeoff", ("style", "content", "naturalness"))
     style_cols = [f"{m}@{c}" for c in metrics.style.classifiers for m in registry.names("style")]
-    content_cols = [f"{m}@{mod}" for mod in metrics.content.modifications for m in metrics.content.metrics]
+    from tsteval.metrics.content.scorer import ERASE, erasable
+
+    content_cols = [f"{m}@{mod}" for mod in metrics.content.modifications
+                    for m in (erasable(metrics.content.metrics) if mod == ERASE else metrics.content.metrics)]
     style = r.choice(d["style"], "tradeoff.style", style_cols, "style column") if "style" in d else \
         (f"sti@{metrics.style.classifiers[0]}" if metrics.style.classifiers else None)
     content = r.choice(d["content"], "tradeoff.content", content_cols, "content column") if "content" in d else \
