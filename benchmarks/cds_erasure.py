@@ -1,8 +1,9 @@
 """Style invariance after LEACE erasure on the Corpus of Diverse Styles (11 styles): do the erased embeddings that
 ``sbert@erase`` and the word-vector metrics ``@erase`` use carry less style?
 
-CDS is split per style, seeded, into a *fit* half (the eraser is fitted on it) and a disjoint *probe* half (every
-statistic is computed on it), so the probe never sees the eraser's training sentences.  Embedders:
+A seeded sample of 500 CDS sentences per style is split per style into a *fit* half (the eraser is fitted on
+it) and a disjoint *probe* half (every statistic is computed on it), so the probe never sees the eraser's
+training sentences.  Embedders:
 
 * MiniLM (unit mean-pooled all-MiniLM-L6-v2) and the same with the sentence eraser (LEACE on the fit half's unit
   embeddings: what :func:`tsteval.metrics.content.erasure.sentence_eraser` does);
@@ -34,6 +35,7 @@ from tsteval.readers.published import load_cds
 
 SEED = 0
 N_PERMUTATIONS = 200
+PER_STYLE = 500  # of the 1,000 CDS sentences a style (seeded): 250 to fit the erasers on, 250 to probe
 
 
 def split(labels: np.ndarray, seed: int) -> np.ndarray:
@@ -52,7 +54,10 @@ def main() -> None:
     torch.set_num_threads(2)
     start = time.time()
     cds = load_cds()
-    texts, labels = cds.texts, np.asarray(cds.labels)
+    labels = np.asarray(cds.labels)
+    chosen = np.sort(np.concatenate([np.random.default_rng(SEED).choice(np.flatnonzero(labels == s), PER_STYLE,
+                                                                        replace=False) for s in np.unique(labels)]))
+    texts, labels = [cds.texts[i] for i in chosen], labels[chosen]
     fit = split(labels, SEED)
     fit_texts, fit_labels = [texts[i] for i in np.flatnonzero(fit)], labels[fit].tolist()
     minilm = cached_encoder()(texts)
@@ -94,7 +99,8 @@ def write_markdown(table: pd.DataFrame, meta: dict) -> None:
     lines = [
         "# Style invariance after LEACE erasure (Corpus of Diverse Styles, 11 styles)",
         "",
-        f"CDS split per style (seed {meta['seed']}) into {meta['fit_sentences']:,} sentences the erasers are fitted "
+        f"{PER_STYLE} CDS sentences per style, split per style (seed {meta['seed']}) into "
+        f"{meta['fit_sentences']:,} sentences the erasers are fitted "
         f"on and {meta['probe_sentences']:,} disjoint sentences every statistic is computed on "
         f"({meta['dropped_zero_vectors']} probe sentences without an in-vocabulary GloVe word dropped for all rows). "
         "Probe: multinomial logistic regression on unit-normalised, standardised embeddings, stratified 5-fold "

@@ -4,7 +4,7 @@ On Mir et al.'s 2,928 rated transfers (``load_mir``, ``human_content_preservatio
 published lexicon are masked in both texts and the MiniLM cosine is correlated with the ratings (Pearson, all
 rows pooled; 95% intervals and differences from ``sbert@none`` by a bootstrap that resamples the 243 inputs).
 Placeholders: tsteval's ``<masked>`` (MiniLM's WordPiece splits it into ``<``, ``masked``, ``>``), MiniLM's own
-``[MASK]`` and ``[UNK]`` tokens, a neutral word (``something``), removal (no placeholder), and LEACE erasure
+``[MASK]`` token, a neutral word (``something``), removal (no placeholder), and LEACE erasure
 (no text change; eraser fitted on Yelp dev+test without the Mir inputs).  Diagnostics: how much masking raises
 the cosine, and the correlation of that rise with the number of masked words.
 
@@ -33,7 +33,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 HUMAN = "human_content_preservation"
 DEFAULT = "<masked>"
 # Placeholders the shared tokenizer does not keep as one token are substituted for <masked> after masking.
-PLACEHOLDERS = {"<masked>": DEFAULT, "[MASK]": "[MASK]", "[UNK]": "[UNK]", "something": "something"}
+PLACEHOLDERS = {"<masked>": DEFAULT, "[MASK]": "[MASK]", "something": "something"}
 N_RESAMPLES = 1000
 SEED = 0
 

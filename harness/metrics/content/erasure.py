@@ -29,7 +29,7 @@ from tsteval.core.tokenize import tokenize
 from tsteval.lexicons.erasure import StyleEraser, fit_eraser, method_identity
 from tsteval.metrics.content.word_vectors import WordVectors
 
-SAMPLE_PER_STYLE = 2000
+SAMPLE_PER_STYLE = 1000
 
 
 def erasure_sample(corpus: Corpus, per_style: int = SAMPLE_PER_STYLE, seed: int = 0) -> tuple[list[str], list[str]]:
