@@ -48,7 +48,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     ``classifier`` is a saved folder, a fitted classifier, a backend name trained on ``corpus`` (labelled texts:
     a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
     a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
-    ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``vectors`` is
+    ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``erase`` fits LEACE style
+    erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...); ``vectors`` is
     ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
     metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
     of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.
