@@ -44,11 +44,12 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
     all, or one per row), or a ``table`` file (CSV/JSONL/Parquet with input, output, source_style, target_style).
     ``metrics`` names metrics of :data:`tsteval.METRICS` (a style metric adds all four style columns,
-    ``hh`` needs ``hh=``) or naturalness scorers (``unigram``, ``textcnn``, ``kn3``, ``smollm2``).
+    ``hh`` and ``hh_content`` need ``hh=``) or naturalness scorers (``unigram``, ``textcnn``, ``kn3``, ``smollm2``).
     ``classifier`` is a saved folder, a fitted classifier, a backend name trained on ``corpus`` (labelled texts:
     a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
     a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
-    ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``vectors`` is
+    ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``erase`` fits LEACE style
+    erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...); ``vectors`` is
     ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
     metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
     of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.
@@ -93,8 +94,10 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     wants_style = any(METRICS[m].aspect == "style" for m in names if m in METRICS)
     if wants_style and classifier is None:
         raise TstevalError("style metrics need classifier= (a saved folder, a fitted classifier or a backend name)")
-    if "hh" in names and not hh:
-        raise TstevalError("the hh metric needs hh={NAME: pair classifier folder or fitted pair classifier}")
+    pair_metrics = [m for m in names if m in METRICS and "pair_classifier" in METRICS[m].needs and m != "ah"]
+    if pair_metrics and not hh:
+        raise TstevalError(f"the metrics {pair_metrics} need hh={{NAME: pair classifier folder or fitted pair "
+                           "classifier}")
     training = _corpus(corpus)
     classifiers = {}
     if wants_style:
@@ -104,5 +107,5 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                 content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
                 modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
                 naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
-                hh=dict(hh or {}) if "hh" in names else {}, references=references, corpus=training, seed=seed)
+                hh=dict(hh or {}) if pair_metrics else {}, references=references, corpus=training, seed=seed)
     return run(plan)

