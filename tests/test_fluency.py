@@ -123,9 +123,10 @@ def smollm2():
 
 @smollm2_only
 def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
-    """The converted weights equal gguf's own de-quantisation of the file (a Q4_1 tensor), and the entry is
-    verified and reused, not rebuilt."""
+    """The converted weights equal gguf's own de-quantisation of the file (a Q4_1 tensor), the saved tokenizer
+    splits texts as the GGUF one does, and the entry is verified and reused, not rebuilt."""
     import gguf
+    from transformers import AutoTokenizer
 
     from tsteval.core.cache import cache_root
     from tsteval.metrics.naturalness.causal_lm import converted_gguf, smollm2_path
@@ -135,6 +136,9 @@ def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
     expected = gguf.quants.dequantize(tensor.data, tensor.tensor_type)
     actual = smollm2.model.get_decoder().layers[0].mlp.down_proj.weight.detach().numpy()
     np.testing.assert_array_equal(actual, expected)
+    original = AutoTokenizer.from_pretrained(smollm2_path().parent, gguf_file=smollm2_path().name)
+    assert original.bos_token_id == smollm2.start_id
+    assert original(TEXTS, add_special_tokens=False)["input_ids"] == smollm2.token_ids(TEXTS)
     (built,) = (cache_root() / "lm").iterdir()  # converted by the fixture
     before = (built / "model.safetensors").stat().st_mtime_ns
     assert converted_gguf(smollm2_path()) == built and (built / "model.safetensors").stat().st_mtime_ns == before
