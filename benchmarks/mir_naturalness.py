@@ -32,7 +32,9 @@ from tsteval.metrics.naturalness.adversarial import (
     percent_agreement,
     score_naturalness,
 )
-from tsteval.metrics.naturalness.language_model import CausalLM, KneserNeyLM, score_perplexity
+from tsteval.metrics.naturalness.causal_lm import CausalLM
+from tsteval.metrics.naturalness.language_model import KneserNeyLM
+from tsteval.metrics.naturalness.lm_scores import score_language_model
 from tsteval.readers.published import MIR_SETTINGS
 from tsteval.scorecard import Scorecard
 
@@ -172,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
         seconds[clf] = time.perf_counter() - start
     start = time.perf_counter()
     kn = KneserNeyLM(order=3, min_count=2).fit(corpus.texts)
-    score_perplexity(card, kn, "kn3")
+    score_language_model(card, kn, "kn3")
     seconds["kn3"] = time.perf_counter() - start
     frame = card.frame
     rated = frame[frame["human_naturalness_relative"].notna()].reset_index(drop=True)
@@ -180,11 +182,11 @@ def main(argv: list[str] | None = None) -> None:
     lms = {"kn3": kn}
     start = time.perf_counter()
     try:
-        smol = CausalLM("smollm2", batch_size=32)
+        smol = CausalLM("smollm2", threads=args.threads).fit_unigram(corpus.texts)
     except TstevalError as error:
         notes.append(f"SmolLM2 perplexity not computed: {error}")
     else:
-        score_perplexity(card, smol, "smollm2")
+        score_language_model(card, smol, "smollm2")
         ppl_in["smollm2"] = smol.perplexity(rated["input"].tolist())
         lms["smollm2"] = smol
         seconds["smollm2"] = time.perf_counter() - start

@@ -1,17 +1,30 @@
-"""Throughput of the cross-fitted unigram adversarial classifier against sklearn's ``cross_val_predict``.
+"""Speed of the naturalness scorers: the cross-fitted unigram classifier and SmolLM2.
 
-Data: 10,000 DualRL Yelp outputs (seeded sample over the 11 systems and 4 human rewrites) as system text and
-10,000 Yelp dev+test sentences (DualRL inputs and outputs removed) as human text, with the same 5 folds for
-both.  Ours tokenises every text once and fits the 5 logistic regressions on row slices, and also scores the
-10,000 inputs; the baseline refits ``CountVectorizer(analyzer=tokenize)`` + ``LogisticRegression`` per fold.
+**Unigram** (``results/speed_naturalness.{md,json}``): the cross-fitted adversarial classifier against sklearn's
+``cross_val_predict``.  Data: 10,000 DualRL Yelp outputs (seeded sample over the 11 systems and 4 human
+rewrites) as system text and 10,000 Yelp dev+test sentences (DualRL inputs and outputs removed) as human
+text, with the same 5 folds for both.  Ours tokenises every text once and fits the 5 logistic regressions on
+row slices, and also scores the 10,000 inputs; the baseline refits ``CountVectorizer(analyzer=tokenize)`` +
+``LogisticRegression`` per fold.
 
-Run: ``python -m benchmarks.speed_naturalness``.
+**SmolLM2** (``results/speed_smollm2.{md,json}``): load time in fresh processes (GGUF through transformers, as
+before; the one-off conversion into a fresh cache; the cached safetensors copy), and texts per second of
+:class:`~tsteval.metrics.naturalness.causal_lm.CausalLM` (length-sorted batches) against the straightforward
+per-text transformers call (one forward pass per text, log-softmax read at the next tokens) on the same model
+and the same DualRL Yelp outputs, with the largest difference of their mean token log-probabilities.
+
+Run: ``python -m benchmarks.speed_naturalness [--only unigram|smollm2] [--threads 2]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,9 +41,150 @@ from tsteval.readers.published import load_dualrl, load_yelp_corpus
 
 RESULTS = Path(__file__).parent / "results"
 N_PAIRS, K, SEED = 10_000, 5, 0
+N_TEXTS, N_BASELINE = 500, 100
+# Run in a fresh interpreter: import time and model load time of one way of loading SmolLM2, as JSON.
+_LOAD = """
+import json, sys, time
+start, start_cpu = time.perf_counter(), time.process_time()
+import torch, transformers
+torch.set_num_threads(int(sys.argv[2]))
+imported, imported_cpu = time.perf_counter(), time.process_time()
+if sys.argv[1] == "gguf":
+    from tsteval.metrics.naturalness.causal_lm import smollm2_path
+    path = smollm2_path()
+    transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
+else:
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+    CausalLM(threads=int(sys.argv[2]))
+print(json.dumps({"import_s": imported - start, "load_s": time.perf_counter() - imported,
+                  "import_cpu_s": imported_cpu - start_cpu, "load_cpu_s": time.process_time() - imported_cpu}))
+"""
 
 
-def main() -> None:
+def _load_seconds(how: str, threads: int, cache: str | None = None) -> dict[str, float]:
+    """Import and load seconds of SmolLM2 in a fresh interpreter (``how``: gguf or cached)."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    if cache is not None:
+        env["TSTEVAL_CACHE"] = cache
+    out = subprocess.run([sys.executable, "-c", _LOAD, how, str(threads)], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def per_text_log_probs(lm: object, texts: list[str]) -> np.ndarray:
+    """The straightforward call: one transformers forward pass per text, mean log-softmax at the next tokens."""
+    import torch
+
+    means = []
+    with torch.inference_mode():
+        for text in texts:
+            ids = [lm.start_id, *lm.tokenizer(text, add_special_tokens=False)["input_ids"]]
+            logits = lm.model(input_ids=torch.tensor([ids])).logits[0, :-1]
+            means.append(float(torch.log_softmax(logits, -1)[torch.arange(len(ids) - 1), ids[1:]].mean()))
+    return np.array(means)
+
+
+def gemm_gflops_per_cpu_s(repeats: int = 20) -> float:
+    """fp32 GEMM rate of this CPU per CPU-second, on SmolLM2's MLP shape (2048 x 576 @ 576 x 1536), best of
+    ``repeats``; measured in process CPU time so that other jobs on the machine do not lower it."""
+    import torch
+
+    a, b = torch.randn(2048, 576), torch.randn(576, 1536)
+    best = float("inf")
+    for _ in range(repeats):
+        cpu = time.process_time()
+        torch.mm(a, b)
+        best = min(best, time.process_time() - cpu)
+    return 2 * 2048 * 576 * 1536 / best / 1e9
+
+
+def gflop_per_text(lm: object, tokens: list[int]) -> float:
+    """Mean GFLOP of scoring one text: every linear layer of the decoder on BOS + its tokens, the LM head on
+    its tokens (2 FLOP per multiply-add; attention scores and norms, negligible for short texts, left out)."""
+    import torch
+
+    body = sum(m.weight.numel() for m in lm.model.get_decoder().modules() if isinstance(m, torch.nn.Linear))
+    head = lm.model.get_output_embeddings().weight.numel()
+    return float(np.mean([2 * (body * (n + 1) + head * n) for n in tokens])) / 1e9
+
+
+def smollm2(threads: int) -> None:
+    """Load times and texts/s of SmolLM2, written to ``results/speed_smollm2.{md,json}``."""
+    import torch
+
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+
+    frame = load_dualrl("yelp").frame
+    distinct = sorted(set(frame["output"]))
+    texts = [distinct[i] for i in np.random.default_rng(SEED).choice(len(distinct), N_TEXTS, replace=False)]
+    gguf = _load_seconds("gguf", threads)
+    with tempfile.TemporaryDirectory() as fresh:
+        converted = _load_seconds("cached", threads, fresh)
+        cached = _load_seconds("cached", threads, fresh)
+    torch.set_num_threads(threads)
+    lm = CausalLM(threads=threads)
+    start, cpu = time.perf_counter(), time.process_time()
+    ours = lm.sentence_log_probs(texts).lp_mean()
+    ours_s, ours_cpu = time.perf_counter() - start, time.process_time() - cpu
+    start, cpu = time.perf_counter(), time.process_time()
+    baseline = per_text_log_probs(lm, texts[:N_BASELINE])
+    base_s, base_cpu = time.perf_counter() - start, time.process_time() - cpu
+    diff = float(np.abs(ours[:N_BASELINE] - baseline).max())
+    tokens = [len(ids) for ids in lm.token_ids(texts)]
+    torch.set_num_threads(1)
+    roofline = gemm_gflops_per_cpu_s()
+    flop = gflop_per_text(lm, tokens)
+    result = {"threads": threads, "n_texts": N_TEXTS, "n_baseline": N_BASELINE, "mean_tokens": float(np.mean(tokens)),
+              "gguf_load": gguf, "first_load_with_conversion": converted, "cached_load": cached,
+              "ours_seconds": ours_s, "ours_cpu_seconds": ours_cpu, "ours_texts_per_s": N_TEXTS / ours_s,
+              "ours_texts_per_cpu_s": N_TEXTS / ours_cpu, "per_text_seconds": base_s, "per_text_cpu_seconds": base_cpu,
+              "per_text_texts_per_s": N_BASELINE / base_s, "per_text_texts_per_cpu_s": N_BASELINE / base_cpu,
+              "speedup_cpu": (N_TEXTS / ours_cpu) / (N_BASELINE / base_cpu), "load_average": os.getloadavg()[0],
+              "gemm_gflops_per_cpu_s": roofline, "gflop_per_text": flop,
+              "fraction_of_roofline": N_TEXTS / ours_cpu * flop / roofline,
+              "max_abs_diff_lp_mean": diff, "batch_tokens": lm.batch_tokens, "torch": torch.__version__,
+              "python": platform.python_version()}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "speed_smollm2.json").write_text(json.dumps(result, indent=2))
+    md = [
+        "# SmolLM2-135M scoring: load time and throughput", "",
+        f"{threads} torch threads on a 2-core machine shared with other jobs (timings are noisy); torch "
+        f"{torch.__version__}, Python {result['python']}.  Load times are measured in fresh interpreters; "
+        "import is `import torch, transformers`.", "",
+        "| load | import: wall s | import: CPU s | load: wall s | load: CPU s |", "|---|---:|---:|---:|---:|",
+        *[f"| {label} | {t['import_s']:.1f} | {t['import_cpu_s']:.1f} | {t['load_s']:.1f} | {t['load_cpu_s']:.1f} |"
+          for label, t in (("GGUF through transformers (de-quantised on every load; the old path)", gguf),
+                           ("first run: convert into the cache, then load (once)", converted),
+                           ("later runs: cached safetensors copy (verified)", cached))], "",
+        "CPU seconds (process time, all threads) are what a load costs on an idle machine when it runs on one "
+        "thread; wall seconds here are inflated by the other jobs.", "",
+        f"Scoring {N_TEXTS:,} distinct DualRL Yelp outputs (seeded sample; {result['mean_tokens']:.1f} subword tokens "
+        "on average):", "",
+        "| method | texts | wall s | CPU s | texts / wall s | texts / CPU s | on 2 free cores (texts / s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        f"| CausalLM.sentence_log_probs (length-sorted batches of <= {lm.batch_tokens} tokens) | {N_TEXTS:,} | "
+        f"{ours_s:.1f} | {ours_cpu:.1f} | {result['ours_texts_per_s']:.1f} | {result['ours_texts_per_cpu_s']:.1f} | "
+        f"{2 * result['ours_texts_per_cpu_s']:.1f} |",
+        f"| per-text transformers forward pass + log-softmax | {N_BASELINE} | {base_s:.1f} | {base_cpu:.1f} | "
+        f"{result['per_text_texts_per_s']:.1f} | {result['per_text_texts_per_cpu_s']:.1f} | "
+        f"{2 * result['per_text_texts_per_cpu_s']:.1f} |", "",
+        f"The machine's load average was {result['load_average']:.1f} on 2 cores during the run, so wall-clock "
+        "rates are mostly other jobs' doing; texts per CPU-second (process CPU time, both threads) do not depend "
+        "on how busy the machine is, and twice that is the rate on 2 free cores (assuming the 2 threads scale; "
+        f"fewer texts if they do not).  Speed-up per CPU-second: {result['speedup_cpu']:.1f}x.  Mean token "
+        f"log-probabilities agree to {diff:.1e} (max abs difference over the {N_BASELINE} texts both scored).", "",
+        f"Roofline: scoring a text costs {flop:.2f} GFLOP (linear layers of the decoder on BOS + its tokens, LM "
+        f"head on its tokens); this CPU's fp32 GEMM runs at {roofline:.1f} GFLOP per CPU-second on SmolLM2's MLP "
+        f"shape (same run, 1 thread, best of 20), so one core scores at most {roofline / flop:.1f} texts per "
+        f"second and 2 cores {2 * roofline / flop:.1f}; the batched scorer reaches "
+        f"{result['fraction_of_roofline']:.2f} of it.", "",
+    ]
+    (RESULTS / "speed_smollm2.md").write_text("\n".join(md))
+    print("\n".join(md))
+
+
+def unigram() -> None:
     """Time both on the same data and folds, check they agree, write ``results/speed_naturalness.{md,json}``."""
     frame = load_dualrl("yelp").frame
     pick = np.sort(np.random.default_rng(SEED).choice(len(frame), N_PAIRS, replace=False))
@@ -85,6 +239,18 @@ def main() -> None:
     ]
     (RESULTS / "speed_naturalness.md").write_text("\n".join(md))
     print("\n".join(md))
+
+
+def main() -> None:
+    """Run the unigram and SmolLM2 benchmarks (or ``--only`` one)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["unigram", "smollm2"])
+    parser.add_argument("--threads", type=int, default=2, help="torch threads for SmolLM2")
+    args = parser.parse_args()
+    if args.only != "smollm2":
+        unigram()
+    if args.only != "unigram":
+        smollm2(args.threads)
 
 
 if __name__ == "__main__":

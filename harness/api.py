@@ -38,13 +38,14 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
              human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
              ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
-             references: object = None) -> Scorecard:
+             references: object = None, device: str | None = None, threads: int | None = None) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
     all, or one per row), or a ``table`` file (CSV/JSONL/Parquet with input, output, source_style, target_style).
     ``metrics`` names metrics of :data:`tsteval.METRICS` (a style metric adds all four style columns,
-    ``hh`` and ``hh_content`` need ``hh=``) or naturalness scorers (``unigram``, ``textcnn``, ``kn3``, ``smollm2``).
+    ``hh`` and ``hh_content`` need ``hh=``) or naturalness scorers (``unigram``, ``textcnn``, ``unigram-pooled``,
+    ``kn3``, ``smollm2``; ``device`` and ``threads`` apply to SmolLM2).
     ``classifier`` is a saved folder, a fitted classifier, a backend name trained on ``corpus`` (labelled texts:
     a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
     a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
@@ -107,5 +108,6 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                 content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
                 modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
                 naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
-                hh=dict(hh or {}) if pair_metrics else {}, references=references, corpus=training, seed=seed)
+                hh=dict(hh or {}) if pair_metrics else {}, references=references, corpus=training, seed=seed,
+                device=device, threads=threads)
     return run(plan)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from tsteval.core.devices import torch_threads  # noqa: F401  (tests import it from here)
 from tsteval.core.records import Corpus
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -70,16 +70,3 @@ def cds_corpus(data_root: Path, styles: tuple[str, ...], n: int) -> Corpus:
         texts += lines
         labels += [style] * len(lines)
     return Corpus(texts, labels, "cds")
-
-
-@contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run with ``n`` torch threads (the test machines are small and shared), then restore."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)

@@ -174,9 +174,11 @@ def test_score_naturalness_columns(trained: Path, tmp_path: Path, yelp_slice: tu
     (tmp_path / "out.txt").write_text("\n".join(" ".join(reversed(t.split())) for t in texts) + "\n")
     out = tmp_path / "run"
     assert main(["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
-                 "--target-style", "1", "--naturalness", "unigram,kn3", "--folds", "3",
-                 "--human", str(trained / "train.1"), "--out", str(out), "--quiet"]) == 0
+                 "--target-style", "1", "--naturalness", "unigram,unigram-pooled,kn3", "--folds", "3",
+                 "--human", str(trained / "train.1"), "--threads", "1", "--out", str(out), "--quiet"]) == 0
     card = pd.read_csv(out / "scorecard.csv")
     assert card["naturalness@unigram"].between(0, 1).all()
+    assert card["naturalness_pooled@unigram"].between(0, 1).all()
     assert set(card["more_natural@unigram"]) <= {0.0, 0.5, 1.0}
     assert (card["ppl@kn3"] > 1).all() and card["ppl@kn3"].notna().all()
+    assert (card["lp_mean@kn3"] < 0).all() and card["slor@kn3"].notna().all()

@@ -7,7 +7,9 @@ import importlib
 
 import pytest
 
-MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.registry"]
+MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.registry",
+           "tsteval.metrics.naturalness.lm_scores", "tsteval.metrics.naturalness.pooled",
+           "tsteval.metrics.naturalness.causal_lm"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -36,7 +36,7 @@ def mir() -> Transfers:
 @pytest.fixture(scope="module")
 def scored(mir: Transfers) -> Scorecard:
     """Every metric on the slice with cheap resources; smollm2 perplexity is left out of this per-row run (a
-    135M-parameter LM on CPU is too slow for the suite); ``ppl`` is covered by ``kn3``."""
+    135M-parameter LM on CPU is too slow for the suite); ``ppl``, ``lp_mean`` and ``slor`` are covered by ``kn3``."""
     frame = mir.frame
     style = make_classifier("tfidf-lr").fit(list(frame["input"]) + list(frame["output"]),
                                             list(frame["source_style"]) + list(frame["target_style"]))
@@ -45,7 +45,7 @@ def scored(mir: Transfers) -> Scorecard:
     pair = make_pair_classifier("features", seed=0).fit(pairs + shuffled, [MATCH] * len(pairs) +
                                                         [NO_MATCH] * len(shuffled))
     plan = Plan(mir, classifiers={"lr": style}, content=tuple(n for n, m in METRICS.items() if m.aspect == "content"),
-                naturalness=("unigram", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair})
+                naturalness=("unigram", "unigram-pooled", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair})
     return execute(plan).card
 
 

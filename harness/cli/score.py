@@ -110,11 +110,17 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                               "tsteval word-vector directory")
     natural = score.add_argument_group("naturalness and content compatibility")
     natural.add_argument("--naturalness", default="", metavar="NAMES",
-                         help="comma-separated: unigram, textcnn (cross-fitted adversarial classifiers), kn3 "
-                              "(Kneser-Ney trigram perplexity), smollm2 (SmolLM2-135M perplexity)")
+                         help="comma-separated: unigram, textcnn (cross-fitted adversarial classifiers, one per "
+                              "system and setting), unigram-pooled (one classifier for all systems, on normalised "
+                              "text), kn3 (Kneser-Ney trigram: ppl, lp_mean, slor), smollm2 (SmolLM2-135M: ppl, "
+                              "lp_mean, slor)")
     natural.add_argument("--human", metavar="FILE",
                          help="human-written sentences of the target domain, one per line (default: the inputs)")
     natural.add_argument("--folds", type=int, default=5, help="cross-fitting folds for the adversarial classifiers")
+    natural.add_argument("--device", help="device of the neural language model: cpu or cuda (default: cuda when "
+                                          "present)")
+    natural.add_argument("--threads", type=int, metavar="N", help="torch CPU threads of the neural language model "
+                                                                  "(default: torch's)")
     natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
                          help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
                               "(repeatable)")

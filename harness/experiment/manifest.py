@@ -37,7 +37,7 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
                  vectors?: glove|word2vec|DIR, placeholder?: "<masked>",
                  attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16},   # for attr-* (a transformer)
                  references?: [FILE, ...] | dualrl}   # human references (line i: item i): METRIC@ref columns
-      naturalness?: [NAME, ...]      # tsteval.metrics.naturalness.registry: unigram, textcnn, kn3, smollm2
+      naturalness?: [NAME, ...]      # unigram, textcnn, unigram-pooled, kn3, smollm2 (naturalness.registry)
       folds?: 5                      # cross-fitting folds of the adversarial naturalness classifiers
       human?: FILE                   # human-written sentences (default: the corpus' texts, else the inputs)
       compatibility?: {hh?: {NAME: DIR}, ah?: {NAME: DIR}, documents?: FILE}   # pair classifiers; ah: documents

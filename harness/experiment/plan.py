@@ -62,7 +62,8 @@ class Plan:
     ``vectors``: ``"glove"``,
     ``"word2vec"`` (trained on ``corpus``; on the style-masked corpus for ``mask``), a saved folder or
     :class:`~tsteval.metrics.content.word_vectors.WordVectors`.  ``human``: human-written texts for the
-    naturalness scorers (default: the inputs).  ``hh``/``ah``: pair classifiers (folder or fitted) by name; AH
+    naturalness scorers (default: the inputs).  ``device`` (default: ``cuda`` when present) and ``threads``
+    (torch CPU threads) apply to the SmolLM2 scorer.  ``hh``/``ah``: pair classifiers (folder or fitted) by name; AH
     reads the transfers' ``document`` column.  ``references``: human references for the ``content`` metrics
     (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference sets (files or lists of texts, line i
     for item i), read and aligned with the rows when the plan is made
@@ -84,6 +85,8 @@ class Plan:
     naturalness: tuple[str, ...] = ()
     human: Sequence[str] | None = None
     folds: int = 5
+    device: str | None = None
+    threads: int | None = None
     hh: Mapping[str, object] = field(default_factory=dict)
     ah: Mapping[str, object] = field(default_factory=dict)
     references: object = None
@@ -163,6 +166,9 @@ class Plan:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
         if self.folds < 2:
             raise TstevalError(f"folds must be at least 2, not {self.folds}")
+        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
+                                         or self.threads < 1):
+            raise TstevalError(f"threads must be an integer >= 1, not {self.threads!r}")
         if self.references is not None and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
         if self.ah and "document" not in self.transfers.frame.columns:
@@ -222,6 +228,7 @@ class Plan:
         return cls(transfers, classifiers={n: Path(d) for n, d in classifiers.items()}, ground=args.ground,
                    content=tuple(metrics), modifications=tuple(modes), lexicon=lexicon, vectors=vectors,
                    placeholder=args.placeholder, naturalness=tuple(names), human=human, folds=args.folds,
+                   device=args.device, threads=args.threads,
                    hh={n: Path(d) for n, d in pair_classifiers.items()},
                    references=_references_of_args(args, metrics), corpus=corpus, seed=args.seed, quiet=args.quiet)
 
@@ -556,7 +563,7 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
             f"{time.perf_counter() - start:.1f} s")
     for name in plan.naturalness:
         start = time.perf_counter()
-        NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds)
+        NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds, device=plan.device, threads=plan.threads)
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
     if hh or ah:
         from tsteval.metrics.compatibility.compliancy import match_probability

