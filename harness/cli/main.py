@@ -32,13 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tsteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    from tsteval.cli import compare, lexicon, pairs, run, score, train
+    from tsteval.cli import compare, lexicon, metaeval, pairs, run, score, train
 
     for command in (train, lexicon, score, run):
         command.add_parser(sub)
     pairs.add_train_pairs_parser(sub)
     pairs.add_compliancy_parser(sub)
     compare.add_parser(sub)
+    metaeval.add_parser(sub)
     return parser
 
 
