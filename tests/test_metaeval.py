@@ -218,7 +218,7 @@ def test_keys_that_do_not_join(tmp_path: Path) -> None:
     ratings.to_csv(tmp_path / "ratings.csv", index=False)
     with pytest.raises(InputError, match=r"ratings\.csv.*no rating row joins.*fix: check the --key"):
         meta_evaluate(card, {"human_content": "content"}, tmp_path / "ratings.csv", ("item", "system"))
-    with pytest.raises(InputError, match=r"ratings\.csv.*lack the key columns \['setting'\]"):
+    with pytest.raises(InputError, match=r"ratings\.csv.*lacks the key columns \['setting'\]"):
         meta_evaluate(card, {"human_content": "content"}, tmp_path / "ratings.csv", ("item", "setting"))
 
 

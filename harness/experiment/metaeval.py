@@ -276,20 +276,20 @@ def percentile_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> 
 # --- joining ratings -------------------------------------------------------------------------------------------
 
 def join_ratings(frame: pd.DataFrame, ratings: pd.DataFrame, keys: Sequence[str], origin: str,
-                 columns: Sequence[str]) -> tuple[pd.DataFrame, int]:
+                 columns: Sequence[str], first_line: int | None = None) -> tuple[pd.DataFrame, int]:
     """The scorecard rows with the rating ``columns`` of ``ratings`` joined on ``keys`` (compared as text).
 
     Returns the joined frame (scorecard rows kept; no rating row = no rating) and how many rating rows joined
-    no scorecard row.  Keys missing on either side, duplicate keys in ``ratings`` or no row joining at all are
-    errors naming ``origin``.
+    no scorecard row.  Keys missing on either side, duplicate keys in ``ratings`` (named by file line when row 0 is
+    line ``first_line``) or no row joining at all are errors naming ``origin``.
     """
     keys = list(keys)
     if not keys:
         raise InputError("no join keys", path=origin, fix="give --key, e.g. --key item,system or --key input,output")
-    for side, table in (("the ratings", ratings), ("the scorecard", frame)):
+    for side, table in (("the ratings table", ratings), ("the scorecard", frame)):
         missing = [k for k in keys if k not in table.columns]
         if missing:
-            raise InputError(f"{side} lack the key columns {missing}; its columns are "
+            raise InputError(f"{side} lacks the key columns {missing}; its columns are "
                              f"{quote(list(table.columns), 300)}", path=origin,
                              fix="name key columns both tables have with --key")
     text_keys = {k: ratings[k].astype(str) for k in keys}
@@ -297,7 +297,8 @@ def join_ratings(frame: pd.DataFrame, ratings: pd.DataFrame, keys: Sequence[str]
     if duplicated.any():
         row = int(np.flatnonzero(duplicated.to_numpy())[0])
         raise InputError(f"the key {dict(pd.DataFrame(text_keys).iloc[row])} is rated twice", path=origin,
-                         line=row + 2, fix="give one rating row per key, or add a key column (e.g. --key ...,system)")
+                         line=None if first_line is None else first_line + row,
+                         fix="give one rating row per key, or add a key column (e.g. --key ...,system)")
     right = pd.DataFrame({**{f"_key_{k}": v for k, v in text_keys.items()},
                           **{c: ratings[c].to_numpy() for c in columns}})
     left = frame.drop(columns=[c for c in columns if c in frame.columns])
@@ -530,12 +531,12 @@ def meta_evaluate(scorecard: Scorecard | str | Path, rating: Mapping[str, str] |
     frame = card.frame
     if ratings is not None:
         if isinstance(ratings, pd.DataFrame):
-            table, where = ratings.copy(), "<ratings frame>"
+            table, where, first_line = ratings.copy(), "<ratings frame>", None
         else:
             from tsteval.readers.loaders import read_table
 
             read = read_table(ratings)
-            table, where = read.frame.copy(), read.path
+            table, where, first_line = read.frame.copy(), read.path, read.first_line
             for spec in specs:
                 if spec.column not in table.columns:
                     raise InputError(f"no rating column {spec.column!r}; the columns are "
@@ -543,7 +544,7 @@ def meta_evaluate(scorecard: Scorecard | str | Path, rating: Mapping[str, str] |
                                      fix="name an existing column in --rating ASPECT=COLUMN")
                 table[spec.column] = read.ratings(spec.column).to_numpy()
         _check_ratings(table, specs, where)
-        frame, orphans = join_ratings(frame, table, keys, where, [s.column for s in specs])
+        frame, orphans = join_ratings(frame, table, keys, where, [s.column for s in specs], first_line)
         origin = where
         if orphans:
             print(f"[tsteval] meta-eval: {orphans} rating rows of {where} join no scorecard row and are not used",

@@ -15,6 +15,7 @@ import pandas as pd
 
 from tsteval.core import markdown as md
 from tsteval.core.atomic import output_directory
+from tsteval.core.errors import TstevalError
 
 if TYPE_CHECKING:
     from tsteval.experiment.metaeval import MetaEvaluation
@@ -40,17 +41,21 @@ def _beats(baseline: pd.DataFrame, rating: str, metric: str, level: str, method:
 
 
 def rating_table(result: MetaEvaluation, rating: str, method: str = SHOWN_METHOD) -> pd.DataFrame:
-    """One row per metric for ``rating``: r [lo, hi] at each level, best sentence-level r marked, vs baseline."""
+    """One row per metric for ``rating``: r [lo, hi] at each level, the best sentence-level r marked (and tsteval's
+    best, when a published score is better), and whether it beats the baseline."""
     part = result.table[(result.table["rating"] == rating) & (result.table["method"] == method)]
     wide = part.pivot_table(index=["metric", "source"], columns="level", values=["r", "lo", "hi"], sort=False)
     sentence = wide[("r", "sentence")]
     best = sentence.idxmax() if sentence.notna().any() else None
+    ours = sentence[[source == "tsteval" for _, source in sentence.index]]
+    best_ours = ours.idxmax() if ours.notna().any() else None
     rows = []
     for key in sentence.sort_values(ascending=False, na_position="last").index:
         metric, source = key
         cells = {level: _cell(wide.loc[key, ("r", level)], wide.loc[key, ("lo", level)], wide.loc[key, ("hi", level)])
                  for level in ("sentence", "within_system", "system")}
-        rows.append({"metric": metric + (" (best)" if key == best else ""), "source": source,
+        mark = " (best)" if key == best else " (best of tsteval)" if key == best_ours else ""
+        rows.append({"metric": metric + mark, "source": source,
                      "sentence r [95% CI]": cells["sentence"], "within-system r": cells["within_system"],
                      "system r": cells["system"],
                      "beats baseline? (sentence)": _beats(result.baseline, rating, metric, "sentence", method)})
@@ -109,12 +114,26 @@ def plot(result: MetaEvaluation, stem: Path, level: str = "sentence", method: st
         ax.axvline(0, color="0.7", linewidth=0.8)
         ax.set_title(plain(f"{rating} ({result.info['ratings'][rating]})"), fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    axes[-1].set_xlabel(f"{method} r at {level} level, 95% clustered-bootstrap CI (red: baseline, grey: published)")
+    axes[-1].set_xlabel(f"{method} r at {level} level, 95% clustered-bootstrap CI\n(red: baseline; grey: published "
+                        "scores; lower-is-better metrics sign-flipped)", fontsize=8)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
     fig.savefig(paths[0], dpi=130)
     fig.savefig(paths[1])
     return paths
+
+
+def read(directory: str | Path) -> MetaEvaluation:
+    """A meta-evaluation folder read back (its tables and settings), e.g. to render the pages again."""
+    from tsteval.core.errors import read_json
+    from tsteval.experiment.metaeval import MetaEvaluation
+
+    directory = Path(directory)
+    info = read_json(directory / "metaeval.json", "meta-evaluation settings")
+    if not isinstance(info, dict):
+        raise TstevalError(f"{directory / 'metaeval.json'}: expected a JSON object")
+    return MetaEvaluation(*(pd.read_csv(directory / f"{name}.csv") for name in ("metaeval", "baseline", "counts")),
+                          info)
 
 
 def write_files(result: MetaEvaluation, directory: Path, title: str = "Meta-evaluation",
