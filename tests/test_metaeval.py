@@ -192,6 +192,10 @@ def test_metaeval_csv_seam_and_ratings_join(tmp_path: Path) -> None:
     assert row["r"] == pytest.approx(stats.spearmanr(card.frame["chrf@none"], card.frame["human_content"])[0])
     assert row["n"] == len(card.frame) and row["n_inputs"] == 30
     assert "(best)" in (out / "metaeval.md").read_text()
+    from tsteval.experiment.metaeval_report import markdown, read
+
+    again = read(out)  # the folder read back renders the same page
+    assert markdown(again, "Meta-evaluation") + "\n" == (out / "metaeval.md").read_text()
 
 
 def test_markdown_escapes_untrusted_names() -> None:
