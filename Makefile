@@ -9,7 +9,7 @@ export TSTEVAL_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench meta-eval lint clean
 
 $(STAMP): pyproject.toml
 	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; } \
@@ -35,6 +35,9 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_content
 	$(BIN)/python -m benchmarks.speed_pairs
 	$(BIN)/python -m benchmarks.speed_naturalness
+
+meta-eval: $(STAMP)
+	$(BIN)/python -m benchmarks.meta_eval
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

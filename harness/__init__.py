@@ -2,8 +2,9 @@
 
 The public API is listed in ``__all__``; everything else is reachable through the subpackages (``tsteval.core``,
 ``tsteval.readers``, ``tsteval.metrics``, ``tsteval.experiment``, ``tsteval.probes``, ``tsteval.classifiers``,
-``tsteval.lexicons``).  ``evaluate`` scores pairs in one call; ``Plan`` and ``run`` are what it, the command line
-and experiment manifests share; ``METRICS`` declares every metric (aspect, direction, range, needs).
+``tsteval.lexicons``).  ``evaluate`` scores pairs in one call; ``meta_evaluate`` checks a scorecard's metrics
+against human ratings; ``Plan`` and ``run`` are what ``evaluate``, the command line and experiment manifests share;
+``METRICS`` declares every metric (aspect, direction, range, needs).
 
 >>> import tsteval
 >>> tsteval.METRICS["ppl"].higher_is_better
@@ -17,6 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from tsteval.api import evaluate
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.manifest import load_manifest
+from tsteval.experiment.metaeval import meta_evaluate
 from tsteval.experiment.plan import Plan, run
 from tsteval.metrics.registry import METRICS
 from tsteval.scorecard import Scorecard
@@ -26,4 +28,5 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["METRICS", "Corpus", "Plan", "Scorecard", "Transfers", "__version__", "evaluate", "load_manifest", "run"]
+__all__ = ["METRICS", "Corpus", "Plan", "Scorecard", "Transfers", "__version__", "evaluate", "load_manifest",
+           "meta_evaluate", "run"]

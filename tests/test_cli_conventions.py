@@ -165,7 +165,7 @@ def test_every_subcommand_has_quiet() -> None:
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     quiet = {name: "quiet" in {a.dest for a in parser._actions} for name, parser in sub.choices.items()}
     assert quiet == dict.fromkeys(["train-classifier", "build-lexicon", "score", "run", "train-pairs", "compliancy",
-                                   "compare", "explore"],
+                                   "compare", "explore", "meta-eval"],
                                   True)
 
 

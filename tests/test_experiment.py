@@ -46,6 +46,8 @@ def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
     agreement = (first_run / "agreement.csv").read_text()
     assert "human_style_intensity" in agreement and "human_content_preservation" in agreement
     assert "human_naturalness_output" in agreement
+    meta = (first_run / "meta_eval" / "metaeval.csv").read_text()  # the manifest's meta_eval key
+    assert "bleu_mir@mask" in meta and "human_content_preservation" in meta and "sti@lr" in meta
     assert not list(first_run.parent.glob(".run.*")), "no temporary folder is left behind"
 
 

@@ -88,6 +88,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                      "file) with the --table columns")
     src.add_argument("--mir", action="store_true", help="Mir et al.'s CAAE/ARAE/DAR outputs from the data root")
     src.add_argument("--dualrl", metavar="DATASET", help="DualRL system outputs (yelp or GYAFC)")
+    score.add_argument("--metrics", choices=["recommended"],
+                       help="add the recommended metric of each aspect (tsteval.metrics.recommended: the output's "
+                            "target_prob with --classifier, sbert@none, ppl@kn3), chosen by tsteval meta-eval on "
+                            "the rated datasets")
     content = score.add_argument_group("content preservation")
     content.add_argument("--content", default="", metavar="METRICS",
                          help=f"comma-separated: {_names('content')}")

@@ -302,6 +302,15 @@ class ReportSpec:
 
 
 @dataclass(frozen=True)
+class MetaEvalSpec:
+    """``meta_eval:``: rating columns of the transfers by aspect, baselines, resamples (see ``tsteval meta-eval``)."""
+
+    ratings: tuple[tuple[str, str], ...]  # (column, aspect)
+    baselines: Mapping[str, str] = field(default_factory=dict)
+    resamples: int = 1000
+
+
+@dataclass(frozen=True)
 class Manifest:
     """A validated experiment: everything :func:`tsteval.experiment.runner.run_experiment` needs."""
 
@@ -317,6 +326,7 @@ class Manifest:
     tradeoff: TradeoffSpec
     report: ReportSpec
     text: str = field(repr=False, default="")
+    meta_eval: MetaEvalSpec | None = None
 
     def needs_corpus(self) -> bool:
         """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec or the style
@@ -685,8 +695,25 @@ def _report(r: _Reader, value: object) -> ReportSpec:
                       r.integer(d.get("bootstrap_resamples", 1000), "report.bootstrap_resamples", 1))
 
 
+def _meta_eval(r: _Reader, value: object) -> MetaEvalSpec:
+    """``meta_eval: {ratings: {ASPECT: COLUMN or [COLUMN, ...]}, baselines: {ASPECT or COLUMN: COLUMN},
+    resamples: N}``."""
+    from tsteval.experiment.metaeval import RATING_ASPECTS
+
+    d = r.mapping(value, "meta_eval", ("ratings", "baselines", "resamples"), ("ratings",))
+    ratings = []
+    for aspect, columns in r.mapping(d["ratings"], "meta_eval.ratings", RATING_ASPECTS).items():
+        key = f"meta_eval.ratings.{aspect}"
+        for column in r.strings(columns, key) if isinstance(columns, list) else (r.string(columns, key),):
+            ratings.append((column, aspect))
+    baselines = {str(k): r.string(v, f"meta_eval.baselines.{k}")
+                 for k, v in r.free_mapping(d.get("baselines", {}), "meta_eval.baselines").items()}
+    return MetaEvalSpec(tuple(ratings), MappingProxyType(baselines),
+                        r.integer(d.get("resamples", 1000), "meta_eval.resamples", 1))
+
+
 TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics", "tradeoff",
-            "report")
+            "report", "meta_eval")
 
 
 def load_manifest(path: str | Path) -> Manifest:
@@ -715,7 +742,8 @@ def load_manifest(path: str | Path) -> Manifest:
         transfers=_transfers(r, d["transfers"]),
         corpus=_corpus(r, d["corpus"], "corpus") if "corpus" in d else None,
         classifiers=MappingProxyType(classifiers), lexicon=lexicon, metrics=metrics,
-        tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text)
+        tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text,
+        meta_eval=_meta_eval(r, d["meta_eval"]) if "meta_eval" in d else None)
     if manifest.corpus is None and manifest.needs_corpus():
         raise r.error("corpus", "missing: a classifier without its own corpus, lexicon.build, word2vec vectors or "
                                 "the erase modification need the training corpus",

@@ -192,14 +192,20 @@ class Plan:
         classifiers = key_values(args.classifier, "--classifier", "DIR", column_names=True)
         pair_classifiers = key_values(args.hh, "--hh", "DIR", column_names=True)
         metrics = [m.strip() for m in args.content.split(",") if m.strip()]
-        modes: list[str] = ["none"]
+        modes = [m.strip() for m in args.modification.split(",") if m.strip()]
+        names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
+        if getattr(args, "metrics", None) == "recommended":
+            from tsteval.metrics.recommended import recommended_options
+
+            metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers))
         lexicon = None
-        if metrics:
+        if not metrics:
+            modes = ["none"]
+        else:
             content = registry.names("content")
             unknown = [m for m in metrics if m not in content]
             if unknown:
                 raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(content)}")
-            modes = [m.strip() for m in args.modification.split(",") if m.strip()]
             bad = [m for m in modes if m not in [*MODIFICATION_MODES, ERASE]]
             if bad:
                 raise TstevalError(f"unknown modifications {bad}; choose from {sorted([*MODIFICATION_MODES, ERASE])}")
@@ -212,10 +218,9 @@ class Plan:
                 from tsteval.lexicons.lexicon import Lexicon
 
                 lexicon = Lexicon.load(args.lexicon)
-        if not (classifiers or metrics or args.naturalness or pair_classifiers):
+        if not (classifiers or metrics or names or pair_classifiers):
             raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval "
                                "train-classifier), --content METRICS, --naturalness NAMES or --hh NAME=DIR")
-        names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
         unknown = [n for n in names if n not in NATURALNESS_METRICS]
         if unknown:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")

@@ -159,6 +159,18 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
     }
 
 
+def _meta_evaluate(card: Scorecard, manifest: Manifest, folder: Path) -> None:
+    """The manifest's ``meta_eval``: :func:`tsteval.meta_evaluate` on the run's scorecard, written to ``folder``."""
+    from tsteval.experiment.metaeval import Rating, meta_evaluate
+    from tsteval.experiment.metaeval_report import write_files
+
+    spec = manifest.meta_eval
+    result = meta_evaluate(card, [Rating(column, aspect) for column, aspect in spec.ratings],
+                           baselines=dict(spec.baselines), n_resamples=spec.resamples, seed=manifest.seed)
+    folder.mkdir()
+    write_files(result, folder, f"{manifest.name}: meta-evaluation")
+
+
 def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = None,
                    quiet: bool = False, overwrite: bool = False) -> Scorecard:
     """Run ``manifest`` (a :class:`Manifest` or a manifest file) and write its run folder; returns the scorecard.
@@ -197,6 +209,8 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
         (tmp / "manifest.yaml").write_text(manifest.text, encoding="utf-8")
         metadata = _metadata(manifest, plan, result, time.perf_counter() - start, out)
         (tmp / "run.json").write_text(json.dumps(metadata, indent=2, default=str))
+        if manifest.meta_eval is not None:
+            _meta_evaluate(card, manifest, tmp / "meta_eval")
         write_report(tmp, metadata, card, summary, agreements, curves,
                      {k: [p.relative_to(tmp) for p in v] for k, v in plots.items()}, human_columns(card.frame),
                      manifest.report, manifest.tradeoff.style, manifest.tradeoff.content)

@@ -1,0 +1,99 @@
+"""``tsteval meta-eval``: do the metrics of a scorecard track human ratings?  (Parsing only; the work is in
+:mod:`tsteval.experiment.metaeval` and :mod:`tsteval.experiment.rated`.)"""
+
+from __future__ import annotations
+
+import argparse
+
+from tsteval.cli.common import seed_type
+from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory
+
+EPILOG = """examples:
+  tsteval meta-eval --scorecard runs/mine --ratings ratings.csv --key item,system \\
+      --rating content=human_content --rating style=human_style --out runs/mine-metaeval
+  tsteval meta-eval --scorecard runs/mine --rating naturalness=human_fluency --out runs/meta   (ratings in the run)
+  tsteval meta-eval --dataset lai --out results/lai        (score Lai et al.'s rated GYAFC outputs and evaluate)
+"""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
+def _baselines(items: list[str]) -> dict[str, str]:
+    from tsteval.core.errors import TstevalError
+
+    out = {}
+    for item in items:
+        key, sep, column = item.partition("=")
+        if not sep or not key or not column:
+            raise TstevalError(f"--baseline {item!r}: expected ASPECT=COLUMN or RATING=COLUMN, e.g. content=bleu@none")
+        out[key] = column
+    return out
+
+
+def cmd_meta_eval(args: argparse.Namespace) -> int:
+    """Meta-evaluate a scorecard (or a built-in rated dataset) and write the tables and the plot."""
+    from tsteval.core.errors import TstevalError
+    from tsteval.experiment.metaeval import meta_evaluate
+
+    if (args.dataset is None) == (args.scorecard is None):
+        raise TstevalError("give --scorecard RUN (with --rating ASPECT=COLUMN ...) or --dataset mir|lai")
+    if args.dataset is not None and (args.rating or args.ratings):
+        raise TstevalError("--dataset brings its own ratings: leave out --rating and --ratings")
+    if args.scorecard is not None and not args.rating:
+        raise TstevalError("--scorecard needs at least one --rating ASPECT=COLUMN, e.g. --rating content=human_content")
+    check_output_directory(args.out, "meta-eval", args.overwrite)
+    log = (lambda _message: None) if args.quiet else print
+    if args.dataset is not None:
+        from tsteval.experiment.rated import rated_dataset
+
+        result = rated_dataset(args.dataset, n_resamples=args.resamples, seed=args.seed, log=log).result
+        title = f"Meta-evaluation on the {args.dataset} ratings"
+    else:
+        keys = [k for k in args.key.split(",") if k]
+        result = meta_evaluate(args.scorecard, args.rating, args.ratings, keys, baselines=_baselines(args.baseline),
+                               n_resamples=args.resamples, seed=args.seed)
+        title = "Meta-evaluation"
+    result.write(args.out, overwrite=args.overwrite, title=title)
+    if not args.quiet:
+        print(result.markdown(title))
+    print(f"meta-eval: {len(result.table)} correlations and {len(result.baseline)} baseline comparisons written to "
+          f"{args.out}")
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``meta-eval`` to the subcommands and return its parser."""
+    parser = sub.add_parser(
+        "meta-eval", help="correlate metric columns with human ratings (clustered bootstrap, vs a baseline)",
+        description="For every metric column of a scorecard and every human rating column of its aspect: Pearson, "
+        "Spearman and Kendall at sentence level, within system (mean of per-system r) and system level, with 95%% "
+        "intervals from a bootstrap clustered by input, and the difference from a baseline metric (default "
+        "bleu@none for content, target_prob for style, the LM's length-normalised score for naturalness) with its "
+        "interval and Williams' t.  Writes metaeval.csv, baseline.csv, counts.csv, metaeval.md and metaeval.png.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scorecard", metavar="RUN", help="a folder written by tsteval score or tsteval run")
+    parser.add_argument("--ratings", metavar="FILE", help="human ratings (CSV/JSONL/Parquet) joined on --key; "
+                        "without it the rating columns are read from the scorecard")
+    parser.add_argument("--rating", action="append", default=[], metavar="ASPECT=COLUMN",
+                        help="a rating column and its aspect (style, content, naturalness); repeat for several")
+    parser.add_argument("--key", default="item,system", help="comma-separated join keys present in both tables "
+                        "(default item,system; e.g. item,system,setting or input,output)")
+    parser.add_argument("--baseline", action="append", default=[], metavar="ASPECT=COLUMN",
+                        help="the baseline of an aspect or of one rating column (RATING=COLUMN)")
+    parser.add_argument("--dataset", choices=("mir", "lai"),
+                        help="score a built-in rated dataset with every applicable metric and meta-evaluate it")
+    parser.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    parser.add_argument("--quiet", action="store_true", help="no progress messages or tables")
+    parser.set_defaults(func=cmd_meta_eval)
+    return parser

@@ -1,0 +1,176 @@
+"""The two rated datasets of the data root, scored by every applicable metric and meta-evaluated.
+
+``mir``: Mir et al. (2019), Yelp sentiment, 12 model settings x 244 inputs; raters judged the *change* of style,
+content preservation and (for 9 settings) the output's naturalness (1-5).  Style classifiers and the naturalness
+human text come from Yelp dev+test with every rated input removed; the lexicon is Mir et al.'s published one.
+
+``lai``: Lai et al. (2022), GYAFC informal -> formal, 80 inputs x 9 outputs, two annotators (0-100) for the
+output's formality, content vs the input, content vs the reference and fluency.  GYAFC ships test sets only, so
+style classifiers, the lexicon and the naturalness human text are trained on DualRL's GYAFC test sets and
+references with every Lai input and reference removed (compared lower-cased, punctuation and spaces ignored,
+since DualRL's copy is tokenised and lower-cased); the counts are returned.  DualRL's text is lower-cased and
+tokenised, Lai's is not: the style classifiers score a copy of the transfers normalised the same way
+(:func:`tsteval.core.tokenize.tokenize`), the other metrics the original text.  The authors' own metric scores
+are judged beside ours (``source`` = ``Lai et al. 2022``).
+
+Everything expensive goes through the cache (classifiers, lexicon fits), so a rerun is fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tsteval.core.datapaths import dataset_dir
+from tsteval.core.errors import TstevalError
+from tsteval.core.records import Corpus, Transfers
+from tsteval.core.tokenize import tokenize
+from tsteval.experiment.metaeval import MetaEvaluation, MetricColumn, Rating, meta_evaluate
+from tsteval.scorecard import Scorecard
+
+DATASETS = ("mir", "lai")
+STYLE_BACKENDS = ("fasttext", "tfidf-lr")
+CONTENT = ("bleu", "chrf", "meteor", "rougeL", "wmd", "sbert")
+MODIFICATIONS = ("none", "mask")
+NATURALNESS = ("kn3", "unigram")
+# Human-written text for the naturalness scorers: a seeded sample keeps the cross-fitted classifiers cheap.
+HUMAN_SAMPLE = 20000
+MIR_RATINGS = (Rating("human_style_intensity", "style"), Rating("human_content_preservation", "content"),
+               Rating("human_naturalness_output", "naturalness"))
+LAI_SOURCE = "Lai et al. 2022"
+Log = Callable[[str], None]
+
+
+@dataclass
+class RatedRun:
+    """A rated dataset scored and meta-evaluated, with the facts a report should print."""
+
+    name: str
+    card: Scorecard
+    result: MetaEvaluation
+    notes: dict = field(default_factory=dict)
+
+
+def _sample(texts: Sequence[str], size: int, seed: int) -> list[str]:
+    if len(texts) <= size:
+        return list(texts)
+    keep = np.sort(np.random.default_rng(seed).choice(len(texts), size, replace=False))
+    return [texts[i] for i in keep]
+
+
+def _classifiers() -> dict[str, object]:
+    from tsteval.experiment.manifest import ClassifierSpec
+
+    return {backend.replace("-", ""): ClassifierSpec(backend.replace("-", ""), backend, {}, heldout=0.1)
+            for backend in STYLE_BACKENDS}
+
+
+def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
+           references: object = None, style_view: Transfers | None = None, log: Log = print) -> Scorecard:
+    """Style columns (on ``style_view`` when given), content at none and mask, naturalness, in one scorecard."""
+    from tsteval.experiment.plan import Plan, run
+
+    log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "
+        f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}")
+    rest = Plan(transfers, content=CONTENT, modifications=MODIFICATIONS, lexicon=lexicon, naturalness=NATURALNESS,
+                human=human, references=references, corpus=corpus, seed=seed)
+    card = run(rest)
+    style = run(Plan(style_view or transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
+    for column in style.metrics:
+        card.add(column, style.frame[column].to_numpy(), style.signatures[column])
+    return card
+
+
+def score_mir(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
+    """Mir et al.'s rated transfers scored by every applicable metric; notes: the training-corpus counts."""
+    from tsteval.readers.published import load_mir, load_yelp_corpus
+
+    transfers = load_mir()
+    corpus = load_yelp_corpus(exclude=set(transfers.frame["input"]))
+    notes = {"training_texts": len(corpus), "excluded_lines": corpus.removed, "excluded_texts": corpus.removed_texts}
+    log(f"Yelp training corpus: {len(corpus)} texts; removed {corpus.removed} lines carrying "
+        f"{corpus.removed_texts} of the rated inputs")
+    lexicon = dataset_dir("mir2019") / "style_lexicon" / "style_words_and_weights.json"
+    card = _score(transfers, corpus, lexicon, _sample(corpus.texts, HUMAN_SAMPLE, seed), seed, log=log)
+    return card, notes
+
+
+def _normal(text: str) -> str:
+    """Lower case without punctuation or spaces: how a Lai text and its DualRL copy are matched."""
+    return re.sub(r"\W+", "", text.lower())
+
+
+def lai_training_corpus(rated: Transfers) -> tuple[Corpus, dict]:
+    """Formal/informal text from DualRL's GYAFC test sets and references, minus every Lai input and reference.
+
+    DualRL: ``test.0`` formal, ``test.1`` informal; ``reference{k}.0`` are informal rewrites of the formal test
+    inputs, ``reference{k}.1`` formal rewrites of the informal ones.
+    """
+    from tsteval.readers.loaders import read_lines
+
+    drop = {_normal(t) for t in (*rated.frame["input"], *rated.frame["reference"])}
+    data, refs = dataset_dir("dualrl") / "data" / "GYAFC", dataset_dir("dualrl") / "references" / "GYAFC"
+    files = {"formal": [data / "test.0", *(refs / f"reference{k}.1" for k in range(4))],
+             "informal": [data / "test.1", *(refs / f"reference{k}.0" for k in range(4))]}
+    texts, labels, removed, seen = [], [], 0, set()
+    for style, paths in files.items():
+        for path in paths:
+            for line in read_lines(path):
+                key = _normal(line)
+                if key in drop:
+                    removed += 1
+                    seen.add(key)
+                    continue
+                texts.append(line)
+                labels.append(style)
+    notes = {"training_texts": len(texts), "excluded_lines": removed, "excluded_texts": len(seen),
+             "rated_texts": len(drop)}
+    return Corpus(texts, labels, str(data)), notes
+
+
+def _normalised(transfers: Transfers) -> Transfers:
+    frame = transfers.frame.copy()
+    for column in ("input", "output"):
+        frame[column] = [" ".join(tokenize(t)) or t for t in frame[column]]
+    return Transfers(frame, transfers.origin)
+
+
+def score_lai(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
+    """Lai et al.'s rated transfers scored by every applicable metric (``@ref`` against their reference)."""
+    from tsteval.experiment.manifest import LexiconSpec
+    from tsteval.readers.published import load_lai
+
+    transfers = load_lai()
+    corpus, notes = lai_training_corpus(transfers)
+    log(f"GYAFC training corpus (DualRL test sets + references): {notes['training_texts']} texts; removed "
+        f"{notes['excluded_lines']} lines matching {notes['excluded_texts']} of the {notes['rated_texts']} distinct "
+        "Lai inputs and references")
+    references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
+    formal = [t for t, label in zip(corpus.texts, corpus.labels, strict=True) if label == "formal"]
+    card = _score(transfers, corpus, LexiconSpec(), _sample(formal, HUMAN_SAMPLE, seed), seed,
+                  references=references, style_view=_normalised(transfers), log=log)
+    notes["published"] = transfers.extra["published"]
+    return card, notes
+
+
+def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print) -> RatedRun:
+    """Score the rated dataset ``name`` (``mir`` or ``lai``) and meta-evaluate every column against its ratings."""
+    if name not in DATASETS:
+        raise TstevalError(f"unknown rated dataset {name!r}; choose from {list(DATASETS)}")
+    if name == "mir":
+        card, notes = score_mir(seed, log)
+        result = meta_evaluate(card, list(MIR_RATINGS), n_resamples=n_resamples, seed=seed)
+        return RatedRun(name, card, result, notes)
+    card, notes = score_lai(seed, log)
+    published = [MetricColumn(column, aspect, higher, LAI_SOURCE)
+                 for column, (aspect, higher) in notes.pop("published").items()]
+    ratings = [Rating(column, aspect) for column, aspect in
+               (("human_style", "style"), ("human_content_src", "content"), ("human_content_ref", "content"),
+                ("human_fluency", "naturalness"))]
+    baselines = {"human_content_ref": "bleu@ref"}
+    result = meta_evaluate(card, ratings, baselines=baselines, published=published, n_resamples=n_resamples,
+                           seed=seed)
+    return RatedRun(name, card, result, notes)

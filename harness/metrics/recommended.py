@@ -1,0 +1,58 @@
+"""``--metrics recommended``: one metric per aspect, chosen from the meta-evaluation on the rated datasets.
+
+Each choice points to the evidence (``benchmarks/results/meta_eval/``, produced by ``make meta-eval``).  Nothing
+here is fitted on the ratings: a choice is one registered metric, picked by its sentence-level correlation.
+
+>>> [r.column("ft") for r in RECOMMENDED]
+['target_prob@ft', 'sbert@none', 'ppl@kn3']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tsteval.core.errors import TstevalError
+
+EVIDENCE = "benchmarks/results/meta_eval/{mir,lai}/metaeval.md"
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One aspect's metric: a registered metric name and its variant (content: the modification; naturalness:
+    the scorer; style: any classifier the user gives)."""
+
+    aspect: str
+    metric: str
+    variant: str
+    evidence: str
+
+    def column(self, classifier: str = "") -> str:
+        """The scorecard column it produces (a style column takes the classifier's name)."""
+        return f"{self.metric}@{classifier if self.aspect == 'style' else self.variant}"
+
+
+RECOMMENDED = (
+    Recommendation("style", "target_prob", "", f"{EVIDENCE}: the output's target-style probability tracks ratings "
+                   "of the output's style (Lai); STI fits ratings of the change (Mir)"),
+    Recommendation("content", "sbert", "none", f"{EVIDENCE}: unmasked MiniLM cosine, the best or tied-best content "
+                   "column on both datasets"),
+    Recommendation("naturalness", "ppl", "kn3", f"{EVIDENCE}: Kneser-Ney trigram perplexity (exp of minus the mean "
+                   "token log-probability) ranks ahead of the adversarial classifier by Spearman on both datasets; "
+                   "no sentence-level Pearson difference is significant"),
+)
+
+
+def recommended_options(content: list[str], modifications: list[str], naturalness: list[str],
+                        classifiers: int) -> tuple[list[str], list[str], list[str]]:
+    """``content``, ``modifications`` and ``naturalness`` of ``tsteval score`` with the recommended ones added; the
+    recommended style metric needs a style classifier (``classifiers`` = how many were given)."""
+    if classifiers == 0:
+        raise TstevalError("--metrics recommended includes the style metric target_prob: give --classifier "
+                           "NAME=DIR (train one with tsteval train-classifier)")
+    for r in RECOMMENDED:
+        if r.aspect == "content":
+            content = [*content, r.metric] if r.metric not in content else content
+            modifications = [*modifications, r.variant] if r.variant not in modifications else modifications
+        elif r.aspect == "naturalness" and r.variant not in naturalness:
+            naturalness = [*naturalness, r.variant]
+    return content, modifications, naturalness

@@ -1,0 +1,288 @@
+"""Meta-evaluation: the clustered bootstrap, the three levels, Williams' t, the Lai reader, counts and bad input,
+each against an independent computation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from tsteval.cli.main import main
+from tsteval.core.errors import InputError
+from tsteval.experiment.metaeval import (
+    LEVELS,
+    bootstrap_statistics,
+    cluster_resamples,
+    meta_evaluate,
+    percentile_interval,
+    resample_rows,
+)
+from tsteval.scorecard import Scorecard
+
+SIGNATURES = {"bleu@none": "metric:bleu", "chrf@none": "metric:chrf", "wmd@none": "metric:wmd",
+              "target_prob@clf": "metric:target_prob", "sti@clf": "metric:sti"}
+
+
+def make_card(n_inputs: int = 30, systems: tuple[str, ...] = ("a", "b", "c", "d"), seed: int = 0) -> Scorecard:
+    """Transfers of ``systems`` on shared inputs, with content/style ratings and metrics that track them noisily;
+    each input has its own offset (rows sharing an input are correlated, as in real ratings)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    offset = rng.normal(0, 1, n_inputs)
+    for k, system in enumerate(systems):
+        for i in range(n_inputs):
+            content = offset[i] + 0.3 * k + rng.normal(0, 1)
+            style = rng.normal(0, 1) + 0.2 * k
+            rows.append({"system": system, "setting": "default", "item": i, "input": f"input {i}",
+                         "output": f"out {system} {i}", "source_style": "0", "target_style": "1",
+                         "human_content": content, "human_style": style,
+                         "bleu@none": content + rng.normal(0, 1), "chrf@none": content + rng.normal(0, 0.5),
+                         "wmd@none": -content + rng.normal(0, 1.5), "target_prob@clf": style + rng.normal(0, 1),
+                         "sti@clf": style + rng.normal(0, 0.7)})
+    return Scorecard(pd.DataFrame(rows), dict(SIGNATURES))
+
+
+RATINGS = {"human_content": "content", "human_style": "style"}
+
+
+def test_resample_rows_takes_whole_clusters() -> None:
+    clusters = np.array([2, 0, 1, 0, 2, 2])
+    rows = resample_rows(clusters, np.array([2, 2, 1]))
+    # by hand: cluster 2 is rows 0, 4, 5 (twice), cluster 1 is row 2
+    assert sorted(rows.tolist()) == sorted([0, 4, 5, 0, 4, 5, 2])
+    assert resample_rows(np.array([0, 1, 2]), np.array([1, 1, 0])).tolist() == [1, 1, 0]
+
+
+def test_clustered_bootstrap_matches_a_hand_rolled_loop() -> None:
+    card = make_card(n_inputs=12, systems=("a", "b", "c"))
+    frame = card.frame
+    x = frame[["bleu@none", "chrf@none"]].to_numpy()
+    y = frame["human_content"].to_numpy()
+    clusters = pd.factorize(frame["input"], sort=True)[0]
+    groups = pd.factorize(frame["system"], sort=True)[0]
+    draws = cluster_resamples(clusters, 25, seed=3)
+    boot = bootstrap_statistics(x, y, groups, clusters, draws, ("pearson", "kendall"))
+    for b, draw in enumerate(draws):
+        names = sorted(frame["input"].unique())
+        picked = pd.concat([frame[frame["input"] == names[c]] for c in draw])  # every row of each drawn input
+        for j, col in enumerate(["bleu@none", "chrf@none"]):
+            assert boot[b, 0, 0, j] == pytest.approx(stats.pearsonr(picked[col], picked["human_content"])[0])
+            assert boot[b, 0, 1, j] == pytest.approx(stats.kendalltau(picked[col], picked["human_content"])[0])
+            per_system = [stats.pearsonr(g[col], g["human_content"])[0] for _, g in picked.groupby("system")]
+            assert boot[b, 1, 0, j] == pytest.approx(np.mean(per_system))
+            means = picked.groupby("system")[[col, "human_content"]].mean()
+            assert boot[b, 2, 0, j] == pytest.approx(stats.pearsonr(means[col], means["human_content"])[0])
+    low, high = percentile_interval(boot)
+    assert low[0, 0, 0] == pytest.approx(np.percentile(boot[:, 0, 0, 0], 2.5))
+    assert high[0, 0, 0] == pytest.approx(np.percentile(boot[:, 0, 0, 0], 97.5))
+
+
+def test_singleton_clusters_are_the_plain_bootstrap() -> None:
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(40, 1)), rng.normal(size=40)
+    clusters = np.arange(40)
+    draws = cluster_resamples(clusters, 50, seed=7)
+    plain = np.random.default_rng(7).integers(0, 40, size=(50, 40))  # the same generator, one row index per draw
+    boot = bootstrap_statistics(x, y, np.zeros(40, dtype=int), clusters, draws, ("pearson",))
+    expected = [stats.pearsonr(x[idx, 0], y[idx])[0] for idx in plain]
+    assert boot[:, 0, 0, 0] == pytest.approx(expected)
+
+
+def test_duplicated_rows_leave_clustered_intervals_unchanged() -> None:
+    """Doubling every input's rows changes no correlation and, clustered, no interval; a row bootstrap would
+    narrow it (it takes the copies for independent evidence)."""
+    card = make_card(n_inputs=25)
+    once = meta_evaluate(card, RATINGS, n_resamples=200, seed=1, methods=("pearson",))
+    twice = meta_evaluate(Scorecard(pd.concat([card.frame, card.frame], ignore_index=True), card.signatures),
+                          RATINGS, n_resamples=200, seed=1, methods=("pearson",))
+    for column in ("r", "lo", "hi"):
+        assert twice.table[column].to_numpy() == pytest.approx(once.table[column].to_numpy())
+    frame = card.frame
+    doubled = pd.concat([frame, frame], ignore_index=True)
+    rows = np.random.default_rng(1).integers(0, len(doubled), size=(200, len(doubled)))
+    naive = [stats.pearsonr(doubled["bleu@none"].to_numpy()[r], doubled["human_content"].to_numpy()[r])[0]
+             for r in rows]
+    row = once.table.query("metric == 'bleu@none' and level == 'sentence'").iloc[0]
+    assert np.percentile(naive, 97.5) - np.percentile(naive, 2.5) < row["hi"] - row["lo"]
+
+
+def test_point_estimates_match_scipy_at_every_level() -> None:
+    card = make_card()
+    result = meta_evaluate(card, RATINGS, n_resamples=20)
+    frame = card.frame
+    for method, fn in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+        rows = result.table[(result.table["metric"] == "wmd@none") & (result.table["method"] == method)]
+        got = dict(zip(rows["level"], rows["r"], strict=True))
+        # wmd is lower-is-better: its correlations are sign-flipped
+        assert got["sentence"] == pytest.approx(-fn(frame["wmd@none"], frame["human_content"])[0])
+        within = [fn(g["wmd@none"], g["human_content"])[0] for _, g in frame.groupby("system")]
+        assert got["within_system"] == pytest.approx(-np.mean(within))
+        means = frame.groupby("system")[["wmd@none", "human_content"]].mean()
+        assert got["system"] == pytest.approx(-fn(means["wmd@none"], means["human_content"])[0])
+    assert set(result.table["level"]) == set(LEVELS)
+
+
+def williams_by_formula(r12: float, r13: float, r23: float, n: int) -> float:
+    """Williams' t (Steiger 1980 eq. 7; Graham & Baldwin 2014) with |R| as the determinant of the 3x3 matrix."""
+    det = np.linalg.det(np.array([[1, r12, r13], [r12, 1, r23], [r13, r23, 1]]))
+    rbar = (r12 + r13) / 2
+    return (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / np.sqrt(
+        2 * det * (n - 1) / (n - 3) + rbar ** 2 * (1 - r23) ** 3)
+
+
+def test_williams_rows_match_the_formula() -> None:
+    card = make_card()
+    result = meta_evaluate(card, RATINGS, n_resamples=50)
+    frame = card.frame
+    row = result.baseline.query("metric == 'chrf@none' and level == 'sentence' and method == 'pearson'").iloc[0]
+    assert row["baseline"] == "bleu@none"
+    r1 = stats.pearsonr(frame["chrf@none"], frame["human_content"])[0]
+    r2 = stats.pearsonr(frame["bleu@none"], frame["human_content"])[0]
+    r12 = stats.pearsonr(frame["chrf@none"], frame["bleu@none"])[0]
+    t = williams_by_formula(r1, r2, r12, len(frame))
+    assert row["williams_t"] == pytest.approx(t)
+    assert row["p"] == pytest.approx(2 * stats.t.sf(abs(t), len(frame) - 3))
+    assert row["diff"] == pytest.approx(r1 - r2)
+    assert row["lo"] < row["diff"] < row["hi"]
+    assert row["verdict"] == ("yes" if row["lo"] > 0 else "no" if row["hi"] < 0 else "not significant")
+    style = result.baseline[result.baseline["rating"] == "human_style"]
+    assert set(style["baseline"]) == {"target_prob@clf"}
+    assert style.query("method == 'kendall'")["williams_t"].isna().all()  # Williams is for product-moment r
+
+
+def test_unrated_rows_are_counted_not_dropped_silently() -> None:
+    card = make_card()
+    card.frame.loc[[0, 5, 9], "human_content"] = np.nan
+    result = meta_evaluate(card, RATINGS, n_resamples=20)
+    counts = result.counts.set_index("rating")
+    assert counts.loc["human_content", "unrated"] == 3
+    assert counts.loc["human_content", "used"] == len(card.frame) - 3
+    assert counts.loc["human_style", "unrated"] == 0
+    row = result.table.query("rating == 'human_content' and level == 'sentence'").iloc[0]
+    assert row["n"] == len(card.frame) - 3
+
+
+def test_duplicate_outputs_are_counted() -> None:
+    card = make_card(n_inputs=10)
+    card.frame.loc[card.frame["system"] == "b", "output"] = card.frame.loc[card.frame["system"] == "a", "output"].values
+    result = meta_evaluate(card, RATINGS, n_resamples=10)
+    assert result.info["duplicate_outputs"] == 10
+    assert (result.counts["duplicate_outputs"] == 10).all()
+
+
+def test_metaeval_csv_seam_and_ratings_join(tmp_path: Path) -> None:
+    card = make_card()
+    ratings = card.frame[["item", "system", "human_content"]].sample(frac=1.0, random_state=0)
+    ratings.to_csv(tmp_path / "ratings.csv", index=False)
+    scored = Scorecard(card.frame.drop(columns=["human_content", "human_style"]), card.signatures)
+    scored.save(tmp_path / "run")
+    code = main(["meta-eval", "--quiet", "--scorecard", str(tmp_path / "run"), "--ratings",
+                 str(tmp_path / "ratings.csv"), "--rating", "content=human_content", "--key", "item,system",
+                 "--resamples", "30", "--out", str(tmp_path / "meta")])
+    assert code == 0
+    out = tmp_path / "meta"
+    for name in ("metaeval.csv", "baseline.csv", "counts.csv", "metaeval.md", "metaeval.png", "metaeval.svg"):
+        assert (out / name).is_file(), name
+    table = pd.read_csv(out / "metaeval.csv")
+    row = table.query("metric == 'chrf@none' and level == 'sentence' and method == 'spearman'").iloc[0]
+    assert row["r"] == pytest.approx(stats.spearmanr(card.frame["chrf@none"], card.frame["human_content"])[0])
+    assert row["n"] == len(card.frame) and row["n_inputs"] == 30
+    assert "(best)" in (out / "metaeval.md").read_text()
+    from tsteval.experiment.metaeval_report import markdown, read
+
+    again = read(out)  # the folder read back renders the same page
+    assert markdown(again, "Meta-evaluation") + "\n" == (out / "metaeval.md").read_text()
+
+
+def test_markdown_escapes_untrusted_names() -> None:
+    card = make_card(n_inputs=10, systems=("<script>x</script>", "b|c", "d"))
+    text = meta_evaluate(card, RATINGS, n_resamples=10).markdown("a <b> title")
+    assert "<script>" not in text and "<b>" not in text
+
+
+def test_unknown_rating_column_is_one_line_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    card = make_card()
+    card.save(tmp_path / "run")
+    card.frame[["item", "system", "human_content"]].to_csv(tmp_path / "ratings.csv", index=False)
+    code = main(["meta-eval", "--scorecard", str(tmp_path / "run"), "--ratings", str(tmp_path / "ratings.csv"),
+                 "--rating", "content=human_contnet", "--out", str(tmp_path / "meta")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "ratings.csv" in err and "human_contnet" in err and "fix:" in err
+    assert not (tmp_path / "meta").exists()
+
+
+def test_keys_that_do_not_join(tmp_path: Path) -> None:
+    card = make_card()
+    ratings = card.frame[["item", "system", "human_content"]].assign(system=lambda f: f["system"] + "-renamed")
+    ratings.to_csv(tmp_path / "ratings.csv", index=False)
+    with pytest.raises(InputError, match=r"ratings\.csv.*no rating row joins.*fix: check the --key"):
+        meta_evaluate(card, {"human_content": "content"}, tmp_path / "ratings.csv", ("item", "system"))
+    with pytest.raises(InputError, match=r"ratings\.csv.*lacks the key columns \['setting'\]"):
+        meta_evaluate(card, {"human_content": "content"}, tmp_path / "ratings.csv", ("item", "setting"))
+
+
+def test_lai_reader_counts_and_one_row_by_hand(data_root: Path) -> None:
+    from tsteval.readers.published import load_lai
+
+    transfers = load_lai()
+    frame = transfers.frame
+    assert len(frame) == 720 and frame["item"].nunique() == 80 and frame["system"].nunique() == 9
+    assert (frame.groupby("item")["system"].nunique() == 9).all()
+    with open(data_root / "lai2022" / "content.src.json", encoding="utf-8") as handle:
+        record = [json.loads(line) for line in handle][7]
+    scores = record["sys"]["luo"]
+    row = frame[(frame["system"] == "luo") & (frame["item"] == 7)].iloc[0]
+    assert row["input"] == record["src"] and row["output"] == scores["out"] and row["reference"] == record["ref"]
+    assert row["human_content_src"] == pytest.approx((scores["human_1"] + scores["human_2"]) / 2)
+    assert row["lai.bleu@src"] == pytest.approx(scores["bleu"])
+    assert transfers.extra["published"]["lai.wmd@src"] == ("content", False)
+    assert transfers.extra["published"]["lai.gpt2_ppl@fluency"] == ("naturalness", False)
+
+
+def test_pairwise_kendall_matches_scipy() -> None:
+    from tsteval.experiment.metaeval import PAIRWISE_KENDALL_ROWS, correlations
+
+    rng = np.random.default_rng(0)
+    for n in (5, 60, PAIRWISE_KENDALL_ROWS + 20):  # all pairs at once, then scipy per column
+        x = rng.integers(0, 5, size=(n, 3)).astype(float)  # many ties
+        y = rng.integers(0, 4, size=n).astype(float)
+        expected = [stats.kendalltau(x[:, c], y).statistic for c in range(3)]
+        assert correlations(x, y, "kendall") == pytest.approx(expected)
+    assert np.isnan(correlations(np.ones((6, 1)), np.arange(6.0), "kendall")).all()
+
+
+def test_manifest_meta_eval_key(tmp_path: Path, data_root: Path) -> None:
+    import yaml
+
+    from tsteval.experiment.manifest import ManifestError, load_manifest
+
+    tiny = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
+    spec = load_manifest(tiny).meta_eval
+    assert spec.ratings == (("human_style_intensity", "style"), ("human_content_preservation", "content"))
+    assert spec.resamples == 100
+    data = yaml.safe_load(tiny.read_text())
+    data["meta_eval"]["ratings"] = {"fluency": "human_naturalness_output"}
+    data["output"] = str(tmp_path / "out")
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(ManifestError, match=r"meta_eval\.ratings\.fluency.*unknown key"):
+        load_manifest(tmp_path / "m.yaml")
+
+
+def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
+    from tsteval.metrics.recommended import RECOMMENDED, recommended_options
+    from tsteval.metrics.registry import METRICS
+
+    for r in RECOMMENDED:  # every recommendation is a registered metric of its aspect
+        assert METRICS[r.metric].aspect == r.aspect
+    content, modes, natural = recommended_options(["bleu"], ["mask"], [], classifiers=1)
+    assert content == ["bleu", "sbert"] and modes == ["mask", "none"] and natural == ["kn3"]
+    (tmp_path / "in.txt").write_text("the food was awful\n")
+    (tmp_path / "out.txt").write_text("the food was great\n")
+    code = main(["score", "--metrics", "recommended", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"),
+                 "--source-style", "0", "--target-style", "1", "--out", str(tmp_path / "run")])
+    assert code == 2  # the recommended style metric needs --classifier
