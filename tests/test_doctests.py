@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.registry"]
+MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.registry",
+           "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble"]
 
 
 @pytest.mark.parametrize("name", MODULES)
