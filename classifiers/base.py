@@ -44,6 +44,7 @@ BACKENDS: dict[str, str] = {
     "fasttext": "tsteval.classifiers.fasttext_backend:FastTextClassifier",
     "textcnn": "tsteval.classifiers.textcnn:TextCNNClassifier",
     "transformer": "tsteval.classifiers.transformer:TransformerClassifier",
+    "ensemble": "tsteval.classifiers.ensemble:EnsembleClassifier",
 }
 
 
@@ -177,7 +178,7 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
         :meth:`_check_params`; the first problem is a :class:`ParameterError` suggesting the default."""
         defaults = inspect.signature(type(self).__init__).parameters
         for name, value in self.get_params(deep=False).items():
-            constraints = [c if isinstance(c, IntSequence) else make_constraint(c)
+            constraints = [c if hasattr(c, "is_satisfied_by") else make_constraint(c)
                            for c in self._parameter_constraints.get(name, ())]
             # Python counts a bool as an int, but true/false for a count or a rate is a mistake, not 1/0.
             usable = [c for c in constraints if not (isinstance(value, bool) and isinstance(c, Interval))]

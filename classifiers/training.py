@@ -41,7 +41,7 @@ class TrainedClassifier:
     cached: bool = False
 
 
-def _split(corpus: Corpus, heldout: float, seed: int) -> tuple[list[str], list[str], list[str], list[str]]:
+def split_heldout(corpus: Corpus, heldout: float, seed: int) -> tuple[list[str], list[str], list[str], list[str]]:
     """Stratified, seeded split into training and held-out texts and labels."""
     if heldout == 0:
         return corpus.texts, corpus.labels, [], []
@@ -87,7 +87,7 @@ def _fit_or_load(backend: str, corpus: Corpus, params: dict | None, seed: int, h
     key = content_hash(backend, model_params, heldout, texts_hash(corpus.texts), texts_hash(corpus.labels))
 
     def build(directory: Path | None) -> dict:
-        train_x, train_y, test_x, test_y = _split(corpus, heldout, seed)
+        train_x, train_y, test_x, test_y = split_heldout(corpus, heldout, seed)
         start = time.perf_counter()
         model.fit(train_x, train_y)
         seconds = time.perf_counter() - start

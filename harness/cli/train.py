@@ -8,25 +8,34 @@ from pathlib import Path
 
 from tsteval.cli.common import add_corpus_arguments, seed_type, training_corpus
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
+from tsteval.core.errors import TstevalError
 from tsteval.core.options import key_values, parse_value
 
 EPILOG_TRAIN = """examples:
   tsteval train-classifier fasttext --style neg=reviews.neg.txt --style pos=reviews.pos.txt --out clf/
   tsteval train-classifier textcnn --table corpus.csv --text-col text --label-col style --out clf/
   tsteval train-classifier tfidf-lr --yelp --exclude my_inputs.txt --param C=2.0 --out clf/
+  tsteval train-classifier ensemble --param members=fasttext,tfidf-lr --style neg=a.txt --style pos=b.txt --out clf/
 """
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train (or reuse from the cache) a style classifier and copy it to ``--out``."""
+    from tsteval.classifiers.base import backend_class
     from tsteval.classifiers.training import train_classifier
 
     check_output_directory(args.out, "style-classifier", args.overwrite)
     corpus = training_corpus(args)
     params = {k: parse_value(v) for k, v in key_values(args.param, "--param").items()}
-    if args.backend in {"textcnn", "transformer"}:
+    accepted = backend_class(args.backend)._get_param_names()
+    if "verbose" in accepted:  # the neural backends and the ensemble (which hands it to its neural members)
         params.setdefault("verbose", not args.quiet)
-        if args.device:
-            params["device"] = args.device
+    if args.device and "device" in accepted:
+        params["device"] = args.device
+    if args.threads is not None:
+        if "threads" not in accepted:
+            raise TstevalError(f"--threads: backend {args.backend!r} has no thread setting; leave it out (fastText "
+                               "and the ensemble's fastText member take it)")
+        params["threads"] = args.threads
     trained = train_classifier(args.backend, corpus, params, seed=args.seed, heldout=args.heldout)
     out = Path(args.out)
     report = trained.report
@@ -52,6 +61,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help="backend parameter, e.g. epochs=3 or model_name_or_path=/path/to/model")
     train.add_argument("--seed", type=seed_type, default=0)
     train.add_argument("--heldout", type=float, default=0.1, help="held-out share for accuracy/macro-F1")
+    train.add_argument("--threads", type=int, metavar="N",
+                       help="CPU threads for fastText (also as an ensemble member); the same as --param threads=N. "
+                            "More than 1 is faster but not reproducible for a seed (Hogwild updates)")
     train.add_argument("--device", help="cpu or cuda (neural backends; default: cuda when present)")
     train.add_argument("--out", required=True, help="directory to save the trained model to")
     train.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)

@@ -388,7 +388,7 @@ def _manifest_hash(directory: Path, manifest: str) -> str:
 def _style_model(plan: Plan, name: str, source: object, log: Log, trained: dict[str, object],
                  corpora: dict[str, Corpus]) -> tuple[object, str]:
     """A style classifier and its identity, loaded, trained (through the cache) or as given."""
-    from tsteval.classifiers.base import load_classifier
+    from tsteval.classifiers.base import backend_class, load_classifier
     from tsteval.classifiers.training import TrainedClassifier, train_classifier
     from tsteval.experiment.manifest import ClassifierSpec
 
@@ -399,7 +399,7 @@ def _style_model(plan: Plan, name: str, source: object, log: Log, trained: dict[
         return model, _manifest_hash(Path(source), CLASSIFIER_MANIFEST)
     if isinstance(source, ClassifierSpec):
         params = dict(source.params)
-        if source.backend in {"textcnn", "transformer"}:
+        if "verbose" in backend_class(source.backend)._get_param_names():  # neural backends and the ensemble
             params.setdefault("verbose", not plan.quiet)
         corpus = plan.corpus
         if source.corpus is not None:  # classifiers sharing a corpus spec share the loaded corpus
