@@ -21,10 +21,10 @@ import pytest
 
 from tsteval.classifiers.base import make_classifier
 from tsteval.cli.main import main
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.records import Corpus
 from tsteval.experiment.manifest import ManifestError, load_manifest
-from tsteval.experiment.ray_engine import HIT, INFO, ROW, blocks, merge
+from tsteval.experiment.ray_engine import HIT, INFO, ROW, _tsteval_error, blocks, merge
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.readers.published import load_dualrl
 from tsteval.scorecard import Scorecard
@@ -128,3 +128,13 @@ def test_ray_options_need_the_ray_engine(inputs: Path, tmp_path: Path, capsys: p
         load_manifest(manifest)
     manifest.write_text(manifest.read_text().replace("workers: 0", "address: 'head:6379', workers: 2"))
     assert load_manifest(manifest).engine.workers == 2
+
+
+def test_a_workers_tsteval_error_is_found_in_rays_wrapping() -> None:
+    original = InputError("line 3 is empty", path="outputs.csv", line=3)
+    wrapped = RuntimeError("RayTaskError(InputError)")  # Ray keeps the worker's exception as ``cause``
+    wrapped.cause = original
+    outer = RuntimeError("dataset failed")
+    outer.__cause__ = wrapped
+    assert _tsteval_error(outer) is original
+    assert _tsteval_error(RuntimeError("a bug")) is None

@@ -172,14 +172,15 @@ def connected(address: str | None, quiet: bool) -> Iterator[object]:
         raise TstevalError(f"this process is already connected to a Ray cluster, so --address {address} cannot "
                            "be joined: leave --address out to use that cluster")
     context, logger = ray.data.DataContext.get_current(), logging.getLogger("ray.data")
-    saved = context.enable_progress_bars, logger.level
+    saved = context.enable_progress_bars, context.raise_original_map_exception, logger.level
     context.enable_progress_bars = not quiet
+    context.raise_original_map_exception = True  # a worker's TstevalError reaches the driver (see _tsteval_error)
     logger.setLevel(level)
     try:
         yield ray
     finally:
-        context.enable_progress_bars = saved[0]
-        logger.setLevel(saved[1])
+        context.enable_progress_bars, context.raise_original_map_exception = saved[:2]
+        logger.setLevel(saved[2])
         if started:
             ray.shutdown()
 
