@@ -24,6 +24,7 @@ from tsteval.cli.main import main
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.records import Corpus
 from tsteval.experiment.manifest import ManifestError, load_manifest
+from tsteval.experiment.plan import Plan
 from tsteval.experiment.ray_engine import HIT, INFO, ROW, _tsteval_error, blocks, merge
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.readers.published import load_dualrl
@@ -127,7 +128,8 @@ def test_ray_options_need_the_ray_engine(inputs: Path, tmp_path: Path, capsys: p
     with pytest.raises(ManifestError, match="engine.workers"):
         load_manifest(manifest)
     manifest.write_text(manifest.read_text().replace("workers: 0", "address: 'head:6379', workers: 2"))
-    assert load_manifest(manifest).engine.workers == 2
+    plan = Plan.from_manifest(load_manifest(manifest))
+    assert (plan.engine, plan.address, plan.workers) == ("ray", "head:6379", 2)
 
 
 def test_a_workers_tsteval_error_is_found_in_rays_wrapping() -> None:
