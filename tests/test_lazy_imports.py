@@ -1,5 +1,5 @@
 """Heavy libraries load only when a metric needs them: scoring STI with a TF-IDF classifier imports no POT
-(which imports torch and scikit-learn's clustering), torch or transformers."""
+(which imports torch and scikit-learn's clustering), torch, transformers or Ray."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ SCRIPT = """
 import json, sys
 from tsteval.cli.main import main
 code = main(sys.argv[1:])
-heavy = ["ot", "torch", "transformers", "sklearn.cluster"]
+heavy = ["ot", "torch", "transformers", "sklearn.cluster", "ray"]
 before = [m for m in heavy if m in sys.modules]
 from tsteval.metrics.style.intensity import emd
 emd([[0.2, 0.8]], [[0.6, 0.4]], ground=[[0.0, 1.0], [1.0, 0.0]])  # a matrix ground is POT's job

@@ -26,6 +26,7 @@ EPILOG_SCORE = """examples:
   tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content sbert,wmd \\
       --modification none,erase --erase-style 0=train.0.txt --erase-style 1=train.1.txt --out run/
   tsteval score --dualrl GYAFC --content bleu,chrf --references dualrl --out run/   (four human references)
+  tsteval score --classifier ft=clf/ --table outputs.parquet --content bleu,sbert --engine ray --out run/
 """
 
 
@@ -138,6 +139,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("--setting", default="default", help="hyperparameter setting label (as --system)")
     score.add_argument("--ground", default="nominal", choices=list(GROUND_KINDS),
                        help="EMD ground distance between styles (ordinal for ordered styles)")
+    engine = score.add_argument_group("scale-out")
+    engine.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="where the per-sentence metrics (style, content) run: this process, or Ray Data workers "
+                             "(pip install 'tsteval[ray]')")
+    engine.add_argument("--address", help="with --engine ray: the Ray cluster to join (e.g. HOST:6379 from `ray start "
+                                          "--head`; default: a running one, else a new local one)")
+    engine.add_argument("--workers", type=int, help="with --engine ray: scoring workers (default: one per CPU of "
+                                                    "the cluster)")
     score.add_argument("--seed", type=seed_type, default=0, help="bootstrap seed")
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
     score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)

@@ -43,6 +43,7 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
       compatibility?: {hh?: {NAME: DIR}, ah?: {NAME: DIR}, documents?: FILE}   # pair classifiers; ah: documents
     tradeoff?: {style?: sti@NAME, content?: wmd@mask, naturalness?: COLUMN}
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
+    engine?: local | ray | {name: ray, address?: HOST:PORT, workers?: N}   # ray: per-sentence metrics on Ray Data
 """
 
 from __future__ import annotations
@@ -311,6 +312,15 @@ class MetaEvalSpec:
 
 
 @dataclass(frozen=True)
+class EngineSpec:
+    """Where the per-sentence metrics run: ``local`` or ``ray`` (a cluster ``address``, ``workers`` in parallel)."""
+
+    name: str = "local"
+    address: str | None = None
+    workers: int | None = None
+
+
+@dataclass(frozen=True)
 class Manifest:
     """A validated experiment: everything :func:`tsteval.experiment.runner.run_experiment` needs."""
 
@@ -325,6 +335,7 @@ class Manifest:
     metrics: MetricsSpec
     tradeoff: TradeoffSpec
     report: ReportSpec
+    engine: EngineSpec = EngineSpec()
     text: str = field(repr=False, default="")
     meta_eval: MetaEvalSpec | None = None
 
@@ -712,8 +723,21 @@ def _meta_eval(r: _Reader, value: object) -> MetaEvalSpec:
                         r.integer(d.get("resamples", 1000), "meta_eval.resamples", 1))
 
 
+def _engine(r: _Reader, value: object) -> EngineSpec:
+    from tsteval.experiment.plan import ENGINES
+
+    if not isinstance(value, dict):
+        return EngineSpec(r.choice(value, "engine", ENGINES, "engine"))
+    d = r.mapping(value, "engine", ("name", "address", "workers"), ("name",))
+    name = r.choice(d["name"], "engine.name", ENGINES, "engine")
+    if name != "ray" and ("address" in d or "workers" in d):
+        raise r.error("engine", "address and workers are options of the ray engine", fix="set name: ray")
+    return EngineSpec(name, r.string(d["address"], "engine.address") if "address" in d else None,
+                      r.integer(d["workers"], "engine.workers", 1) if "workers" in d else None)
+
+
 TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics", "tradeoff",
-            "report", "meta_eval")
+            "report", "meta_eval", "engine")
 
 
 def load_manifest(path: str | Path) -> Manifest:
@@ -743,7 +767,8 @@ def load_manifest(path: str | Path) -> Manifest:
         corpus=_corpus(r, d["corpus"], "corpus") if "corpus" in d else None,
         classifiers=MappingProxyType(classifiers), lexicon=lexicon, metrics=metrics,
         tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text,
-        meta_eval=_meta_eval(r, d["meta_eval"]) if "meta_eval" in d else None)
+        meta_eval=_meta_eval(r, d["meta_eval"]) if "meta_eval" in d else None,
+        engine=_engine(r, d.get("engine", "local")))
     if manifest.corpus is None and manifest.needs_corpus():
         raise r.error("corpus", "missing: a classifier without its own corpus, lexicon.build, word2vec vectors or "
                                 "the erase modification need the training corpus",

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tsteval.experiment.manifest import Manifest
 
 Log = Callable[[str], None]
+ENGINES = ("local", "ray")
 CLASSIFIER_MANIFEST = "tsteval-classifier.json"
 PAIR_MANIFEST = "tsteval-pair-classifier.json"
 
@@ -94,6 +95,9 @@ class Plan:
     seed: int = 0
     bootstrap_resamples: int = 1000
     quiet: bool = True
+    engine: str = "local"
+    address: str | None = None
+    workers: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("classifiers", "hh", "ah"):
@@ -169,11 +173,26 @@ class Plan:
         if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
                                          or self.threads < 1):
             raise TstevalError(f"threads must be an integer >= 1, not {self.threads!r}")
+        self._validate_engine()
         if self.references is not None and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
         if self.ah and "document" not in self.transfers.frame.columns:
             raise TstevalError("the AH check needs the source document of each transfer: a 'document' column "
                                "(see attach_documents)")
+
+    def _validate_engine(self) -> None:
+        from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+
+        if self.engine not in ENGINES:
+            raise TstevalError(f"engine must be one of {list(ENGINES)}, not {self.engine!r}")
+        if self.engine != "ray" and (self.address is not None or self.workers is not None):
+            raise TstevalError("a Ray address and a number of workers need the ray engine (--engine ray, "
+                               "engine: ray)")
+        if self.workers is not None and self.workers < 1:
+            raise TstevalError(f"workers must be at least 1, not {self.workers}")
+        if self.engine == "ray" and self.content and any(m in ATTRIBUTION_MODIFICATIONS for m in self.modifications):
+            raise TstevalError("the modifications attr-mask/attr-delete run on the local engine only: drop them, or "
+                               "score them without --engine ray")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Plan:
@@ -235,7 +254,8 @@ class Plan:
                    placeholder=args.placeholder, naturalness=tuple(names), human=human, folds=args.folds,
                    device=args.device, threads=args.threads,
                    hh={n: Path(d) for n, d in pair_classifiers.items()},
-                   references=_references_of_args(args, metrics), corpus=corpus, seed=args.seed, quiet=args.quiet)
+                   references=_references_of_args(args, metrics), corpus=corpus, seed=args.seed, quiet=args.quiet,
+                   engine=args.engine, address=args.address, workers=args.workers)
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, quiet: bool = True, log: Log = _silent) -> Plan:
@@ -279,7 +299,8 @@ class Plan:
             attribution_steps=attribution.steps if attribution else 16, naturalness=metrics.naturalness,
             human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
             references=references, corpus=corpus,
-            seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet)
+            seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet,
+            engine=manifest.engine.name, address=manifest.engine.address, workers=manifest.engine.workers)
 
 
 def _erase_corpus(given: Sequence[str]) -> Corpus:
@@ -508,12 +529,15 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
 
 
 def execute(plan: Plan, log: Log = _silent) -> Run:
-    """Score ``plan``: every resource first (loaded, trained or built), then every metric into one scorecard."""
+    """Score ``plan``: every resource first (loaded, trained or built), then the per-sentence columns (style and
+    content: :func:`~tsteval.experiment.sentences.score_sentences`, here or on Ray with ``engine="ray"``), then
+    what needs whole groups of rows (references' corpus scores, naturalness, pair classifiers)."""
     from tsteval.classifiers.corpus_checks import warn
+    from tsteval.experiment.sentences import SentenceJob, score_sentences
     from tsteval.metrics import registry
-    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, score_content
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-    from tsteval.metrics.style.scorer import score_style
+    from tsteval.metrics.style.scorer import swapped_labels_warning
 
     result = Run(Scorecard.from_transfers(plan.transfers))
     card = result.card
@@ -528,35 +552,31 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
     vectors = _Vectors(plan, result.lexicon)
     content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
     needs_vectors = any("word_vectors" in registry.METRICS[m].needs for m in content)
-    if needs_vectors:
-        for modification in plan.modifications:
-            vectors.get(modification)
+    erasure = None
+    if content and ERASE in plan.modifications:
+        from tsteval.metrics.content.erasure import Erasure
 
-    for name in plan.style_names:
-        model, identity = models[name]
-        swapped = score_style(card, model, name, model_id=identity, ground=plan.ground)
+        erasure = Erasure(plan.corpus, seed=plan.seed)
+    job = SentenceJob(models={name: models[name] for name in plan.style_names}, ground=plan.ground,
+                      content=content, modifications=plan.modifications, lexicon=result.lexicon,
+                      placeholder=plan.placeholder, erasure=erasure,
+                      vectors={m: vectors.get(m) for m in plan.modifications} if needs_vectors else {})
+    if plan.engine == "ray":
+        from tsteval.experiment.ray_engine import score_sentences_on_ray
+
+        scores = score_sentences_on_ray(card, job, address=plan.address, workers=plan.workers, quiet=plan.quiet,
+                                        log=log)
+    else:
+        attributed = {}
+        if content and any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
+            attributed = _attributed(card, models[plan.attribution][0], plan)
+        scores = score_sentences(card, job, attributed=attributed, log=log)
+    result.policy |= scores.policy
+    for name, hits in scores.hits.items():
+        swapped = swapped_labels_warning(card.frame["input"].tolist(), card.frame["target_style"].tolist(), hits,
+                                         name)
         if swapped is not None:
             warn(swapped)
-    if content:
-        attributed = {}
-        if any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
-            attributed = _attributed(card, models[plan.attribution][0], plan)
-        erasure = None
-        if ERASE in plan.modifications:
-            from tsteval.metrics.content.erasure import Erasure
-
-            erasure = Erasure(plan.corpus, seed=plan.seed)
-        for modification in plan.modifications:
-            start = time.perf_counter()
-            counts = score_content(card, content, modification=modification, lexicon=result.lexicon,
-                                   placeholder=plan.placeholder, modified=attributed.get(modification),
-                                   word_vectors=vectors.get(modification) if needs_vectors else None,
-                                   erasure=erasure)
-            result.policy |= counts
-            flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}
-            log(f"content @{modification}: {', '.join(c.split('@')[0] for c in counts)} in "
-                f"{time.perf_counter() - start:.1f} s"
-                + (f"; empty/OOV policy applied: {flagged}" if flagged else ""))
     if plan.references is not None:
         from tsteval.metrics.content.references import score_references
 

@@ -38,26 +38,33 @@ def class_indices(classifier: object, styles: Sequence[str], column: str) -> np.
     return np.array([index[s] for s in styles], dtype=np.int64)
 
 
-def swapped_labels_warning(inputs: Sequence[str], p_in: np.ndarray, target: np.ndarray, name: str) -> str | None:
+def swapped_labels_warning(inputs: Sequence[str], target_styles: Sequence[str], hits: np.ndarray,
+                           name: str) -> str | None:
     """A warning when classifier ``name`` assigns most inputs to their *target* style, else None.
 
-    Rule: of the distinct (input, target style) pairs, more than ``SWAPPED_SHARE`` have the target style as the
-    classifier's most probable class, and there are at least ``SWAPPED_MIN_INPUTS`` of them.
+    ``hits[i]``: the classifier's most probable class for input i is its target style (what
+    :func:`style_columns` returns).  Rule: of the distinct (input, target style) pairs, more than ``SWAPPED_SHARE``
+    are hits, and there are at least ``SWAPPED_MIN_INPUTS`` of them.
+
+    >>> swapped_labels_warning(["a"] * 30, ["pos"] * 30, np.ones(30, dtype=bool), "c") is None  # one distinct pair
+    True
     """
-    first = np.array(list({(text, int(t)): i for i, (text, t) in enumerate(zip(inputs, target, strict=True))}
+    first = np.array(list({(text, str(t)): i for i, (text, t) in enumerate(zip(inputs, target_styles, strict=True))}
                           .values()), dtype=np.int64)
-    hits = int((p_in[first].argmax(axis=1) == target[first]).sum())
-    if len(first) < SWAPPED_MIN_INPUTS or hits <= SWAPPED_SHARE * len(first):
+    n_hits = int(np.asarray(hits, dtype=bool)[first].sum())
+    if len(first) < SWAPPED_MIN_INPUTS or n_hits <= SWAPPED_SHARE * len(first):
         return None
-    return (f"style classifier {name!r} assigns {hits} of {len(first)} inputs ({hits / len(first):.0%}) to their "
+    return (f"style classifier {name!r} assigns {n_hits} of {len(first)} inputs ({n_hits / len(first):.0%}) to their "
             f"target style (warned when more than {SWAPPED_SHARE:.0%} of at least {SWAPPED_MIN_INPUTS} inputs are): "
             "its style labels are probably swapped, or the source and target styles are given the wrong way round")
 
 
-def score_style(card: Scorecard, classifier: object, name: str, *, model_id: str,
-                ground: str = "nominal") -> str | None:
-    """Add ``sti@name``, ``sti_norm@name``, ``target_prob@name`` and ``target_acc@name`` to ``card``; return
-    :func:`swapped_labels_warning` of the inputs (None when the classifier looks the right way round).
+def style_columns(card: Scorecard, classifier: object, name: str, *, model_id: str,
+                  ground: str = "nominal") -> np.ndarray:
+    """Add ``sti@name``, ``sti_norm@name``, ``target_prob@name`` and ``target_acc@name`` to ``card``; return, per
+    row, whether the classifier's most probable class for the input is its target style (the rows are scored
+    independently, so any slice of the transfers gets the same values; :func:`swapped_labels_warning` reads the
+    returned flags of all rows).
 
     ``model_id`` identifies the trained classifier in the signatures (e.g. its cache key).
     """
@@ -77,4 +84,12 @@ def score_style(card: Scorecard, classifier: object, name: str, *, model_id: str
         run = {"ground": ground} if "ground" in metric.params else {}
         card.add(f"{metric.name}@{name}", values[metric.name],
                  str(metric.signature(**run, clf=f"{name}-{model_id}", classes=classes)))
-    return swapped_labels_warning(frame["input"].tolist(), p_in, target, name)
+    return p_in.argmax(axis=1) == target
+
+
+def score_style(card: Scorecard, classifier: object, name: str, *, model_id: str,
+                ground: str = "nominal") -> str | None:
+    """Add the style columns (:func:`style_columns`) to ``card``; return :func:`swapped_labels_warning` of the
+    inputs (None when the classifier looks the right way round)."""
+    hits = style_columns(card, classifier, name, model_id=model_id, ground=ground)
+    return swapped_labels_warning(card.frame["input"].tolist(), card.frame["target_style"].tolist(), hits, name)

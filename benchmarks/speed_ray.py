@@ -1,0 +1,109 @@
+"""The same plan on the local engine and on Ray Data with 1 and 2 workers: pairs per second, end to end.
+
+Input: a seeded sample of DualRL Yelp items with every system's transfer of them (``--pairs``, default about
+2,000 rows); style: fastText trained on Yelp dev without those inputs (cached); content: ``bleu,chrf,sbert`` on
+the unmodified texts; one torch thread per process (the local engine's too).  One local Ray cluster
+(``ray.init(num_cpus=2)``) is started once (its start-up time is reported apart); each Ray run starts its
+workers afresh, so its time includes each worker's start and model loading, as ``tsteval score --engine ray``
+would.  All three runs happen in one process, one after the other,
+and their scorecards are compared (largest absolute difference per column).  Run
+``python -m benchmarks.speed_ray [--pairs N]``; it writes ``benchmarks/results/speed_ray.{md,json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tsteval.classifiers.training import train_classifier
+from tsteval.core.records import Transfers
+from tsteval.experiment.plan import Plan, execute
+from tsteval.readers.published import load_dualrl, load_yelp_corpus
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CONTENT = ("bleu", "chrf", "sbert")
+
+
+def sample(pairs: int, seed: int = 0) -> Transfers:
+    """Every DualRL Yelp system's transfer of a seeded sample of items, about ``pairs`` rows in all."""
+    transfers = load_dualrl("yelp")
+    frame = transfers.frame
+    systems = frame["system"].nunique()
+    items = np.random.default_rng(seed).choice(np.sort(frame["item"].unique()), -(-pairs // systems), replace=False)
+    return Transfers(frame[frame["item"].isin(items)].reset_index(drop=True), transfers.origin)
+
+
+def timed(plan: Plan) -> tuple[float, object]:
+    """Seconds of :func:`execute` and its scorecard."""
+    start = time.perf_counter()
+    card = execute(plan).card
+    return time.perf_counter() - start, card
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time the three engines on the same plan and write ``speed_ray.{md,json}``."""
+    import ray
+    import torch
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=2000, help="about this many transfers (default 2000)")
+    args = parser.parse_args(argv)
+    transfers = sample(args.pairs)
+    corpus = load_yelp_corpus(splits=("dev",), exclude=set(transfers.frame["input"]))
+    clf = train_classifier("fasttext", corpus, {}, seed=0, heldout=0.0)
+    plan = {"classifiers": {"ft": clf}, "content": CONTENT}
+    torch.set_num_threads(1)  # as in each Ray worker (Ray sets OMP_NUM_THREADS to its one CPU)
+    load_before = os.getloadavg()
+    rows = []
+    seconds, local = timed(Plan(transfers, **plan))
+    rows.append({"engine": "local", "workers": 1, "seconds": seconds})
+    start = time.perf_counter()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    cluster_start = time.perf_counter() - start
+    cards = {}
+    try:
+        for workers in (1, 2):
+            seconds, cards[workers] = timed(Plan(transfers, engine="ray", workers=workers, **plan))
+            rows.append({"engine": "ray", "workers": workers, "seconds": seconds})
+    finally:
+        ray.shutdown()
+    load_after = os.getloadavg()
+    n = len(transfers.frame)
+    for row in rows:
+        row["pairs_per_s"] = n / row["seconds"]
+    differences = {column: max(float(np.abs(cards[w].frame[column].to_numpy() - local.frame[column].to_numpy())
+                                     .max()) for w in cards) for column in local.metrics}
+    meta = {"pairs": n, "systems": int(transfers.frame["system"].nunique()),
+            "items": int(transfers.frame["item"].nunique()), "content": list(CONTENT), "style": "fasttext",
+            "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+            "ray_cluster_start_s": round(cluster_start, 1),
+            "load_average_1min": {"before": round(load_before[0], 1), "after": round(load_after[0], 1)},
+            "max_abs_difference_from_local": differences}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "speed_ray.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=2))
+    local_rate = rows[0]["pairs_per_s"]
+    lines = ["# The local engine vs Ray Data (1 and 2 workers), end to end\n",
+             f"{n} DualRL Yelp transfers ({meta['systems']} systems x {meta['items']} items, both directions); "
+             f"fastText style + content {', '.join(CONTENT)} at `none`; one torch thread per process. "
+             f"{meta['cores']} cores ({meta['cpu']}), "
+             f"**shared with other jobs while measured** (1-minute load average {meta['load_average_1min']['before']}"
+             f" before, {meta['load_average_1min']['after']} after), so the figures are under load; all three were "
+             f"taken in one run. Ray times include starting each worker and loading its models; the local cluster "
+             f"itself took {meta['ray_cluster_start_s']} s to start (not included).\n",
+             "| engine | workers | seconds | pairs/s | vs local |", "|---|---|---|---|---|"]
+    lines += [f"| {r['engine']} | {r['workers']} | {r['seconds']:.1f} | {r['pairs_per_s']:.1f} | "
+              f"{r['pairs_per_s'] / local_rate:.2f}x |" for r in rows]
+    lines += ["", "Largest absolute difference from the local scorecard (either worker count):", ""]
+    lines += [f"- `{column}`: {value:.3g}" for column, value in differences.items()]
+    (RESULTS / "speed_ray.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

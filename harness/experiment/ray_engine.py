@@ -1,0 +1,223 @@
+"""The Ray engine: the per-sentence phase of a plan on Ray Data workers (``tsteval score --engine ray``).
+
+The driver (:func:`tsteval.experiment.plan.execute`) loads or trains every resource as for the local engine and
+reads and checks the transfers with the same readers (so a bad file is one error line before any work).  Here
+the rows become a Ray dataset, sorted by input so that the transfers of one input share a block (each distinct
+text is classified and encoded once per block), and ``map_batches`` runs :class:`SentenceWorker`: each worker
+loads the style classifiers (shipped as their saved files and loaded through the verified path), the lexicon,
+the word vectors and the sentence encoder once, then calls
+:func:`~tsteval.experiment.sentences.score_sentences` -- the function the local engine calls -- on each block.
+The driver puts the rows back in order, checks that every block reports the same signatures, and adds the
+columns to the scorecard; what needs all rows of a group (naturalness, references' corpus scores, the
+bootstrap) is then scored on the driver over the whole table.
+
+Ray is imported only here, and this module only when ``engine="ray"``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsteval.core.errors import TstevalError
+from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
+from tsteval.scorecard import Scorecard
+
+ROW = "__tsteval_row"  # position of the row in the scorecard
+INFO = "__tsteval_block"  # JSON on the first row of each block: its signatures and empty/OOV policy counts
+HIT = "__tsteval_hit@"  # per style classifier: the input's most probable class is its target style
+BLOCK_ROWS = 1024  # at most this many rows per block (one batch of a worker)
+BLOCKS_PER_WORKER = 4  # at least this many blocks per worker (while there are rows), to balance the load
+INSTALL_HINT = "install it with: pip install 'tsteval[ray]'"
+
+
+@dataclass(frozen=True)
+class ShippedJob:
+    """A :class:`SentenceJob` as it travels to the workers: each style classifier as the files its ``save``
+    writes (loaded by the worker through :func:`tsteval.classifiers.base.load_classifier`, which verifies them)."""
+
+    job: SentenceJob
+    models: Mapping[str, tuple[dict[str, bytes], str]]
+
+
+def ship(job: SentenceJob) -> ShippedJob:
+    """``job`` with its classifiers replaced by their saved files (classifiers need not pickle; fastText's do not)."""
+    models = {}
+    with tempfile.TemporaryDirectory(prefix="tsteval-ray-") as tmp:
+        for name, (model, identity) in job.models.items():
+            folder = Path(tmp) / name
+            model.save(folder)
+            models[name] = ({str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+                             if p.is_file()}, identity)
+    return ShippedJob(replace(job, models={}), models)
+
+
+class SentenceWorker:
+    """A Ray Data worker: loads the job's models once, then scores blocks of rows with
+    :func:`~tsteval.experiment.sentences.score_sentences`."""
+
+    def __init__(self, shipped_ref: list) -> None:
+        import ray
+
+        from tsteval.classifiers.base import load_classifier
+        from tsteval.core.progress import quieted
+
+        self.quiet = ExitStack()  # a worker shows no progress bars, for as long as it lives
+        self.quiet.enter_context(quieted())
+        shipped: ShippedJob = ray.get(shipped_ref[0])
+        models = {}
+        with tempfile.TemporaryDirectory(prefix="tsteval-ray-") as tmp:
+            for name, (files, identity) in shipped.models.items():
+                folder = Path(tmp) / name
+                for relative, data in files.items():
+                    (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+                    (folder / relative).write_bytes(data)
+                model = load_classifier(folder)
+                if hasattr(model, "verbose"):
+                    model.verbose = False
+                models[name] = (model, identity)
+        self.job = replace(shipped.job, models=models)
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        card = Scorecard(batch[list(SENTENCE_COLUMNS)].reset_index(drop=True))
+        scores = score_sentences(card, self.job)
+        out = card.frame[card.metrics].copy()
+        out[ROW] = batch[ROW].to_numpy()
+        for name, hits in scores.hits.items():
+            out[HIT + name] = hits
+        out[INFO] = [json.dumps({"signatures": card.signatures, "policy": scores.policy})] + [None] * (len(out) - 1)
+        return out
+
+
+def blocks(frame: pd.DataFrame, workers: int) -> list[pd.DataFrame]:
+    """The rows (with their position in ``ROW``) sorted by input, in contiguous blocks: at most ``BLOCK_ROWS``
+    rows each, and at least ``BLOCKS_PER_WORKER`` per worker while there are rows.
+
+    >>> [len(b) for b in blocks(pd.DataFrame({"input": list("babc")}), workers=1)]
+    [1, 1, 1, 1]
+    >>> blocks(pd.DataFrame({"input": list("babc")}), workers=1)[0]["input"].tolist()
+    ['a']
+    """
+    rows = frame.assign(**{ROW: np.arange(len(frame))}).sort_values("input", kind="stable")
+    count = min(len(rows), max(-(-len(rows) // BLOCK_ROWS), BLOCKS_PER_WORKER * workers))
+    return [rows.iloc[part] for part in np.array_split(np.arange(len(rows)), count)]
+
+
+def merge(card: Scorecard, scored: pd.DataFrame, styles: list[str]) -> SentenceScores:
+    """Add the workers' columns to ``card`` in its row order; every block must report the same signatures."""
+    scored = scored.sort_values(ROW, kind="stable")
+    if scored[ROW].tolist() != list(range(len(card.frame))):
+        raise TstevalError(f"the Ray workers returned {len(scored)} rows for {len(card.frame)} transfers")
+    infos = [json.loads(text) for text in scored[INFO].dropna()]
+    signatures = infos[0]["signatures"]
+    for info in infos[1:]:
+        differ = sorted(c for c in {*signatures, *info["signatures"]}
+                        if signatures.get(c) != info["signatures"].get(c))
+        if differ:
+            column = differ[0]
+            raise TstevalError(f"the Ray workers disagree on the signature of {column}: {signatures.get(column)!r} vs "
+                               f"{info['signatures'].get(column)!r}; install the same versions of tsteval and its "
+                               "libraries on every node")
+    for column, signature in signatures.items():
+        card.add(column, scored[column].to_numpy(dtype=np.float64), signature)
+    policy: dict[str, dict[str, int]] = {}
+    for info in infos:
+        for column, counts in info["policy"].items():
+            total = policy.setdefault(column, dict.fromkeys(counts, 0))
+            for key, value in counts.items():
+                total[key] += value
+    return SentenceScores(hits={name: scored[HIT + name].to_numpy(dtype=bool) for name in styles}, policy=policy)
+
+
+def _tsteval_error(error: BaseException) -> TstevalError | None:
+    """The :class:`TstevalError` a worker raised, found among the causes of Ray's exception, else None."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, TstevalError) and type(error).__module__.startswith("tsteval"):
+            return error
+        error = getattr(error, "cause", None) or error.__cause__
+    return None
+
+
+@contextmanager
+def connected(address: str | None, quiet: bool) -> Iterator[object]:
+    """The ``ray`` module, connected: to ``address``, else to the running Ray of this process, else to the cluster
+    in ``RAY_ADDRESS``, else to a new local cluster (shut down at the end, like any connection made here)."""
+    try:
+        import ray
+    except ImportError as error:
+        raise TstevalError(f"the ray engine needs Ray ({error}); {INSTALL_HINT}") from error
+    level = logging.ERROR if quiet else logging.WARNING
+    started = not ray.is_initialized()
+    if started:
+        target = address or os.environ.get("RAY_ADDRESS") or "local"
+        try:
+            ray.init(address=target, include_dashboard=False, logging_level=level, log_to_driver=not quiet)
+        except (ConnectionError, ValueError, RuntimeError) as error:
+            raise TstevalError(f"cannot join the Ray cluster at {target} ({str(error).splitlines()[0]}); start one "
+                               "with `ray start --head` and give the address it prints to --address") from error
+    elif address is not None:
+        raise TstevalError(f"this process is already connected to a Ray cluster, so --address {address} cannot "
+                           "be joined: leave --address out to use that cluster")
+    context, logger = ray.data.DataContext.get_current(), logging.getLogger("ray.data")
+    saved = context.enable_progress_bars, context.raise_original_map_exception, logger.level
+    context.enable_progress_bars = not quiet
+    context.raise_original_map_exception = True  # a worker's TstevalError reaches the driver (see _tsteval_error)
+    logger.setLevel(level)
+    try:
+        yield ray
+    finally:
+        context.enable_progress_bars, context.raise_original_map_exception = saved[:2]
+        logger.setLevel(saved[2])
+        if started:
+            ray.shutdown()
+
+
+def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | None = None,
+                           workers: int | None = None, quiet: bool = True,
+                           log: Callable[[str], None] = lambda _message: None) -> SentenceScores:
+    """Add the per-sentence columns of ``job`` to ``card`` as :func:`~tsteval.experiment.sentences.score_sentences`
+    does, with ``workers`` Ray Data workers (default: one per CPU of the cluster)."""
+    from tsteval.metrics.style.scorer import class_indices
+
+    if not (job.models or job.content):
+        return SentenceScores()
+    for model, _identity in job.models.values():  # an unknown style is one error line before Ray starts
+        for column in ("target_style", "source_style"):
+            class_indices(model, card.frame[column].unique().tolist(), column)
+    start = time.perf_counter()
+    with connected(address, quiet) as ray:
+        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        parts = blocks(card.frame[list(SENTENCE_COLUMNS)], n)
+        # The job goes to the object store once; each worker gets a reference to it (in a list, so that Ray
+        # passes the reference, and not the job, as the constructor's argument).
+        shipped = ray.put(ship(job))
+        try:
+            with warnings.catch_warnings():
+                # max_restarts=0: a worker that dies fails the run (Ray would otherwise restart it, and says on
+                # stderr that it may not manage); Ray 2.60 warns that this keyword will move, hence the pin <2.61.
+                warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
+                scored = ray.data.from_pandas(parts).map_batches(
+                    SentenceWorker, fn_constructor_args=([shipped],), batch_format="pandas", batch_size=None,
+                    compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1, max_restarts=0).to_pandas()
+        except Exception as error:  # a user error in a worker arrives wrapped in Ray's exceptions
+            cause = _tsteval_error(error)
+            if cause is None:
+                raise
+            raise cause from None
+    scores = merge(card, scored, list(job.models))
+    log(f"per-sentence metrics on Ray ({n} workers, {len(parts)} blocks): {len(card.frame)} rows in "
+        f"{time.perf_counter() - start:.1f} s")
+    return scores
