@@ -38,7 +38,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
              human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
              ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
-             references: object = None) -> Scorecard:
+             references: object = None, baselines: Sequence[str] = (), joint: object = "auto",
+             attribution: str | None = None) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
@@ -51,7 +52,12 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``vectors`` is
     ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
     metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
-    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.
+    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.  ``baselines``
+    (``copy``, ``delete-lexicon``, ``retrieve-nearest``) add those trivial systems' rows (``delete-lexicon`` uses
+    ``lexicon``, ``retrieve-nearest`` the target-style texts of ``corpus``).  ``joint`` is the J column
+    (:class:`tsteval.Plan`: ``"auto"``, ``"strap"``, ``"none"`` or ``"[NAME=]STYLE,CONTENT,FLUENCY"``).
+    ``attribution`` names the transformer classifier of the ``attribution-mask``/``attribution-delete``
+    modifications.
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
@@ -104,5 +110,6 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                 content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
                 modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
                 naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
-                hh=dict(hh or {}) if "hh" in names else {}, references=references, corpus=training, seed=seed)
+                hh=dict(hh or {}) if "hh" in names else {}, references=references, baselines=tuple(baselines),
+                joint=joint, attribution=attribution, corpus=training, seed=seed)
     return run(plan)

@@ -119,7 +119,7 @@ def test_remask_equals_attributing_again(masker: AttributionMasker, classifier: 
         assert [r.masked.tolist() for r in again] == [r.masked.tolist() for r in other.attributions(["", *SENTENCES])]
         assert other.render(again) == other.apply(["", *SENTENCES])
     guarded = AttributionMasker(classifier, n_steps=16, min_confidence_margin=0.6).remask(stored)
-    assert all(r.guard == "uniform" and not r.masked.any() for r in guarded[1:])
+    assert all(r.guard == "neutral" and not r.masked.any() for r in guarded[1:])
     assert [r.scores.tolist() for r in guarded] == [r.scores.tolist() for r in stored]
 
 
@@ -129,7 +129,7 @@ def test_no_signal_guard_keeps_every_word(classifier: TransformerClassifier) -> 
         blind.model_.classifier.weight.zero_()
         blind.model_.classifier.bias.zero_()
     uniform = AttributionMasker(blind, n_steps=8).attributions(["worst service ever ."])[0]
-    assert uniform.guard == "uniform" and not uniform.masked.any() and uniform.confidence == pytest.approx(0.5)
+    assert uniform.guard == "neutral" and not uniform.masked.any() and uniform.confidence == pytest.approx(0.5)
     no_attribution = AttributionMasker(blind, n_steps=8, min_confidence_margin=0.0)
     assert no_attribution.attributions(["worst service ever ."])[0].guard == "no-attribution"
     assert no_attribution.apply(["Worst service ever."]) == ["worst service ever ."]

@@ -19,8 +19,21 @@ from tsteval.scorecard import Scorecard
 MODIFICATION_MODES = {"none": "none", "mask": "mask", "remove": "remove"}
 # Sentence-level attribution masking (tsteval.lexicons.attribution), applied by the plan's runner and passed in
 # as ``modified`` texts: modification label -> AttributionMasker mode.
-ATTRIBUTION_MODIFICATIONS = {"attr-mask": "mask", "attr-delete": "delete"}
+ATTRIBUTION_MODIFICATIONS = {"attribution-mask": "mask", "attribution-delete": "delete"}
+_RENAMED = {"attr-mask": "attribution-mask", "attr-delete": "attribution-delete"}
 CONTENT_METRICS = {m.name: m for m in CONTENT}
+
+
+def check_modifications(modifications: Sequence[str], flag: str = "modifications") -> tuple[str, ...]:
+    """``modifications`` when each is one of :data:`MODIFICATION_MODES` or :data:`ATTRIBUTION_MODIFICATIONS`, else
+    one error line naming the unknown ones (and the new name of a renamed one)."""
+    known = [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS]
+    bad = [m for m in modifications if m not in known]
+    if bad:
+        renamed = [f"{m} is now {_RENAMED[m]}" for m in bad if m in _RENAMED]
+        raise TstevalError(f"unknown {flag} {bad}; choose from {known}" + (f" ({'; '.join(renamed)})" if renamed
+                                                                           else ""))
+    return tuple(modifications)
 
 
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
