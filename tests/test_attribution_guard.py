@@ -15,11 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
-from conftest import read_slice, torch_threads
-from transformers import AutoTokenizer, BertConfig, BertModel
+from conftest import read_slice, tiny_bert, torch_threads
 
-from tsteval.classifiers.transformer import TransformerClassifier, default_model_path
+from tsteval.classifiers.transformer import TransformerClassifier
 from tsteval.cli.main import main
 from tsteval.lexicons.attribution import AttributionMasker
 from tsteval.scorecard import Scorecard
@@ -53,13 +51,7 @@ def neutral_references() -> list[str]:
 @pytest.fixture(scope="module")
 def classifier_dir(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("tinybert-neutral")
-    tokenizer = AutoTokenizer.from_pretrained(default_model_path())
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=128, max_position_embeddings=64)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        BertModel(config).save_pretrained(directory / "init")
-    tokenizer.save_pretrained(directory / "init")
+    tiny_bert(directory / "init")
     short = {label: [t for t in read_slice(data_root / "yelp" / f"sentiment.dev.{label}", 3000)
                      if len(t.split()) <= 15][:300] for label in ("0", "1")}
     neutral = _templates()[:120]

@@ -103,6 +103,7 @@ def test_strap_recipe_maps_acc_sim_fluency_onto_the_metrics() -> None:
     ("target_acc@lr,chrf@none,ppl@kn3", "give a threshold"),
     ("target_acc@lr,nope@none,ppl@kn3<=4", "'nope' is not a metric"),
     ("target_acc@lr,bleu@mask,ppl@kn3<=4", "did not score"),
+    ("chrf@none,target_acc@lr,ppl@kn3<=4", "the style factor of J must be a style metric"),
 ])
 def test_bad_recipes_are_one_line_errors(card: Scorecard, spec: str, fragment: str) -> None:
     with pytest.raises(TstevalError, match=re.escape(fragment)):

@@ -23,6 +23,8 @@ human-written; STRAP uses a RoBERTa CoLA classifier's "acceptable" decision, whi
 [0.5, 0.0, 0.0]
 >>> str(Component.parse("ppl@kn3<=200"))
 'ppl@kn3<=200'
+>>> JointRecipe.parse("mine=target_acc@ft,bleu@none,ppl@kn3<=200").column
+'joint@mine'
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ from tsteval.scorecard import Scorecard
 
 STRAP = "strap"
 FACTORS = ("style", "content", "fluency")
+FACTOR_ASPECTS = {"style": ("style",), "content": ("content", "compatibility"), "fluency": ("naturalness",)}
 _COMPONENT = re.compile(r"^\s*([^<>=\s]+@[^<>=\s]+)\s*(?:(>=|<=)\s*([-+0-9.eE]+)\s*)?$")
+_NAMED = re.compile(r"^\s*([A-Za-z0-9_.-]+)=(.*)$")
 STRAP_CONTENT = ("sbert@none", "meteor@none", "chrf@none", "bleu@none")
 STRAP_FLUENCY = ("naturalness@unigram", "naturalness@textcnn")
 
@@ -120,6 +124,11 @@ class JointRecipe:
 
     def __post_init__(self) -> None:
         check_column_name(self.name, "the J recipe name")
+        for factor, component in self.components.items():
+            aspect = METRICS[component.column.split("@", 1)[0]].aspect
+            if aspect not in FACTOR_ASPECTS[factor]:
+                raise TstevalError(f"the {factor} factor of J must be a {' or '.join(FACTOR_ASPECTS[factor])} "
+                                   f"metric, and {component.column!r} is {aspect}")
 
     @property
     def column(self) -> str:
@@ -140,8 +149,9 @@ class JointRecipe:
                                    f"missing: {missing})")
             return cls(*(Component.parse(spec[f]) for f in FACTORS), name=str(spec.get("name", name)))
         if isinstance(spec, str):
-            if "=" in spec.split(",", 1)[0] and not re.search(r"[<>]=", spec.split(",", 1)[0]):
-                name, spec = spec.split("=", 1)
+            named = _NAMED.match(spec)
+            if named:
+                name, spec = named.groups()
             spec = spec.split(",")
         parts = [p.strip() for p in spec]
         if len(parts) != 3:
