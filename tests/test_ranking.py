@@ -19,7 +19,7 @@ from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
 from tsteval.core.tokenize import tokenize
 from tsteval.experiment.baselines import baseline_system, retrieve_nearest
-from tsteval.experiment.significance import compare_runs, matrix_table, significance_matrix
+from tsteval.experiment.significance import compare_runs, matrix_resamples, matrix_table, significance_matrix
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.metrics.joint.score import JointRecipe, leaderboard, score_joint, strap_recipe
 from tsteval.scorecard import Scorecard
@@ -203,6 +203,8 @@ def test_significance_matrix_equals_pairwise_compare_with_holm(card: Scorecard) 
     assert square.loc["echo", "swap"].rstrip("*") == f"{row.difference:+.3f}"
     assert square.loc[baseline_system("copy"), baseline_system("copy")] == "—"
     assert square.loc["echo", baseline_system("copy")].endswith("*")  # copy's chrF (100) is far above echo's
+    assert significance_matrix(card, [column])["resamples"].iloc[0] == 1000  # 10 pairs: 20 x 10 < 1000
+    assert matrix_resamples(153) == 3060  # 18 systems: 1 / 3061 x 153 < 0.05
 
 
 def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, yelp: dict[str, list[str]],
@@ -222,11 +224,12 @@ def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, 
         "metrics: {style: {classifiers: [lr]}, content: {metrics: [chrf]}, naturalness: [kn3]}\n"
         "baselines: [copy, retrieve-nearest]\n"
         "joint: {name: toy, style: target_acc@lr, content: chrf@none, fluency: ppl@kn3<=400}\n"
-        "compare: {resamples: 100}\nreport: {bootstrap_resamples: 50}\n")
+        "compare: {resamples: 50}\nreport: {bootstrap_resamples: 50}\n")
     run_experiment(tmp_path / "m.yaml", out=tmp_path / "run", quiet=True)
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Leaderboard" in report and "### 0 → 1" in report and "### 1 → 0" in report
     assert "## Significance between systems" in report and "### `sti@lr`" in report
+    assert "With 50 resamples the smallest Holm-adjusted p is 0.059" in report  # 3 pairs x 1 / 51
     assert "### `joint@toy`" in report and "baseline:retrieve-nearest" in report
     assert "<b>" not in report and "&lt;b&gt;evil&lt;/b&gt;" in report
     html = (tmp_path / "run" / "report.html").read_text()
@@ -260,3 +263,20 @@ def test_score_cli_baselines_and_leaderboard(tmp_path: Path, yelp: dict[str, lis
                                                                             "retrieve-nearest"))}
     assert main([*args[:-2], "--baselines", "copy,nearest", "--out", str(tmp_path / "bad")]) == 2
     assert "unknown baselines ['nearest']" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "fragment"), [
+    ("baselines: [copy, nearest]", "baselines[1]: unknown baseline 'nearest'"),
+    ("baselines: [delete-lexicon]", "baselines: delete-lexicon needs a style lexicon"),
+    ("joint: best", "joint: unknown J mode 'best'"),
+    ("joint: {style: chrf@none, content: chrf@none, fluency: ppl@kn3<=9}", "the style factor of J must be a style"),
+    ("compare: {metrics: [nope]}", "compare.metrics[0]: 'nope' is not a metric column"),
+])
+def test_manifest_ranking_keys_are_validated(tmp_path: Path, extra: str, fragment: str) -> None:
+    from tsteval.experiment.manifest import ManifestError, load_manifest
+
+    (tmp_path / "t.csv").write_text("input,output,source_style,target_style\na b,c d,0,1\n")
+    (tmp_path / "m.yaml").write_text(f"transfers: {{table: t.csv}}\nmetrics: {{content: {{metrics: [chrf]}}}}\n"
+                                     f"{extra}\n")
+    with pytest.raises(ManifestError, match=re.escape(fragment)):
+        load_manifest(tmp_path / "m.yaml")

@@ -45,7 +45,7 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
     tradeoff?: {style?: sti@NAME, content?: wmd@mask, naturalness?: COLUMN}
     baselines?: [copy, delete-lexicon, retrieve-nearest]   # trivial systems (lexicon / corpus needed)
     joint?: auto | strap | none | {name?: custom, style: COLUMN, content: COLUMN, fluency: COLUMN>=T}
-    compare?: true | {metrics?: [COLUMN, ...], resamples?: 1000}   # system x system significance matrix
+    compare?: true | {metrics?: [COLUMN, ...], resamples?: N}   # system x system significance matrix
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
 
 ``joint`` (default ``auto``: STRAP's J when its columns are scored) is the per-sentence joint score and the
@@ -306,10 +306,11 @@ class TradeoffSpec:
 @dataclass(frozen=True)
 class CompareSpec:
     """The report's system x system significance matrices: the columns (None: the tradeoff axes and J) and the
-    bootstrap resamples."""
+    bootstrap resamples (None: enough for Holm over all pairs, :func:`tsteval.experiment.significance.
+    matrix_resamples`)."""
 
     metrics: tuple[str, ...] | None = None
-    resamples: int = 1000
+    resamples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -741,7 +742,8 @@ def _compare(r: _Reader, value: object) -> CompareSpec | None:
         if "@" not in column or column.split("@", 1)[0] not in registry.METRICS:
             raise r.error(f"compare.metrics[{i}]", f"{quote(column)} is not a metric column (METRIC@NAME)",
                           fix=f"name a scored column of one of {sorted(registry.METRICS)}")
-    return CompareSpec(metrics, r.integer(d.get("resamples", 1000), "compare.resamples", 1))
+    resamples = r.integer(d["resamples"], "compare.resamples", 1) if "resamples" in d else None
+    return CompareSpec(metrics, resamples)
 
 
 def load_manifest(path: str | Path) -> Manifest:

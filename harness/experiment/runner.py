@@ -149,7 +149,7 @@ def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.Data
     if not columns:
         raise TstevalError(f"{manifest.path}: compare: no column to compare (no tradeoff axis or J was scored); "
                            "give compare.metrics: [COLUMN, ...]")
-    return significance_matrix(card, columns, spec.resamples, manifest.seed)
+    return significance_matrix(card, columns, spec.resamples, manifest.seed)  # resamples None: enough for Holm
 
 
 def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -> dict:

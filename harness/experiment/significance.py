@@ -213,14 +213,22 @@ def group_labels(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
             for system, setting in groups.itertuples(index=False)}
 
 
-def significance_matrix(card: Scorecard, columns: list[str], n_resamples: int = 1000,
+def matrix_resamples(n_pairs: int, minimum: int = 1000) -> int:
+    """Bootstrap resamples for ``n_pairs`` Holm-corrected comparisons: at least ``minimum`` and enough that the
+    smallest p-value, 1 / (R + 1), survives Holm's factor ``n_pairs`` below 0.05 (R + 1 >= 20 x pairs)."""
+    return max(minimum, 20 * n_pairs)
+
+
+def significance_matrix(card: Scorecard, columns: list[str], n_resamples: int | None = None,
                         seed: int = 12345) -> pd.DataFrame:
     """Every pair of (system, setting) groups of one scorecard, on every column: the paired bootstrap over the
     inputs both share (as :func:`compare_runs`), with p Holm-adjusted over all pairs of one column.
 
-    One row per (column, A, B) with A before B in the card's order: ``metric, a, b, n, mean_a, mean_b, difference``
-    (B - A), ``low, high, p_bootstrap, p_holm`` and ``better`` (A, B or ``-`` at 0.05 after Holm, by the metric's
-    direction).  A pair with no shared input has ``n`` 0 and no p-value."""
+    ``n_resamples`` defaults to :func:`matrix_resamples` of the number of pairs (with the bootstrap's p-value floor
+    1 / (R + 1), 1000 resamples could never show one of 153 pairs significant after Holm).  One row per
+    (column, A, B) with A before B in the card's order: ``metric, a, b, n, mean_a, mean_b, difference`` (B - A),
+    ``low, high, p_bootstrap, p_holm``, ``better`` (A, B or ``-`` at 0.05 after Holm, by the metric's direction)
+    and ``resamples``.  A pair with no shared input has ``n`` 0 and no p-value."""
     from statsmodels.stats.multitest import multipletests
 
     missing = [c for c in columns if c not in card.signatures]
@@ -230,6 +238,8 @@ def significance_matrix(card: Scorecard, columns: list[str], n_resamples: int = 
     labels = group_labels(card.frame)
     ranked = {key: _ranked(group) for key, group in card.frame.groupby(["system", "setting"], sort=False)}
     keys = list(ranked)
+    if n_resamples is None:
+        n_resamples = matrix_resamples(len(keys) * (len(keys) - 1) // 2)
     parts = []
     for column in columns:
         rows = []
@@ -259,7 +269,7 @@ def significance_matrix(card: Scorecard, columns: list[str], n_resamples: int = 
         table["better"] = [("?" if metric is None else "-" if not (p < 0.05) or d == 0 else
                             "B" if (d > 0) == metric.higher_is_better else "A")
                            for p, d in zip(table["p_holm"], table["difference"], strict=True)]
-        parts.append(table)
+        parts.append(table.assign(resamples=n_resamples))
     return pd.concat(parts, ignore_index=True)
 
 
