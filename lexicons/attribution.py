@@ -80,13 +80,14 @@ class WordAttributions:
 
 
 def neutral_confidence(classifier: TransformerClassifier, neutral_texts: Sequence[str] | None) -> float:
-    """The classifier's confidence on neutral text: its highest top-class probability over ``neutral_texts``, or
-    1/k (the uniform distribution) without them."""
+    """The classifier's confidence on neutral text: its highest top-class probability over ``neutral_texts`` (read
+    as the masker reads every text: the words of :func:`tsteval.core.tokenize.tokenize`), or 1/k (the uniform
+    distribution) without them."""
     if neutral_texts is None:
         return 1 / len(classifier.classes_)
     if isinstance(neutral_texts, str) or not len(neutral_texts):
         raise InputError("neutral_texts must be a non-empty list of sentences without style")
-    return float(classifier.predict_proba(list(neutral_texts)).max())
+    return float(classifier.predict_proba([" ".join(tokenize(text)) for text in neutral_texts]).max())
 
 
 def _rank(shares: np.ndarray) -> np.ndarray:

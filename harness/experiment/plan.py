@@ -151,7 +151,9 @@ class Plan:
         if unknown:
             raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
         check_modifications(self.modifications)
-        if not isinstance(self.joint, str) and type(self.joint).__name__ != "JointRecipe":
+        from tsteval.metrics.joint.score import JointRecipe
+
+        if not isinstance(self.joint, (str, JointRecipe)):
             raise TstevalError(f"joint must be one of {list(JOINT_MODES)}, a JointRecipe or 'S,C,F', not "
                                f"{type(self.joint).__name__}")
         if self.content and any(m in ("mask", "remove") for m in self.modifications) and self.lexicon is None:
