@@ -152,6 +152,13 @@ def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.Data
     return significance_matrix(card, columns, spec.resamples, manifest.seed)  # resamples None: enough for Holm
 
 
+def _without_baselines(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the systems given, not of the baselines the plan added (they carry no human ratings)."""
+    from tsteval.experiment.baselines import is_baseline
+
+    return frame[~frame["system"].map(is_baseline)]
+
+
 def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -> dict:
     card = result.card
     return {
@@ -170,7 +177,7 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
         "lexicon": None if result.lexicon is None else {"origin": portable(result.lexicon.origin, out),
                                                         "words": len(result.lexicon.words)},
         "human_ratings": {"columns": [c for c in plan.transfers.frame.columns if c.startswith(HUMAN_PREFIX)],
-                          "empty": empty_ratings(plan.transfers.frame)},
+                          "empty": empty_ratings(_without_baselines(plan.transfers.frame))},
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
         "signatures": card.signatures,
