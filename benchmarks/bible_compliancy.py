@@ -29,6 +29,7 @@ from sklearn.metrics import precision_recall_fscore_support
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.records import Corpus, Transfers
+from tsteval.experiment.baselines import copy_outputs
 from tsteval.metrics.compatibility.alignment import alignment_quality, build_pairs
 from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
 from tsteval.readers.bible import chapters, parallel_verses
@@ -107,7 +108,7 @@ def systems(sample: pd.DataFrame, verses: pd.DataFrame, source: str, target: str
         random_same_chapter.append(same[target].iat[rng.integers(len(same))] if len(same) else getattr(row, target))
     table = ARCHAIC_TO_MODERN if source == "KJV" else MODERN_TO_ARCHAIC
     outputs = {"gold: true parallel verse of the target version": sample[target].tolist(),
-               "identity copy of the input": sample[source].tolist()}
+               "identity copy of the input": copy_outputs(sample[source])}
     outputs |= {f"stand-in: {v} verse (third version)": sample[v].tolist() for v in STAND_INS}
     outputs["random other verse of the same chapter (target version)"] = random_same_chapter
     outputs["lexical substitution (word list)"] = [substitute(t, table) for t in sample[source]]

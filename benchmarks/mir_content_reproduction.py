@@ -95,8 +95,8 @@ def score_attribution_masked(card: Scorecard, corpus: Corpus, w2v: WordVectors, 
     """Every metric on text masked by integrated-gradient attributions of the Yelp MiniLM classifier.
 
     Attributions are computed once per distinct text and rendered twice: the words carrying the top
-    ``ATTRIBUTION_THRESHOLD`` of the attribution deleted (``attr-delete``) or replaced by ``<masked>``
-    (``attr-mask``).  The threshold is the best-agreeing masked setting of the Reed & Beck sweep.
+    ``ATTRIBUTION_THRESHOLD`` of the attribution deleted (``attribution-delete``) or replaced by ``<masked>``
+    (``attribution-mask``).  The threshold is the best-agreeing masked setting of the Reed & Beck sweep.
     """
     classifier = yelp_transformer(corpus, seed=seed, verbose=False).model
     frame = card.frame
@@ -107,7 +107,7 @@ def score_attribution_masked(card: Scorecard, corpus: Corpus, w2v: WordVectors, 
         masker = AttributionMasker(classifier, threshold=ATTRIBUTION_THRESHOLD, mode=mode, n_steps=16)
         rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
         modified = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
-        label = f"attr-{mode}"
+        label = f"attribution-{mode}"
         counts |= score_content(card, TEXT_METRICS, modification=label, modified=modified)
         counts |= score_content(card, VECTOR_METRICS, modification=label, modified=modified, word_vectors=w2v)
         counts |= score_content(card, VECTOR_METRICS, modification=label, modified=modified, word_vectors=glove,
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     frame = card.frame
     stored = mir_stored_scores(frame)
     rows = []
-    for modification in ("remove", "mask", "none", "attr-delete", "attr-mask"):
+    for modification in ("remove", "mask", "none", "attribution-delete", "attribution-mask"):
         for metric in (*MIR_KEYS, "chrf", "rougeL", "sbert"):
             sources: list[tuple[str, dict | None]] = []
             if modification in PAPER and metric in PAPER[modification]:
@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     top = f"top {ATTRIBUTION_THRESHOLD:.0%} of the attribution"
     sections = (("remove", "Style removal (Table 4.4)"), ("mask", "Style masking (Table 4.5)"),
                 ("none", "No modification (not in the paper)"),
-                ("attr-delete", f"Attribution deletion, {top} (not in the paper)"),
-                ("attr-mask", f"Attribution masking, {top} (not in the paper)"))
+                ("attribution-delete", f"Attribution deletion, {top} (not in the paper)"),
+                ("attribution-mask", f"Attribution masking, {top} (not in the paper)"))
     for modification, title in sections:
         md += [f"## {title}", "", table[table["modification"] == modification]
                .drop(columns=["modification", "average_r"]).to_markdown(index=False), ""]

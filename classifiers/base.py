@@ -346,3 +346,13 @@ class TextClassifier(SavedClassifier):
 def load_classifier(directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:
     """Load any saved backend; a label set other than ``expected_classes`` is a clear error."""
     return load_saved(directory, MANIFEST, backend_class, "style classifier", "styles", expected_classes)
+
+
+def saved_backend(directory: str | Path) -> str:
+    """The backend a saved style classifier's manifest names (read, not verified: :func:`load_classifier` does
+    that); a folder without a readable manifest is an :class:`InputError` naming it."""
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        raise InputError("missing: not a saved style classifier", path=path,
+                         fix="give a folder written by tsteval train-classifier")
+    return str(_read_manifest(path).get("backend"))

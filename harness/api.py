@@ -38,7 +38,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
              human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
              ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
-             references: object = None, device: str | None = None, threads: int | None = None,
+             references: object = None, baselines: Sequence[str] = (), joint: object = "auto",
+             attribution: str | None = None, device: str | None = None, threads: int | None = None,
              engine: str = "local", address: str | None = None, workers: int | None = None) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
@@ -54,9 +55,14 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...); ``vectors`` is
     ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
     metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
-    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.  ``engine="ray"``
-    scores the per-sentence metrics on a Ray cluster (``address``; default: a running one, else a new local one)
-    with ``workers`` Ray Data workers (default: one per CPU); the scorecard is the same.
+    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.  ``baselines``
+    (``copy``, ``delete-lexicon``, ``retrieve-nearest``) add those trivial systems' rows (``delete-lexicon`` uses
+    ``lexicon``, ``retrieve-nearest`` the target-style texts of ``corpus``).  ``joint`` is the J column
+    (:class:`tsteval.Plan`: ``"auto"``, ``"strap"``, ``"none"`` or ``"[NAME=]STYLE,CONTENT,FLUENCY"``).
+    ``attribution`` names the transformer classifier of the ``attribution-mask``/``attribution-delete``
+    modifications.  ``engine="ray"`` scores the per-sentence metrics on a Ray cluster (``address``; default: a
+    running one, else a new local one) with ``workers`` Ray Data workers (default: one per CPU); the scorecard is
+    the same.
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
@@ -111,6 +117,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                 content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
                 modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
                 naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
-                hh=dict(hh or {}) if pair_metrics else {}, references=references, corpus=training, seed=seed,
-                device=device, threads=threads, engine=engine, address=address, workers=workers)
+                hh=dict(hh or {}) if pair_metrics else {}, references=references, baselines=tuple(baselines),
+                joint=joint, attribution=attribution, corpus=training, seed=seed, device=device, threads=threads,
+                engine=engine, address=address, workers=workers)
     return run(plan)

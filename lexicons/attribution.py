@@ -19,10 +19,16 @@ sentence carry its style:
    higher threshold masks a superset.
 
 Guard (Reed & Beck always mask at least one token, which removes content from sentences without style): a
-text loses nothing when the classifier is near-uniform (top probability - 1/k < ``min_confidence_margin``)
-or its total |attribution| is below ``min_total_attribution``; and a word whose own share is below
-``min_attribution_share`` is never masked, so a sentence whose attribution is spread thinly over many words
-(no word stands out) keeps them all.  Words cut off by the classifier's ``max_length`` get no attribution
+text loses nothing when the classifier cannot tell it from neutral text, that is when its top-class probability
+is less than ``min_confidence_margin`` above the classifier's confidence on neutral text: the highest top-class
+probability it gives any of ``neutral_texts`` (sentences of the domain that carry no style, e.g. "we went there at
+noon ."), or 1/k (the uniform distribution over the k styles) without them (guard ``"neutral"``).  So a sentence
+is masked only when the classifier is surer of its style than of any neutral sentence's.  A classifier as sure of
+itself on neutral sentences as on styled ones (a sentiment classifier that calls every restaurant sentence
+positive) therefore masks nothing rather than masking ordinary words; give ``neutral_texts`` to measure that.
+A text is also kept whole when its total |attribution| is below ``min_total_attribution``, and a word whose own
+share is below ``min_attribution_share`` is never masked, so a sentence whose attribution is spread thinly over
+many words (no word stands out) keeps them all.  Words cut off by the classifier's ``max_length`` get no attribution
 and are never masked.
 
 Output texts are the words joined by single spaces, masked words replaced by ``placeholder`` (``"mask"``)
@@ -56,7 +62,7 @@ class WordAttributions:
 
     ``scores`` are signed (probability units, positive = pushes toward ``target``), ``shares`` are
     |score| / sum |score| (all zero when there is no attribution), ``masked`` marks the words masked, and
-    ``guard`` names the rule that kept the whole text unmasked (``"uniform"``, ``"no-attribution"``) or is None.
+    ``guard`` names the rule that kept the whole text unmasked (``"neutral"``, ``"no-attribution"``) or is None.
     """
 
     words: tuple[str, ...]
@@ -73,6 +79,17 @@ class WordAttributions:
         return [(self.words[i], float(self.shares[i])) for i in _rank(self.shares)]
 
 
+def neutral_confidence(classifier: TransformerClassifier, neutral_texts: Sequence[str] | None) -> float:
+    """The classifier's confidence on neutral text: its highest top-class probability over ``neutral_texts`` (read
+    as the masker reads every text: the words of :func:`tsteval.core.tokenize.tokenize`), or 1/k (the uniform
+    distribution) without them."""
+    if neutral_texts is None:
+        return 1 / len(classifier.classes_)
+    if isinstance(neutral_texts, str) or not len(neutral_texts):
+        raise InputError("neutral_texts must be a non-empty list of sentences without style")
+    return float(classifier.predict_proba([" ".join(tokenize(text)) for text in neutral_texts]).max())
+
+
 def _rank(shares: np.ndarray) -> np.ndarray:
     """Word indices by share descending, ties by position (stable sort)."""
     return np.argsort(-shares, kind="stable")
@@ -84,7 +101,7 @@ class AttributionMasker:
     def __init__(self, classifier: TransformerClassifier, threshold: float = 0.25,
                  mode: Literal["mask", "delete"] = "mask", placeholder: str = PLACEHOLDER, n_steps: int = 32,
                  batch_size: int = 16, min_attribution_share: float = 0.05, min_confidence_margin: float = 0.1,
-                 min_total_attribution: float = 1e-4) -> None:
+                 min_total_attribution: float = 1e-4, neutral_texts: Sequence[str] | None = None) -> None:
         if not isinstance(classifier, TransformerClassifier) or not hasattr(classifier, "model_"):
             raise TstevalError("AttributionMasker needs a fitted TransformerClassifier")
         if not getattr(classifier.tokenizer_, "is_fast", False):
@@ -106,6 +123,7 @@ class AttributionMasker:
         self.min_attribution_share = min_attribution_share
         self.min_confidence_margin = min_confidence_margin
         self.min_total_attribution = min_total_attribution
+        self.neutral_confidence = neutral_confidence(classifier, neutral_texts)
 
     def _targets(self, n: int, target_classes: Sequence[object] | None) -> list[int | None]:
         if target_classes is None:
@@ -211,8 +229,8 @@ class AttributionMasker:
         shares = np.abs(scores) / total if total > 0 else np.zeros_like(scores)
         masked = np.zeros(len(words), dtype=bool)
         guard = None
-        if confidence - 1 / len(self.classifier.classes_) < self.min_confidence_margin:
-            guard = "uniform"
+        if confidence - self.neutral_confidence < self.min_confidence_margin:
+            guard = "neutral"
         elif total < self.min_total_attribution:
             guard = "no-attribution"
         else:

@@ -70,3 +70,21 @@ def cds_corpus(data_root: Path, styles: tuple[str, ...], n: int) -> Corpus:
         texts += lines
         labels += [style] * len(lines)
     return Corpus(texts, labels, "cds")
+
+
+def tiny_bert(directory: Path) -> Path:
+    """A randomly initialised 2-layer BERT (hidden size 64, seed 0) with the all-MiniLM-L6-v2 tokenizer, saved in
+    ``directory``: fine-tuned in a few seconds, for the attribution tests."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from tsteval.classifiers.transformer import default_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(default_model_path())
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=128, max_position_embeddings=64)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        BertModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory

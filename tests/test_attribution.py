@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import read_slice, torch_threads
-from transformers import AutoTokenizer, BertConfig, BertModel
+from conftest import read_slice, tiny_bert, torch_threads
 
-from tsteval.classifiers.transformer import TransformerClassifier, default_model_path
+from tsteval.classifiers.transformer import TransformerClassifier
 from tsteval.core.errors import LabelMismatchError, TstevalError
 from tsteval.lexicons.attribution import AttributionMasker
 
@@ -40,14 +39,7 @@ def _one_thread() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def classifier(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> TransformerClassifier:
-    directory = tmp_path_factory.mktemp("tinybert")
-    tokenizer = AutoTokenizer.from_pretrained(default_model_path())
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=128, max_position_embeddings=64)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        BertModel(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    directory = tiny_bert(tmp_path_factory.mktemp("tinybert"))
     short = {label: [t for t in read_slice(data_root / "yelp" / f"sentiment.dev.{label}", 4000)
                      if len(t.split()) <= 15][:500] for label in ("0", "1")}
     texts = [t for pair in zip(short["0"], short["1"], strict=True) for t in pair]
@@ -119,7 +111,7 @@ def test_remask_equals_attributing_again(masker: AttributionMasker, classifier: 
         assert [r.masked.tolist() for r in again] == [r.masked.tolist() for r in other.attributions(["", *SENTENCES])]
         assert other.render(again) == other.apply(["", *SENTENCES])
     guarded = AttributionMasker(classifier, n_steps=16, min_confidence_margin=0.6).remask(stored)
-    assert all(r.guard == "uniform" and not r.masked.any() for r in guarded[1:])
+    assert all(r.guard == "neutral" and not r.masked.any() for r in guarded[1:])
     assert [r.scores.tolist() for r in guarded] == [r.scores.tolist() for r in stored]
 
 
@@ -129,7 +121,7 @@ def test_no_signal_guard_keeps_every_word(classifier: TransformerClassifier) -> 
         blind.model_.classifier.weight.zero_()
         blind.model_.classifier.bias.zero_()
     uniform = AttributionMasker(blind, n_steps=8).attributions(["worst service ever ."])[0]
-    assert uniform.guard == "uniform" and not uniform.masked.any() and uniform.confidence == pytest.approx(0.5)
+    assert uniform.guard == "neutral" and not uniform.masked.any() and uniform.confidence == pytest.approx(0.5)
     no_attribution = AttributionMasker(blind, n_steps=8, min_confidence_margin=0.0)
     assert no_attribution.attributions(["worst service ever ."])[0].guard == "no-attribution"
     assert no_attribution.apply(["Worst service ever."]) == ["worst service ever ."]

@@ -52,7 +52,7 @@ def scored(mir: Transfers) -> Scorecard:
 @pytest.mark.parametrize("name", list(METRICS))
 def test_declares_aspect_direction_range(name: str) -> None:
     metric = METRICS[name]
-    assert metric.name == name and metric.aspect in ("style", "content", "naturalness", "compatibility")
+    assert metric.name == name and metric.aspect in ("style", "content", "naturalness", "compatibility", "joint")
     assert isinstance(metric.higher_is_better, bool) and metric.description
     low, high = metric.range
     assert low < high and not math.isnan(low) and not math.isnan(high)
@@ -186,7 +186,8 @@ def test_evaluate_equals_score(tmp_path) -> None:
 @pytest.mark.parametrize(("metrics", "fragment"), [
     ("{naturalness: [unigram], folds: 1}", "metrics.folds: expected an integer >= 2"),
     ("{compatibility: {ah: {pc: .}}}", "ah and documents go together"),
-    ("{content: {metrics: [bleu], modifications: [attr-mask]}}", "need an attribution classifier"),
+    ("{content: {metrics: [bleu], modifications: [attribution-mask]}}", "need an attribution classifier"),
+    ("{content: {metrics: [bleu], modifications: [attr-mask]}}", "attr-mask is now attribution-mask"),
 ])
 def test_manifest_plan_keys_are_validated(tmp_path, metrics: str, fragment: str) -> None:
     from tsteval.experiment.manifest import ManifestError, load_manifest

@@ -27,6 +27,11 @@ EPILOG_SCORE = """examples:
       --modification none,erase --erase-style 0=train.0.txt --erase-style 1=train.1.txt --out run/
   tsteval score --dualrl GYAFC --content bleu,chrf --references dualrl --out run/   (four human references)
   tsteval score --classifier ft=clf/ --table outputs.parquet --content bleu,sbert --engine ray --out run/
+  tsteval score --classifier ft=clf/ --pairs in.txt out.txt --source-style 0 --target-style 1 --content sbert \
+      --naturalness unigram --baselines copy,delete-lexicon,retrieve-nearest --lexicon lexicon.json \
+      --baseline-corpus 0=train.0.txt --baseline-corpus 1=train.1.txt --out run/   (J leaderboard + baselines)
+  tsteval score --classifier bert=clf-transformer/ --pairs in.txt out.txt --source-style 0 --target-style 1 \
+      --content bleu --modification none,attribution-mask,attribution-delete --out run/
 """
 
 
@@ -40,8 +45,15 @@ def cmd_score(args: argparse.Namespace) -> int:
     card = result.card
     summary = card.summary(seed=args.seed)
     corpus = result.corpus_references
+    board = None
+    if result.joint is not None:
+        from tsteval.metrics.joint.score import leaderboard, write_leaderboard
+
+        board = leaderboard(card, result.joint, seed=args.seed)
     with output_directory(args.out, "scorecard", args.overwrite) as tmp:
         card.write(tmp, summary)
+        if board is not None:
+            write_leaderboard(tmp, board, result.joint)
         if corpus is not None and not corpus.empty:
             from tsteval.metrics.content.references import corpus_markdown
 
@@ -97,12 +109,24 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     content.add_argument("--content", default="", metavar="METRICS",
                          help=f"comma-separated: {_names('content')}")
     content.add_argument("--modification", default="none", metavar="MODES",
-                         help="comma-separated text modifications before content metrics: none, remove, mask; "
-                              "erase (embedding metrics only: sbert and the word-vector metrics with the style "
-                              "erased by LEACE, fitted on --erase-style)")
+                         help="comma-separated text modifications before content metrics: none, remove, mask "
+                              "(lexicon words), attribution-mask, attribution-delete (the words a transformer "
+                              "classifier attributes the style to; see --attribution), erase (embedding metrics "
+                              "only: sbert and the word-vector metrics with the style erased by LEACE, fitted on "
+                              "--erase-style)")
     content.add_argument("--erase-style", action="append", default=[], metavar="NAME=FILE",
                          help="style-labelled sentences the erase modification fits its style erasers on, one per "
                               "line (repeat per style; e.g. the style classifier's training files)")
+    content.add_argument("--attribution", metavar="NAME",
+                         help="the --classifier (backend transformer) whose integrated gradients choose the words "
+                              "of attribution-mask/-delete (default: the only transformer classifier)")
+    content.add_argument("--attribution-neutral", metavar="FILE",
+                         help="sentences of the domain without style, one a line: attribution-mask/-delete leave a "
+                              "text unchanged unless the classifier's top probability on it is at least 0.1 above "
+                              "its highest on these (default: above the uniform 1/k)")
+    content.add_argument("--attribution-threshold", type=float, default=0.2, metavar="SHARE",
+                         help="attribution-mask/-delete: mask the top words carrying this share of the "
+                              "attribution (default 0.2)")
     content.add_argument("--references", nargs="+", metavar="FILE",
                          help="human references: line i of each FILE is a reference for item i (transfer i of one "
                               "system); adds METRIC@ref columns (multi-reference BLEU/chrF, best of the references "
@@ -129,6 +153,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
                          help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
                               "(repeatable)")
+    ranking = score.add_argument_group("ranking")
+    ranking.add_argument("--baselines", default="", metavar="NAMES",
+                         help="comma-separated trivial systems added for every input: copy (the input), "
+                              "delete-lexicon (the input without --lexicon's words), retrieve-nearest (the most "
+                              "TF-IDF-similar sentence of the target style in --baseline-corpus)")
+    ranking.add_argument("--baseline-corpus", action="append", default=[], metavar="STYLE=FILE",
+                         help="sentences of one style, one a line, for retrieve-nearest (repeatable; a STYLE given "
+                              "twice joins its files)")
+    ranking.add_argument("--joint", default="auto", metavar="RECIPE",
+                         help="the joint score J (per sentence, then averaged) and the leaderboard: 'auto' (STRAP's "
+                              "target_acc@CLF x sbert@none x naturalness@unigram>=0.5 when those are scored), "
+                              "'strap' (required), 'none', or [NAME=]STYLE,CONTENT,FLUENCY columns, each "
+                              "optionally COLUMN>=T / COLUMN<=T for an indicator")
     src.add_argument("--table-format", choices=["csv", "jsonl", "parquet"],
                      help="format of --table (default: from its suffix; needed for -)")
     src.add_argument("--split", help="split of the --hf dataset")

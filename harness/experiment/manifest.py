@@ -33,17 +33,25 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
     lexicon?: {file: path} | {build: {penalty?: l1, C?: 3.0, D?: 2.0}}
     metrics:
       style?: {classifiers: [NAME, ...], ground?: nominal|ordinal}
-      content?: {metrics: [bleu_mir, ...], modifications?: [none, mask, remove, attr-mask, attr-delete, erase],
+      content?: {metrics: [bleu_mir, ...],
+                 modifications?: [none, mask, remove, attribution-mask, attribution-delete, erase],
                  vectors?: glove|word2vec|DIR, placeholder?: "<masked>",
-                 attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16},   # for attr-* (a transformer)
+                 attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16, neutral?: FILE},  # a transformer
                  references?: [FILE, ...] | dualrl}   # human references (line i: item i): METRIC@ref columns
       naturalness?: [NAME, ...]      # unigram, textcnn, unigram-pooled, kn3, smollm2 (naturalness.registry)
       folds?: 5                      # cross-fitting folds of the adversarial naturalness classifiers
       human?: FILE                   # human-written sentences (default: the corpus' texts, else the inputs)
       compatibility?: {hh?: {NAME: DIR}, ah?: {NAME: DIR}, documents?: FILE}   # pair classifiers; ah: documents
     tradeoff?: {style?: sti@NAME, content?: wmd@mask, naturalness?: COLUMN}
+    baselines?: [copy, delete-lexicon, retrieve-nearest]   # trivial systems (lexicon / corpus needed)
+    joint?: auto | strap | none | {name?: custom, style: COLUMN, content: COLUMN, fluency: COLUMN>=T}
+    compare?: true | {metrics?: [COLUMN, ...], resamples?: N}   # system x system significance matrix
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
     engine?: local | ray | {name: ray, address?: HOST:PORT, workers?: N}   # ray: per-sentence metrics on Ray Data
+
+``joint`` (default ``auto``: STRAP's J when its columns are scored) is the per-sentence joint score and the
+leaderboard (:mod:`tsteval.metrics.joint.score`); ``compare`` adds to the report one significance matrix per column
+(default: the tradeoff axes and J), paired bootstrap over shared inputs with Holm's correction.
 """
 
 from __future__ import annotations
@@ -243,12 +251,14 @@ class StyleSpec:
 
 @dataclass(frozen=True)
 class AttributionSpec:
-    """Attribution masking (``attr-mask``/``attr-delete``): the transformer classifier, its threshold and the
-    integrated-gradients steps (:class:`tsteval.lexicons.attribution.AttributionMasker`)."""
+    """Attribution masking (``attribution-mask``/``attribution-delete``): the transformer classifier, its threshold,
+    the integrated-gradients steps and a file of neutral sentences for the no-style guard
+    (:class:`tsteval.lexicons.attribution.AttributionMasker`)."""
 
     classifier: str
     threshold: float = 0.2
     steps: int = 16
+    neutral: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -295,6 +305,16 @@ class TradeoffSpec:
 
 
 @dataclass(frozen=True)
+class CompareSpec:
+    """The report's system x system significance matrices: the columns (None: the tradeoff axes and J) and the
+    bootstrap resamples (None: enough for Holm over all pairs, :func:`tsteval.experiment.significance.
+    matrix_resamples`)."""
+
+    metrics: tuple[str, ...] | None = None
+    resamples: int | None = None
+
+
+@dataclass(frozen=True)
 class ReportSpec:
     """Report options."""
 
@@ -338,16 +358,20 @@ class Manifest:
     engine: EngineSpec = EngineSpec()
     text: str = field(repr=False, default="")
     meta_eval: MetaEvalSpec | None = None
+    baselines: tuple[str, ...] = ()
+    joint: object = "auto"
+    compare: CompareSpec | None = None
 
     def needs_corpus(self) -> bool:
-        """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec or the style
-        erasers)."""
+        """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec, the style
+        erasers or the retrieve-nearest baseline)."""
         from tsteval.metrics.content.scorer import ERASE
 
         return (any(c.corpus is None for c in self.classifiers.values())
                 or (self.lexicon is not None and self.lexicon.file is None)
                 or self.metrics.content.vectors == "word2vec"
-                or (bool(self.metrics.content.metrics) and ERASE in self.metrics.content.modifications))
+                or (bool(self.metrics.content.metrics) and ERASE in self.metrics.content.modifications)
+                or "retrieve-nearest" in self.baselines)
 
 
 class _Reader:
@@ -608,7 +632,7 @@ def _compatibility(r: _Reader, value: object) -> CompatibilitySpec:
 
 def _attribution(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> AttributionSpec:
     key = "metrics.content.attribution"
-    a = r.mapping(value, key, ("classifier", "threshold", "steps"), ("classifier",))
+    a = r.mapping(value, key, ("classifier", "threshold", "steps", "neutral"), ("classifier",))
     name = r.choice(a["classifier"], f"{key}.classifier", list(classifiers), "classifier")
     if classifiers[name].backend != "transformer":
         raise r.error(f"{key}.classifier", f"attribution masking needs a transformer classifier, and {name!r} is "
@@ -617,7 +641,8 @@ def _attribution(r: _Reader, value: object, classifiers: Mapping[str, Classifier
     threshold = r.number(a.get("threshold", 0.2), f"{key}.threshold")
     if not 0 < threshold <= 1:
         raise r.error(f"{key}.threshold", f"must be in (0, 1], got {threshold}")
-    return AttributionSpec(name, threshold, r.integer(a.get("steps", 16), f"{key}.steps", 1))
+    return AttributionSpec(name, threshold, r.integer(a.get("steps", 16), f"{key}.steps", 1),
+                           r.file(a["neutral"], f"{key}.neutral") if "neutral" in a else None)
 
 
 def _references(r: _Reader, value: object) -> tuple[Path, ...] | str:
@@ -632,7 +657,7 @@ def _references(r: _Reader, value: object) -> tuple[Path, ...] | str:
 
 
 def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
-    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, MODIFICATION_MODES, erasable
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications, erasable
     from tsteval.metrics.style.intensity import GROUND_KINDS
 
     d = r.mapping(value, "metrics", ("style", "content", "naturalness", "folds", "human", "compatibility"))
@@ -653,14 +678,17 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
             r.choice(m, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
         mods = r.strings(c.get("modifications", ["none"]), "metrics.content.modifications")
         for i, m in enumerate(mods):
-            r.choice(m, f"metrics.content.modifications[{i}]",
-                     [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS, ERASE], "modification")
+            try:
+                check_modifications([m])
+            except TstevalError as error:
+                raise r.error(f"metrics.content.modifications[{i}]", str(error)) from None
         if ERASE in mods and not erasable(metrics):
             raise r.error("metrics.content.modifications", "erase applies to the embedding metrics only",
                           fix=f"add one of {erasable(registry.names('content'))} to metrics.content.metrics")
         attribution = _attribution(r, c["attribution"], classifiers) if "attribution" in c else None
         if attribution is None and any(m in ATTRIBUTION_MODIFICATIONS for m in mods):
-            raise r.error("metrics.content.modifications", "attr-mask/attr-delete need an attribution classifier",
+            raise r.error("metrics.content.modifications", "attribution-mask/attribution-delete need an "
+                          "attribution classifier",
                           fix="add metrics.content.attribution: {classifier: NAME} (a transformer classifier)")
         vectors = r.string(c.get("vectors", "glove"), "metrics.content.vectors")
         vectors_dir = None
@@ -737,7 +765,46 @@ def _engine(r: _Reader, value: object) -> EngineSpec:
 
 
 TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics", "tradeoff",
-            "report", "meta_eval", "engine")
+            "report", "meta_eval", "engine", "baselines", "joint", "compare")
+
+
+def _baselines(r: _Reader, value: object) -> tuple[str, ...]:
+    from tsteval.experiment.baselines import BASELINES
+
+    names = r.strings(value, "baselines")
+    for i, name in enumerate(names):
+        r.choice(name, f"baselines[{i}]", BASELINES, "baseline")
+    if len(set(names)) != len(names):
+        raise r.error("baselines", f"a baseline repeats: {quote(names, 200)}")
+    return names
+
+
+def _joint(r: _Reader, value: object) -> object:
+    """``joint``: auto, strap, none, or a recipe mapping (checked as a :class:`JointRecipe`)."""
+    from tsteval.metrics.joint.score import JointRecipe
+
+    if isinstance(value, str):
+        return r.choice(value, "joint", ("auto", "strap", "none"), "J mode")
+    d = r.mapping(value, "joint", ("name", "style", "content", "fluency"), ("style", "content", "fluency"))
+    try:
+        return JointRecipe.parse({k: str(v) for k, v in d.items()})
+    except TstevalError as error:
+        raise r.error("joint", str(error)) from None
+
+
+def _compare(r: _Reader, value: object) -> CompareSpec | None:
+    if value is True:
+        return CompareSpec()
+    if value is False:
+        return None
+    d = r.mapping(value, "compare", ("metrics", "resamples"))
+    metrics = r.strings(d["metrics"], "compare.metrics") if "metrics" in d else None
+    for i, column in enumerate(metrics or ()):
+        if "@" not in column or column.split("@", 1)[0] not in registry.METRICS:
+            raise r.error(f"compare.metrics[{i}]", f"{quote(column)} is not a metric column (METRIC@NAME)",
+                          fix=f"name a scored column of one of {sorted(registry.METRICS)}")
+    resamples = r.integer(d["resamples"], "compare.resamples", 1) if "resamples" in d else None
+    return CompareSpec(metrics, resamples)
 
 
 def load_manifest(path: str | Path) -> Manifest:
@@ -754,9 +821,7 @@ def load_manifest(path: str | Path) -> Manifest:
             or metrics.compatibility.hh or metrics.compatibility.ah):
         raise r.error("metrics", "no metric to compute", fix="give metrics.style, metrics.content or both")
     lexicon = _lexicon(r, d["lexicon"]) if "lexicon" in d else None
-    from tsteval.metrics.content.scorer import ERASE
-
-    if lexicon is None and any(m not in ("none", ERASE) for m in metrics.content.modifications):
+    if lexicon is None and any(m in ("mask", "remove") for m in metrics.content.modifications):
         raise r.error("metrics.content.modifications", "mask/remove need a style lexicon",
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")
     manifest = Manifest(
@@ -768,7 +833,13 @@ def load_manifest(path: str | Path) -> Manifest:
         classifiers=MappingProxyType(classifiers), lexicon=lexicon, metrics=metrics,
         tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text,
         meta_eval=_meta_eval(r, d["meta_eval"]) if "meta_eval" in d else None,
-        engine=_engine(r, d.get("engine", "local")))
+        engine=_engine(r, d.get("engine", "local")),
+        baselines=_baselines(r, d["baselines"]) if "baselines" in d else (),
+        joint=_joint(r, d["joint"]) if "joint" in d else "auto",
+        compare=_compare(r, d["compare"]) if "compare" in d else None)
+    if "delete-lexicon" in manifest.baselines and lexicon is None:
+        raise r.error("baselines", "delete-lexicon needs a style lexicon",
+                      fix="add lexicon: {file: PATH} or lexicon: {build: {}}")
     if manifest.corpus is None and manifest.needs_corpus():
         raise r.error("corpus", "missing: a classifier without its own corpus, lexicon.build, word2vec vectors or "
                                 "the erase modification need the training corpus",

@@ -35,11 +35,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tsteval.experiment.manifest import Manifest
+    from tsteval.metrics.joint.score import JointRecipe
 
 Log = Callable[[str], None]
 ENGINES = ("local", "ray")
 CLASSIFIER_MANIFEST = "tsteval-classifier.json"
 PAIR_MANIFEST = "tsteval-pair-classifier.json"
+# The J column without a recipe object: scored when STRAP's columns exist, required, or not at all.
+JOINT_MODES = ("auto", "strap", "none")
 
 
 def _silent(_message: str) -> None:
@@ -57,18 +60,22 @@ class Plan:
     ``classifiers`` holds every style classifier by name (folder, fitted model, trained classifier or training
     spec); ``style`` names those whose columns (``sti@NAME`` ...) are scored (default: all of them).
     ``modifications`` are ``none``, ``mask``, ``remove`` (with ``lexicon``: a Lexicon, a lexicon file, or a
-    :class:`~tsteval.experiment.manifest.LexiconSpec` built from ``corpus``) and ``attr-mask``/``attr-delete``
-    (with ``attribution`` naming a transformer classifier of ``classifiers``) and ``erase`` (embedding metrics
-    with the style erased by LEACE erasers fitted on ``corpus``: :mod:`tsteval.metrics.content.erasure`).
-    ``vectors``: ``"glove"``,
-    ``"word2vec"`` (trained on ``corpus``; on the style-masked corpus for ``mask``), a saved folder or
-    :class:`~tsteval.metrics.content.word_vectors.WordVectors`.  ``human``: human-written texts for the
-    naturalness scorers (default: the inputs).  ``device`` (default: ``cuda`` when present) and ``threads``
-    (torch CPU threads) apply to the SmolLM2 scorer.  ``hh``/``ah``: pair classifiers (folder or fitted) by name; AH
+    :class:`~tsteval.experiment.manifest.LexiconSpec` built from ``corpus``), ``attribution-mask``/
+    ``attribution-delete`` (with ``attribution`` naming a transformer classifier of ``classifiers``) and ``erase``
+    (embedding metrics with the style erased by LEACE erasers fitted on ``corpus``:
+    :mod:`tsteval.metrics.content.erasure`).  ``vectors``: ``"glove"``, ``"word2vec"`` (trained on ``corpus``; on
+    the style-masked corpus for ``mask``), a saved folder or :class:`~tsteval.metrics.content.word_vectors.WordVectors`.
+    ``human``: human-written texts for the naturalness scorers (default: the inputs).  ``device`` (default: ``cuda``
+    when present) and ``threads`` (torch CPU threads) apply to the SmolLM2 scorer.  ``hh``/``ah``: pair classifiers
+    (folder or fitted) by name; AH
     reads the transfers' ``document`` column.  ``references``: human references for the ``content`` metrics
     (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference sets (files or lists of texts, line i
     for item i), read and aligned with the rows when the plan is made
-    (:func:`tsteval.metrics.content.references.resolve_references`).
+    (:func:`tsteval.metrics.content.references.resolve_references`).  ``baselines``
+    (:data:`tsteval.experiment.baselines.BASELINES`) add their systems' rows to the transfers when the plan is made
+    (``delete-lexicon`` needs ``lexicon``, ``retrieve-nearest`` ``corpus``).  ``joint``: the J column
+    (:mod:`tsteval.metrics.joint.score`): ``"auto"`` (STRAP's recipe when its columns are scored), ``"strap"``
+    (required), ``"none"``, a :class:`~tsteval.metrics.joint.score.JointRecipe` or its text ``[NAME=]S,C,F``.
     """
 
     transfers: Transfers
@@ -83,6 +90,7 @@ class Plan:
     attribution: str | None = None
     attribution_threshold: float = 0.2
     attribution_steps: int = 16
+    attribution_neutral: Sequence[str] | None = None
     naturalness: tuple[str, ...] = ()
     human: Sequence[str] | None = None
     folds: int = 5
@@ -91,6 +99,8 @@ class Plan:
     hh: Mapping[str, object] = field(default_factory=dict)
     ah: Mapping[str, object] = field(default_factory=dict)
     references: object = None
+    baselines: tuple[str, ...] = ()
+    joint: object = "auto"
     corpus: Corpus | None = None
     seed: int = 0
     bootstrap_resamples: int = 1000
@@ -98,15 +108,28 @@ class Plan:
     engine: str = "local"
     address: str | None = None
     workers: int | None = None
+    baseline_notes: dict[str, int] = field(default_factory=dict, init=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("classifiers", "hh", "ah"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
-        for name in ("content", "modifications", "naturalness"):
+        for name in ("content", "modifications", "naturalness", "baselines"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.style is not None:
             object.__setattr__(self, "style", tuple(self.style))
         self.validate()
+        if isinstance(self.joint, str) and self.joint not in JOINT_MODES:
+            from tsteval.metrics.joint.score import JointRecipe
+
+            object.__setattr__(self, "joint", JointRecipe.parse(self.joint))
+        if self.baselines:
+            from tsteval.experiment.baselines import add_baselines
+
+            if "delete-lexicon" in self.baselines:
+                object.__setattr__(self, "lexicon", _lexicon(self))
+            transfers, notes = add_baselines(self.transfers, self.baselines, self.lexicon, self.corpus)
+            object.__setattr__(self, "transfers", transfers)
+            self.baseline_notes.update(notes)
         if self.references is not None:
             from tsteval.metrics.content.references import resolve_references
 
@@ -125,7 +148,7 @@ class Plan:
             ATTRIBUTION_MODIFICATIONS,
             CONTENT_METRICS,
             ERASE,
-            MODIFICATION_MODES,
+            check_modifications,
             erasable,
         )
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
@@ -142,10 +165,7 @@ class Plan:
         unknown = [m for m in self.content if m not in registry.names("content")]
         if unknown:
             raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
-        modes = [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS, ERASE]
-        bad = [m for m in self.modifications if m not in modes]
-        if bad:
-            raise TstevalError(f"unknown modifications {bad}; choose from {sorted(modes)}")
+        check_modifications(self.modifications)
         if self.content and ERASE in self.modifications:
             if self.corpus is None or len(self.corpus.styles) < 2:
                 raise TstevalError("the erase modification fits a style eraser on a style-labelled corpus of at least "
@@ -154,17 +174,30 @@ class Plan:
             if not erasable(self.content):
                 raise TstevalError(f"the erase modification applies to the embedding metrics only "
                                    f"({', '.join(erasable(CONTENT_METRICS))}); none of {list(self.content)} is one")
+        from tsteval.metrics.joint.score import JointRecipe
+
+        if not isinstance(self.joint, (str, JointRecipe)):
+            raise TstevalError(f"joint must be one of {list(JOINT_MODES)}, a JointRecipe or 'S,C,F', not "
+                               f"{type(self.joint).__name__}")
         if self.content and any(m in ("mask", "remove") for m in self.modifications) and self.lexicon is None:
             raise TstevalError("the modifications remove/mask need a style lexicon (build one with build-lexicon)")
         if self.content and any(m in ATTRIBUTION_MODIFICATIONS for m in self.modifications) and (
                 self.attribution not in self.classifiers):
-            raise TstevalError("the modifications attr-mask/attr-delete need attribution=NAME of a transformer "
-                               "style classifier among the classifiers")
+            raise TstevalError("the modifications attribution-mask/attribution-delete need attribution=NAME of a "
+                               "transformer style classifier among the classifiers")
         judged = [m for m in self.content if "pair_classifier" in registry.METRICS[m].needs]
         if judged and not self.hh:
             raise TstevalError(f"the content metrics {judged} are a pair classifier's judgement: give one "
                                "(--hh NAME=DIR from tsteval train-pairs; hh= in evaluate; compatibility.hh in a "
                                "manifest)")
+        from tsteval.experiment.baselines import check_baselines
+
+        check_baselines(self.baselines)
+        if "delete-lexicon" in self.baselines and self.lexicon is None:
+            raise TstevalError("the delete-lexicon baseline needs a style lexicon (--lexicon FILE, manifest lexicon:)")
+        if "retrieve-nearest" in self.baselines and self.corpus is None:
+            raise TstevalError("the retrieve-nearest baseline needs a training corpus of the target styles "
+                               "(--baseline-corpus STYLE=FILE, manifest corpus:, corpus= in evaluate)")
         unknown = [n for n in self.naturalness if n not in NATURALNESS_METRICS]
         if unknown:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
@@ -201,12 +234,11 @@ class Plan:
         Names and files are checked here, before any model is loaded; :func:`run` loads the models.
         """
         from tsteval.metrics import registry
-        from tsteval.metrics.content.scorer import ERASE, MODIFICATION_MODES
+        from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
         from tsteval.readers.loaders import report_empty_ratings
 
         transfers = _transfers_of_args(args)
-        corpus = None
         report_empty_ratings(transfers.frame)
         classifiers = key_values(args.classifier, "--classifier", "DIR", column_names=True)
         pair_classifiers = key_values(args.hh, "--hh", "DIR", column_names=True)
@@ -217,7 +249,14 @@ class Plan:
             from tsteval.metrics.recommended import recommended_options
 
             metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers))
+        baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
         lexicon = None
+        if args.lexicon and (metrics or "delete-lexicon" in baselines):
+            from tsteval.lexicons.lexicon import Lexicon
+
+            lexicon = Lexicon.load(args.lexicon)
+        attribution = None
+        corpus_files: dict[str, list[str]] = {}
         if not metrics:
             modes = ["none"]
         else:
@@ -225,36 +264,42 @@ class Plan:
             unknown = [m for m in metrics if m not in content]
             if unknown:
                 raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(content)}")
-            bad = [m for m in modes if m not in [*MODIFICATION_MODES, ERASE]]
-            if bad:
-                raise TstevalError(f"unknown modifications {bad}; choose from {sorted([*MODIFICATION_MODES, ERASE])}")
+            check_modifications(modes, "--modification")
             if ERASE in modes:
-                corpus = _erase_corpus(args.erase_style)
-            if any(m in ("mask", "remove") for m in modes):
-                if not args.lexicon:
-                    raise TstevalError("--modification remove/mask needs --lexicon FILE (build one with "
-                                       "build-lexicon)")
-                from tsteval.lexicons.lexicon import Lexicon
-
-                lexicon = Lexicon.load(args.lexicon)
+                corpus_files = _style_files(args.erase_style, "--erase-style",
+                                            "--modification erase fits a style eraser on style-labelled sentences: "
+                                            "give --erase-style NAME=FILE for each style (e.g. the style "
+                                            "classifier's training files)")
+            if any(m in ("mask", "remove") for m in modes) and lexicon is None:
+                raise TstevalError("--modification remove/mask needs --lexicon FILE (build one with build-lexicon)")
+            if any(m in ATTRIBUTION_MODIFICATIONS for m in modes):
+                attribution = _attribution_of_args(args, classifiers)
         if not (classifiers or metrics or names or pair_classifiers):
             raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval "
                                "train-classifier), --content METRICS, --naturalness NAMES or --hh NAME=DIR")
         unknown = [n for n in names if n not in NATURALNESS_METRICS]
         if unknown:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
+        from tsteval.readers import loaders
+
         human = None
         if names and args.human:
-            from tsteval.readers import loaders
-
             human = loaders.read_lines(args.human)
+        if args.baseline_corpus:  # one training corpus: --erase-style and --baseline-corpus files join by style
+            for style, paths in _style_files(args.baseline_corpus, "--baseline-corpus", "").items():
+                corpus_files.setdefault(style, []).extend(paths)
+        corpus = loaders.load_style_files(corpus_files) if corpus_files else None
         vectors = args.vectors if args.vectors == "glove" else Path(args.vectors)
         return cls(transfers, classifiers={n: Path(d) for n, d in classifiers.items()}, ground=args.ground,
                    content=tuple(metrics), modifications=tuple(modes), lexicon=lexicon, vectors=vectors,
-                   placeholder=args.placeholder, naturalness=tuple(names), human=human, folds=args.folds,
+                   placeholder=args.placeholder, attribution=attribution,
+                   attribution_threshold=args.attribution_threshold,
+                   attribution_neutral=loaders.read_lines(args.attribution_neutral) if args.attribution_neutral
+                   else None, naturalness=tuple(names), human=human, folds=args.folds,
                    device=args.device, threads=args.threads,
                    hh={n: Path(d) for n, d in pair_classifiers.items()},
-                   references=_references_of_args(args, metrics), corpus=corpus, seed=args.seed, quiet=args.quiet,
+                   references=_references_of_args(args, metrics), baselines=baselines, joint=args.joint,
+                   corpus=corpus, seed=args.seed, quiet=args.quiet,
                    engine=args.engine, address=args.address, workers=args.workers)
 
     @classmethod
@@ -275,10 +320,10 @@ class Plan:
         compatibility = metrics.compatibility
         if compatibility.documents is not None:
             transfers = attach_documents(transfers, compatibility.documents)
+        from tsteval.readers import loaders
+
         human = None
         if metrics.human is not None:
-            from tsteval.readers import loaders
-
             human = loaders.read_lines(metrics.human)
         elif corpus is not None:
             human = corpus.texts
@@ -296,24 +341,46 @@ class Plan:
             lexicon=manifest.lexicon, vectors=vectors, placeholder=content.placeholder,
             attribution=attribution.classifier if attribution else None,
             attribution_threshold=attribution.threshold if attribution else 0.2,
-            attribution_steps=attribution.steps if attribution else 16, naturalness=metrics.naturalness,
+            attribution_steps=attribution.steps if attribution else 16,
+            attribution_neutral=loaders.read_lines(attribution.neutral) if attribution and attribution.neutral
+            else None, naturalness=metrics.naturalness,
             human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
-            references=references, corpus=corpus,
+            references=references, baselines=manifest.baselines, joint=manifest.joint, corpus=corpus,
             seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet,
             engine=manifest.engine.name, address=manifest.engine.address, workers=manifest.engine.workers)
 
 
-def _erase_corpus(given: Sequence[str]) -> Corpus:
-    """The style-labelled corpus of ``--erase-style NAME=FILE`` (repeatable; a style given twice joins its files)."""
-    from tsteval.readers import loaders
-
+def _style_files(given: Sequence[str], flag: str, missing: str) -> dict[str, list[str]]:
+    """The files of a repeatable ``FLAG NAME=FILE`` by style (a style given twice joins its files); ``missing`` is
+    the error when none is given."""
     if not given:
-        raise TstevalError("--modification erase fits a style eraser on style-labelled sentences: give "
-                           "--erase-style NAME=FILE for each style (e.g. the style classifier's training files)")
+        raise TstevalError(missing)
     files: dict[str, list[str]] = {}
-    for style, path in key_value_pairs(given, "--erase-style", "FILE"):
+    for style, path in key_value_pairs(given, flag, "FILE"):
         files.setdefault(style, []).append(path)
-    return loaders.load_style_files(files)
+    return files
+
+
+def _attribution_of_args(args: argparse.Namespace, classifiers: Mapping[str, str]) -> str:
+    """The ``--classifier`` NAME whose transformer attributes the attribution modifications: ``--attribution``, or
+    the only transformer among the classifiers."""
+    from tsteval.classifiers.base import saved_backend
+
+    if args.attribution is not None:
+        if args.attribution not in classifiers:
+            raise TstevalError(f"--attribution {args.attribution!r} is not a --classifier NAME "
+                               f"({sorted(classifiers)})")
+        chosen = [args.attribution]
+    else:
+        chosen = [n for n, d in classifiers.items() if saved_backend(d) == "transformer"]
+        if len(chosen) != 1:
+            raise TstevalError("--modification attribution-mask/attribution-delete need one transformer style "
+                               "classifier: give --classifier NAME=DIR of backend transformer (train-classifier "
+                               "transformer)" + (f" and --attribution NAME to choose among {chosen}" if chosen else ""))
+    if saved_backend(classifiers[chosen[0]]) != "transformer":
+        raise TstevalError(f"--attribution {chosen[0]!r}: attribution masking needs a transformer classifier, and "
+                           f"{classifiers[chosen[0]]} is {saved_backend(classifiers[chosen[0]])}")
+    return chosen[0]
 
 
 def _references_of_args(args: argparse.Namespace, metrics: Sequence[str]) -> object:
@@ -392,6 +459,7 @@ class Run:
     trained: dict[str, object] = field(default_factory=dict)
     lexicon: object = None
     corpus_references: pd.DataFrame | None = None
+    joint: JointRecipe | None = None
 
 
 def _saved_identity(model: object, manifest: str) -> str:
@@ -522,7 +590,8 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
     for label, mode in ATTRIBUTION_MODIFICATIONS.items():
         if label in plan.modifications:
             masker = AttributionMasker(classifier, threshold=plan.attribution_threshold, mode=mode,
-                                       placeholder=plan.placeholder, n_steps=plan.attribution_steps)
+                                       placeholder=plan.placeholder, n_steps=plan.attribution_steps,
+                                       neutral_texts=plan.attribution_neutral)
             rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
             out[label] = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
     return out
@@ -541,6 +610,10 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
 
     result = Run(Scorecard.from_transfers(plan.transfers))
     card = result.card
+    if plan.baselines:
+        log(f"baselines: {', '.join(plan.baselines)} added as systems"
+            + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
+                      for name, n in plan.baseline_notes.items() if n))
     corpora: dict[str, Corpus] = {}
     models = {name: _style_model(plan, name, source, log, result.trained, corpora)
               for name, source in plan.classifiers.items()}
@@ -600,7 +673,29 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
             for column in columns:
                 card.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{identity}")))
+    result.joint = _joint(plan, card, log)
     return result
+
+
+def _joint(plan: Plan, card: Scorecard, log: Log) -> JointRecipe | None:
+    """Score the J column of ``plan.joint`` (see :class:`Plan`); the recipe used, or None."""
+    from tsteval.metrics.joint.score import missing_for_strap, score_joint, strap_recipe
+
+    if plan.joint == "none":
+        return None
+    recipe = plan.joint
+    if recipe in ("auto", "strap"):
+        recipe = strap_recipe(card, plan.style_names)
+        if recipe is None:
+            missing = missing_for_strap(card, plan.style_names)
+            if plan.joint == "strap":
+                raise TstevalError(f"STRAP's J needs {' and '.join(missing)}; score them or give a J recipe "
+                                   "STYLE,CONTENT,FLUENCY")
+            log(f"joint score J not computed: STRAP's recipe needs {' and '.join(missing)}")
+            return None
+    column = score_joint(card, recipe)
+    log(f"joint score {column} = {recipe.style} x {recipe.content} x {recipe.fluency}")
+    return recipe
 
 
 def run(plan: Plan, log: Log | None = None) -> Scorecard:

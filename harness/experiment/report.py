@@ -1,8 +1,9 @@
 """The run report: one Markdown and one self-contained HTML file from the same list of blocks.
 
-Sections: run metadata and signatures, corpus aggregates with bootstrap intervals, tradeoff plots with their
-reading, agreement with human ratings (one table per aspect and statistic), and the worst-scoring examples per
-system.  The HTML embeds its plots as base64 PNG and links nothing external.
+Sections: run metadata and signatures, corpus aggregates with bootstrap intervals, the J leaderboard per transfer
+direction and the system x system significance matrices, tradeoff plots with their reading, agreement with human
+ratings (one table per aspect and statistic), and the worst-scoring examples per system.  The HTML embeds its plots
+as base64 PNG and links nothing external.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import pandas as pd
 
 from tsteval.core import markdown as md
 from tsteval.experiment.manifest import ReportSpec
+from tsteval.experiment.significance import matrix_table
 from tsteval.experiment.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
+from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard
 
@@ -125,9 +128,41 @@ def points_table(t: Tradeoff) -> pd.DataFrame:
     return points[columns].rename(columns={"x_ci": t.x, "y_ci": t.y})
 
 
+def ranking_blocks(board: pd.DataFrame | None, recipe: JointRecipe | None, pairs: pd.DataFrame | None,
+                   spec: ReportSpec, seed: int) -> list[Block]:
+    """The leaderboard (one table per transfer direction, sorted by J) and the significance matrices."""
+    blocks: list[Block] = []
+    if board is not None and recipe is not None:
+        blocks += [Heading(2, "Leaderboard"),
+                   Text(f"`{recipe.column}` = mean over sentences of the per-sentence product `{recipe.style}` × "
+                        f"`{recipe.content}` × `{recipe.fluency}` (each factor in [0, 1]; STRAP's J when the recipe "
+                        f"is `strap`), with a 95% percentile-bootstrap interval ({spec.bootstrap_resamples} "
+                        f"resamples, seed {seed}); the factor columns are their means on the same rows. One table "
+                        "per transfer direction. Full table: `leaderboard.csv`.")]
+        for title, table in leaderboard_tables(board, recipe):
+            blocks += [Heading(3, title), Table(table)]
+    if pairs is not None:
+        resamples = int(pairs["resamples"].iloc[0])
+        n_pairs = int((pairs["metric"] == pairs["metric"].iloc[0]).sum())
+        floor = n_pairs / (resamples + 1)
+        blocks += [Heading(2, "Significance between systems"),
+                   Text("Row minus column: the difference of the means over the inputs both share (same input, "
+                        "source and target style); `*` = significant at 0.05 by the paired bootstrap (sacreBLEU's "
+                        f"--paired-bs, {resamples} resamples, seed {seed}) after Holm's correction over the "
+                        f"{n_pairs} pairs of that column; `n/a` = no shared input. Full table with intervals and "
+                        "p-values: `significance.csv`."
+                        + (f" With {resamples} resamples the smallest Holm-adjusted p is {floor:.3f}, so no pair can "
+                           "show as significant: raise compare.resamples." if floor >= 0.05 else ""))]
+        for column in dict.fromkeys(pairs["metric"]):
+            blocks += [Heading(3, f"`{column}`"), Table(matrix_table(pairs, column))]
+    return blocks
+
+
 def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: pd.DataFrame,
                  curves: list[Tradeoff], plots: dict[int, list[Path]], humans: list[str],
-                 spec: ReportSpec, style_column: str | None, content_column: str | None) -> list[Block]:
+                 spec: ReportSpec, style_column: str | None, content_column: str | None,
+                 board: pd.DataFrame | None = None, recipe: JointRecipe | None = None,
+                 pairs: pd.DataFrame | None = None) -> list[Block]:
     """The report's content, independent of the output format."""
     blocks: list[Block] = [Heading(1, f"tsteval run: {metadata['name']}"),
                            Text("Every sentence, sortable and filterable, with each input's outputs side by side: "
@@ -157,13 +192,15 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
     by_aspect: dict[str, list[str]] = {}
     for metric in card.metrics:
         declared = find_metric(metric, card.signatures.get(metric))
-        aspect = "Style" if declared is not None and declared.aspect == "style" else "Content and other"
+        aspect = {"style": "Style", "joint": "Joint score"}.get(getattr(declared, "aspect", None),
+                                                                "Content and other")
         by_aspect.setdefault(aspect, []).append(metric)
     for aspect, metrics in by_aspect.items():
         blocks += [Heading(3, aspect), Table(aggregates_table(summary, metrics))]
     if humans:
         blocks += [Heading(3, "Human ratings"), Table(human_table(card.frame, humans, metadata["seed"],
                                                                   spec.bootstrap_resamples))]
+    blocks += ranking_blocks(board, recipe, pairs, spec, metadata["seed"])
 
     blocks.append(Heading(2, "Tradeoff curves"))
     if not curves:
@@ -265,10 +302,12 @@ def to_html(blocks: list[Block], title: str, directory: Path) -> str:
 
 def write_report(directory: Path, metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: pd.DataFrame,
                  curves: list[Tradeoff], plots: dict[int, list[Path]], humans: list[str], spec: ReportSpec,
-                 style_column: str | None = None, content_column: str | None = None) -> None:
+                 style_column: str | None = None, content_column: str | None = None,
+                 board: pd.DataFrame | None = None, recipe: JointRecipe | None = None,
+                 pairs: pd.DataFrame | None = None) -> None:
     """Write ``report.md`` and ``report.html`` into ``directory`` (plots already there)."""
     blocks = build_blocks(metadata, card, summary, agreements, curves, plots, humans, spec, style_column,
-                          content_column)
+                          content_column, board, recipe, pairs)
     (directory / "report.md").write_text(to_markdown(blocks), encoding="utf-8")
     (directory / "report.html").write_text(to_html(blocks, f"tsteval run: {metadata['name']}", directory),
                                            encoding="utf-8")

@@ -18,6 +18,7 @@ import pandas as pd
 
 from tsteval.core.atomic import check_output_directory, output_directory
 from tsteval.core.datapaths import portable
+from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash, package_version
 from tsteval.experiment import agreement
@@ -134,6 +135,30 @@ def tradeoffs(card: Scorecard, manifest: Manifest) -> list[Tradeoff]:
     return out
 
 
+def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.DataFrame | None:
+    """The ``compare:`` significance matrices (:func:`tsteval.experiment.significance.significance_matrix`): the
+    columns it names, or the tradeoff axes and J that were scored; None without ``compare:``."""
+    from tsteval.experiment.significance import significance_matrix
+
+    spec = manifest.compare
+    if spec is None:
+        return None
+    columns = list(spec.metrics) if spec.metrics is not None else [
+        c for c in (manifest.tradeoff.style, manifest.tradeoff.content, manifest.tradeoff.naturalness,
+                    getattr(recipe, "column", None)) if c is not None and c in card.signatures]
+    if not columns:
+        raise TstevalError(f"{manifest.path}: compare: no column to compare (no tradeoff axis or J was scored); "
+                           "give compare.metrics: [COLUMN, ...]")
+    return significance_matrix(card, columns, spec.resamples, manifest.seed)  # resamples None: enough for Holm
+
+
+def _without_baselines(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the systems given, not of the baselines the plan added (they carry no human ratings)."""
+    from tsteval.experiment.baselines import is_baseline
+
+    return frame[~frame["system"].map(is_baseline)]
+
+
 def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -> dict:
     card = result.card
     return {
@@ -152,7 +177,7 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
         "lexicon": None if result.lexicon is None else {"origin": portable(result.lexicon.origin, out),
                                                         "words": len(result.lexicon.words)},
         "human_ratings": {"columns": [c for c in plan.transfers.frame.columns if c.startswith(HUMAN_PREFIX)],
-                          "empty": empty_ratings(plan.transfers.frame)},
+                          "empty": empty_ratings(_without_baselines(plan.transfers.frame))},
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
         "signatures": card.signatures,
@@ -177,7 +202,8 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
     ``summary.{csv,md}``, ``agreement.csv``, ``tradeoff_*.csv``, ``plots/``, ``run.json``, ``manifest.yaml``,
-    ``report.md``, ``report.html`` and ``explorer.html`` (:mod:`tsteval.experiment.explorer`).  It follows
+    ``report.md``, ``report.html`` and ``explorer.html`` (:mod:`tsteval.experiment.explorer`), with
+    ``leaderboard.csv`` when J was scored and ``significance.csv`` with ``compare:``.  It follows
     :mod:`tsteval.core.atomic`'s rule, checked before any work: a new or empty folder, or (with ``overwrite``) a run
     folder tsteval wrote, replaced whole.
     """
@@ -196,9 +222,21 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     summary = card.summary(seed=manifest.seed, n_resamples=manifest.report.bootstrap_resamples)
     agreements = agreement_frame(card, manifest)
     curves = tradeoffs(card, manifest)
+    board = None
+    if result.joint is not None:
+        from tsteval.metrics.joint.score import leaderboard
+
+        board = leaderboard(card, result.joint, manifest.report.bootstrap_resamples, manifest.seed)
+    pairs = significance(card, manifest, result.joint)
 
     with output_directory(out, "run", overwrite) as tmp:
         card.write(tmp, summary)
+        if board is not None:
+            from tsteval.metrics.joint.score import write_leaderboard
+
+            write_leaderboard(tmp, board, result.joint)
+        if pairs is not None:
+            pairs.to_csv(tmp / "significance.csv", index=False)
         agreements.to_csv(tmp / "agreement.csv", index=False)
         plots = {}
         for k, t in enumerate(curves):
@@ -213,7 +251,8 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
             _meta_evaluate(card, manifest, tmp / "meta_eval")
         write_report(tmp, metadata, card, summary, agreements, curves,
                      {k: [p.relative_to(tmp) for p in v] for k, v in plots.items()}, human_columns(card.frame),
-                     manifest.report, manifest.tradeoff.style, manifest.tradeoff.content)
+                     manifest.report, manifest.tradeoff.style, manifest.tradeoff.content, board=board,
+                     recipe=result.joint, pairs=pairs)
         write_explorer(tmp / "explorer.html", card, title=manifest.name, lexicon=result.lexicon,
                        placeholder=plan.placeholder, tradeoff=(manifest.tradeoff.style, manifest.tradeoff.content))
     log(f"run written to {out} in {time.perf_counter() - start:.1f} s")

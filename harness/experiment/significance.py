@@ -136,9 +136,21 @@ def _one_system(card: Scorecard, origin: str) -> pd.DataFrame:
         names = ", ".join(f"{s}/{t}" for s, t in groups.itertuples(index=False))
         raise InputError(f"the run holds {len(groups)} system/setting groups ({names[:200]}), not one",
                          path=origin, fix="compare runs that each scored one system and setting")
-    frame = card.frame.assign(_item=card.frame["item"].astype(str)).sort_values("_item", kind="stable")
-    # Repeated inputs are paired in the order of their item ids.
+    return _ranked(card.frame)
+
+
+def _ranked(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one system and setting with ``_rank``: repeated inputs are paired in the order of their item
+    ids."""
+    frame = frame.assign(_item=frame["item"].astype(str)).sort_values("_item", kind="stable")
     return frame.assign(_rank=frame.groupby(list(KEYS), sort=False).cumcount())
+
+
+def _paired(left: pd.DataFrame, right: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The rows of two ranked frames that share input, source and target style (and rank), with the columns of
+    the left as ``COLUMN_a`` and of the right as ``COLUMN_b``."""
+    keys = [*KEYS, "_rank"]
+    return left[keys + columns].merge(right[keys + columns], on=keys, suffixes=("_a", "_b"))
 
 
 def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: str = "B", n_resamples: int = 1000,
@@ -163,9 +175,7 @@ def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: s
             if field:
                 raise TstevalError(f"the signatures of {column!r} differ in {field}: the scores are not comparable; "
                                    "score both runs with the same settings, or pass --ignore-signatures")
-    keys = [*KEYS, "_rank"]
-    left, right = _one_system(a, origin_a), _one_system(b, origin_b)
-    matched = left[keys + columns].merge(right[keys + columns], on=keys, suffixes=("_a", "_b"))
+    matched = _paired(_one_system(a, origin_a), _one_system(b, origin_b), columns)
     if matched.empty:
         raise TstevalError(f"{origin_a} and {origin_b} share no input (same input text, source and target style): "
                            "compare two systems' outputs for the same inputs")
@@ -193,3 +203,87 @@ def _better(row: object, signature: str) -> str:
     if max(row.p_bootstrap_holm, row.p_randomisation_holm) >= 0.05 or row.difference == 0:
         return "-"
     return "B" if (row.difference > 0) == metric.higher_is_better else "A"
+
+
+def group_labels(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """A display name per (system, setting): the system alone when it has one setting, else ``system / setting``."""
+    groups = frame[["system", "setting"]].drop_duplicates()
+    settings = groups["system"].value_counts()
+    return {(system, setting): system if settings[system] == 1 else f"{system} / {setting}"
+            for system, setting in groups.itertuples(index=False)}
+
+
+def matrix_resamples(n_pairs: int, minimum: int = 1000) -> int:
+    """Bootstrap resamples for ``n_pairs`` Holm-corrected comparisons: at least ``minimum`` and enough that the
+    smallest p-value, 1 / (R + 1), survives Holm's factor ``n_pairs`` below 0.05 (R + 1 >= 20 x pairs)."""
+    return max(minimum, 20 * n_pairs)
+
+
+def significance_matrix(card: Scorecard, columns: list[str], n_resamples: int | None = None,
+                        seed: int = 12345) -> pd.DataFrame:
+    """Every pair of (system, setting) groups of one scorecard, on every column: the paired bootstrap over the
+    inputs both share (as :func:`compare_runs`), with p Holm-adjusted over all pairs of one column.
+
+    ``n_resamples`` defaults to :func:`matrix_resamples` of the number of pairs (with the bootstrap's p-value floor
+    1 / (R + 1), 1000 resamples could never show one of 153 pairs significant after Holm).  One row per
+    (column, A, B) with A before B in the card's order: ``metric, a, b, n, mean_a, mean_b, difference`` (B - A),
+    ``low, high, p_bootstrap, p_holm``, ``better`` (A, B or ``-`` at 0.05 after Holm, by the metric's direction)
+    and ``resamples``.  A pair with no shared input has ``n`` 0 and no p-value."""
+    from statsmodels.stats.multitest import multipletests
+
+    missing = [c for c in columns if c not in card.signatures]
+    if missing:
+        raise TstevalError(f"the significance matrix needs the columns {missing}, which this run did not score "
+                           f"(it has {card.metrics[:12]})")
+    labels = group_labels(card.frame)
+    ranked = {key: _ranked(group) for key, group in card.frame.groupby(["system", "setting"], sort=False)}
+    keys = list(ranked)
+    if n_resamples is None:
+        n_resamples = matrix_resamples(len(keys) * (len(keys) - 1) // 2)
+    parts = []
+    for column in columns:
+        rows = []
+        for i, key_a in enumerate(keys):
+            for key_b in keys[i + 1:]:
+                matched = _paired(ranked[key_a], ranked[key_b], [column])
+                row = {"metric": column, "a": labels[key_a], "b": labels[key_b], "n": len(matched)}
+                if len(matched):
+                    values_a = matched[f"{column}_a"].to_numpy(float)
+                    values_b = matched[f"{column}_b"].to_numpy(float)
+                    if not (np.isfinite(values_a).all() and np.isfinite(values_b).all()):
+                        raise TstevalError(f"{column!r} has NaN or infinite values in the rows of {labels[key_a]} "
+                                           f"or {labels[key_b]}; fix or rescore those rows")
+                    p, low, high = paired_bootstrap(values_a, values_b, mean_statistic, n_resamples, seed)
+                    row |= {"mean_a": values_a.mean(), "mean_b": values_b.mean(),
+                            "difference": values_b.mean() - values_a.mean(), "low": low, "high": high,
+                            "p_bootstrap": p}
+                rows.append(row)
+        table = pd.DataFrame(rows, columns=["metric", "a", "b", "n", "mean_a", "mean_b", "difference", "low", "high",
+                                            "p_bootstrap"])
+        tested = table["n"] > 0
+        table["p_holm"] = np.nan
+        if tested.any():
+            table.loc[tested, "p_holm"] = multipletests(table.loc[tested, "p_bootstrap"].to_numpy(float),
+                                                        method="holm")[1]
+        metric = find_metric(column, card.signatures[column])
+        table["better"] = [("?" if metric is None else "-" if not (p < 0.05) or d == 0 else
+                            "B" if (d > 0) == metric.higher_is_better else "A")
+                           for p, d in zip(table["p_holm"], table["difference"], strict=True)]
+        parts.append(table.assign(resamples=n_resamples))
+    return pd.concat(parts, ignore_index=True)
+
+
+def matrix_table(pairs: pd.DataFrame, column: str) -> pd.DataFrame:
+    """One column's pairs as a square table: the cell of row R and column C is mean(R) - mean(C) over their shared
+    inputs, ``*`` when the Holm-adjusted paired-bootstrap p is below 0.05, ``n/a`` without shared inputs."""
+    part = pairs[pairs["metric"] == column]
+    names = list(dict.fromkeys([*part["a"], *part["b"]]))
+    cells = {(name, name): "—" for name in names}
+    for row in part.itertuples(index=False):
+        if row.n == 0:
+            cells[(row.a, row.b)] = cells[(row.b, row.a)] = "n/a"
+            continue
+        star = "*" if row.p_holm < 0.05 else ""
+        cells[(row.a, row.b)] = f"{-row.difference:+.3f}{star}"
+        cells[(row.b, row.a)] = f"{row.difference:+.3f}{star}"
+    return pd.DataFrame([{"system": r, **{c: cells.get((r, c), "n/a") for c in names}} for r in names])

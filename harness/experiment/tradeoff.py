@@ -25,7 +25,8 @@ from tsteval.core.records import HP_PREFIX
 from tsteval.metrics.registry import find_metric
 
 ASPECT_NAMES = {"style": "Style transfer intensity", "content": "Content preservation",
-                "naturalness": "Naturalness", "compatibility": "Content compatibility"}
+                "naturalness": "Naturalness", "compatibility": "Content compatibility",
+                "joint": "Joint score J"}
 _EPS = 1e-12
 
 

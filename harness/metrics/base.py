@@ -26,8 +26,9 @@ from typing import Literal
 
 from tsteval.core.signature import Signature
 
-Aspect = Literal["style", "content", "naturalness", "compatibility"]
-ASPECTS: tuple[str, ...] = ("style", "content", "naturalness", "compatibility")
+# ``joint``: a metric combining the columns of the other aspects (STRAP's J), scored after them.
+Aspect = Literal["style", "content", "naturalness", "compatibility", "joint"]
+ASPECTS: tuple[str, ...] = ("style", "content", "naturalness", "compatibility", "joint")
 # What a metric may need besides the transfers; a plan provides each before anything is scored.
 NEEDS = frozenset({"style_classifier", "lexicon", "word_vectors", "sentence_encoder", "human_corpus",
                    "pair_classifier", "language_model"})

@@ -18,10 +18,11 @@ from tsteval.core.errors import TstevalError
 from tsteval.metrics.base import Metric
 from tsteval.metrics.compatibility.declarations import COMPATIBILITY
 from tsteval.metrics.content.declarations import CONTENT
+from tsteval.metrics.joint.declarations import JOINT
 from tsteval.metrics.naturalness.declarations import NATURALNESS
 from tsteval.metrics.style.declarations import STYLE
 
-_ALL = (*STYLE, *CONTENT, *NATURALNESS, *COMPATIBILITY)
+_ALL = (*STYLE, *CONTENT, *NATURALNESS, *COMPATIBILITY, *JOINT)
 METRICS: Mapping[str, Metric] = MappingProxyType({m.name: m for m in _ALL})
 if len(METRICS) != len(_ALL):
     raise RuntimeError("two metric declarations share a name")

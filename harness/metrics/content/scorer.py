@@ -22,7 +22,8 @@ from tsteval.scorecard import Scorecard
 MODIFICATION_MODES = {"none": "none", "mask": "mask", "remove": "remove"}
 # Sentence-level attribution masking (tsteval.lexicons.attribution), applied by the plan's runner and passed in
 # as ``modified`` texts: modification label -> AttributionMasker mode.
-ATTRIBUTION_MODIFICATIONS = {"attr-mask": "mask", "attr-delete": "delete"}
+ATTRIBUTION_MODIFICATIONS = {"attribution-mask": "mask", "attribution-delete": "delete"}
+_RENAMED = {"attr-mask": "attribution-mask", "attr-delete": "attribution-delete"}
 CONTENT_METRICS = {m.name: m for m in CONTENT}
 # The modification that erases style from embeddings rather than from texts; only these needs have embeddings.
 ERASE = "erase"
@@ -32,6 +33,18 @@ ERASABLE_NEEDS = frozenset({"word_vectors", "sentence_encoder"})
 def erasable(metrics: Sequence[str]) -> list[str]:
     """The metrics of ``metrics`` that compare embeddings (the ones scored ``@erase``)."""
     return [m for m in metrics if m in CONTENT_METRICS and CONTENT_METRICS[m].needs & ERASABLE_NEEDS]
+
+
+def check_modifications(modifications: Sequence[str], flag: str = "modifications") -> tuple[str, ...]:
+    """``modifications`` when each is one of :data:`MODIFICATION_MODES`, :data:`ATTRIBUTION_MODIFICATIONS` or
+    :data:`ERASE`, else one error line naming the unknown ones (and the new name of a renamed one)."""
+    known = [*MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS, ERASE]
+    bad = [m for m in modifications if m not in known]
+    if bad:
+        renamed = [f"{m} is now {_RENAMED[m]}" for m in bad if m in _RENAMED]
+        raise TstevalError(f"unknown {flag} {bad}; choose from {known}" + (f" ({'; '.join(renamed)})" if renamed
+                                                                           else ""))
+    return tuple(modifications)
 
 
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:

@@ -1,0 +1,1 @@
+"""The joint score J: style success x content similarity x fluency, per sentence."""
