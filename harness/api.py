@@ -38,7 +38,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
              human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
              ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
-             references: object = None) -> Scorecard:
+             references: object = None, device: str = "cpu", threads: int | None = None) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
@@ -51,7 +51,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``vectors`` is
     ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
     metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
-    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.
+    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.  ``device``
+    (``cpu``, ``cuda``, ``auto``) and ``threads`` (torch threads) apply to the neural models (``sbert``'s encoder).
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
@@ -104,5 +105,6 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                 content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
                 modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
                 naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
-                hh=dict(hh or {}) if "hh" in names else {}, references=references, corpus=training, seed=seed)
+                hh=dict(hh or {}) if "hh" in names else {}, references=references, corpus=training, seed=seed,
+                device=device, threads=threads)
     return run(plan)

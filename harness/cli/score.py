@@ -10,7 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from tsteval.cli.common import STDIN_HELP, add_format_arguments, seed_type, signature_lines, summary_json
+from tsteval.cli.common import (
+    STDIN_HELP,
+    add_device_arguments,
+    add_format_arguments,
+    seed_type,
+    signature_lines,
+    summary_json,
+)
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
 
 EPILOG_SCORE = """examples:
@@ -125,6 +132,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
     score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")
+    add_device_arguments(score)
     add_format_arguments(score)
     score.set_defaults(func=cmd_score)
     return score

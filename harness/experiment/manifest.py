@@ -43,6 +43,8 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
       compatibility?: {hh?: {NAME: DIR}, ah?: {NAME: DIR}, documents?: FILE}   # pair classifiers; ah: documents
     tradeoff?: {style?: sti@NAME, content?: wmd@mask, naturalness?: COLUMN}
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
+    device?: cpu | cuda | auto       # neural models (sentence encoder); auto = CUDA when present
+    threads?: N                      # torch threads for every neural model (default: torch's)
 """
 
 from __future__ import annotations
@@ -317,6 +319,8 @@ class Manifest:
     tradeoff: TradeoffSpec
     report: ReportSpec
     text: str = field(repr=False, default="")
+    device: str = "cpu"
+    threads: int | None = None
 
     def needs_corpus(self) -> bool:
         """Whether the shared training corpus is used (by a classifier, the lexicon builder or word2vec)."""
@@ -676,7 +680,8 @@ def _report(r: _Reader, value: object) -> ReportSpec:
 
 
 TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics", "tradeoff",
-            "report")
+            "report", "device", "threads")
+DEVICES = ("cpu", "cuda", "auto")
 
 
 def load_manifest(path: str | Path) -> Manifest:
@@ -703,7 +708,9 @@ def load_manifest(path: str | Path) -> Manifest:
         transfers=_transfers(r, d["transfers"]),
         corpus=_corpus(r, d["corpus"], "corpus") if "corpus" in d else None,
         classifiers=MappingProxyType(classifiers), lexicon=lexicon, metrics=metrics,
-        tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text)
+        tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text,
+        device=r.choice(d.get("device", "cpu"), "device", DEVICES, "device"),
+        threads=None if d.get("threads") is None else r.integer(d["threads"], "threads", 1))
     if manifest.corpus is None and manifest.needs_corpus():
         raise r.error("corpus", "missing: a classifier without its own corpus, lexicon.build or word2vec vectors "
                                 "need the training corpus", fix="add corpus: {published: yelp} (or style/table)")

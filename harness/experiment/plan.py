@@ -64,7 +64,9 @@ class Plan:
     reads the transfers' ``document`` column.  ``references``: human references for the ``content`` metrics
     (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference sets (files or lists of texts, line i
     for item i), read and aligned with the rows when the plan is made
-    (:func:`tsteval.metrics.content.references.resolve_references`).
+    (:func:`tsteval.metrics.content.references.resolve_references`).  ``device`` (``cpu``, ``cuda``, ``auto``)
+    and ``threads`` (torch intra-op threads; default: torch's) apply to the neural models: the sentence encoder
+    of ``sbert`` (whose embeddings are cached on disk between runs) and transformer style classifiers.
     """
 
     transfers: Transfers
@@ -89,6 +91,8 @@ class Plan:
     seed: int = 0
     bootstrap_resamples: int = 1000
     quiet: bool = True
+    device: str = "cpu"
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("classifiers", "hh", "ah"):
@@ -142,6 +146,11 @@ class Plan:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
         if self.folds < 2:
             raise TstevalError(f"folds must be at least 2, not {self.folds}")
+        from tsteval.metrics.content.sentence_embedding import DEVICES, check_threads
+
+        if self.device not in DEVICES and not str(self.device).startswith("cuda:"):
+            raise TstevalError(f"device must be one of {list(DEVICES)} (or cuda:N), not {self.device!r}")
+        check_threads(self.threads)
         if self.references is not None and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
         if self.ah and "document" not in self.transfers.frame.columns:
@@ -199,7 +208,8 @@ class Plan:
                    content=tuple(metrics), modifications=tuple(modes), lexicon=lexicon, vectors=vectors,
                    placeholder=args.placeholder, naturalness=tuple(names), human=human, folds=args.folds,
                    hh={n: Path(d) for n, d in pair_classifiers.items()},
-                   references=_references_of_args(args, metrics), seed=args.seed, quiet=args.quiet)
+                   references=_references_of_args(args, metrics), seed=args.seed, quiet=args.quiet,
+                   device=args.device, threads=args.threads)
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, quiet: bool = True, log: Log = _silent) -> Plan:
@@ -243,7 +253,8 @@ class Plan:
             attribution_steps=attribution.steps if attribution else 16, naturalness=metrics.naturalness,
             human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
             references=references, corpus=corpus,
-            seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet)
+            seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet,
+            device=manifest.device, threads=manifest.threads)
 
 
 def _references_of_args(args: argparse.Namespace, metrics: Sequence[str]) -> object:
@@ -458,11 +469,32 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
     return out
 
 
+def _encoder(plan: Plan, log: Log) -> object:
+    """The run's sentence encoder (on ``plan.device``, ``plan.threads``) when a content metric needs one."""
+    from tsteval.metrics import registry
+
+    if not any("sentence_encoder" in registry.METRICS[m].needs for m in plan.content):
+        return None
+    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+
+    encoder = SentenceEncoder(device=plan.device, threads=plan.threads)
+    log(f"sentence encoder on {encoder.device}, {plan.threads or 'default'} threads; cache {encoder.cache.folder}")
+    return encoder
+
+
 def execute(plan: Plan, log: Log = _silent) -> Run:
-    """Score ``plan``: every resource first (loaded, trained or built), then every metric into one scorecard."""
+    """Score ``plan``: every resource first (loaded, trained or built), then every metric into one scorecard;
+    torch runs on ``plan.threads`` threads throughout (every neural model)."""
+    from tsteval.metrics.content.sentence_embedding import torch_threads
+
+    with torch_threads(plan.threads):
+        return _execute(plan, log)
+
+
+def _execute(plan: Plan, log: Log) -> Run:
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.metrics import registry
-    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, score_content
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, modified_texts, score_content
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import score_style
 
@@ -487,14 +519,23 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         swapped = score_style(card, model, name, model_id=identity, ground=plan.ground)
         if swapped is not None:
             warn(swapped)
+    encoder = _encoder(plan, log)
     if plan.content:
         attributed = {}
         if any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
             attributed = _attributed(card, models[plan.attribution][0], plan)
+        texts = {m: attributed.get(m) or modified_texts(card, m, result.lexicon, plan.placeholder)
+                 for m in plan.modifications}
+        if encoder is not None:  # one encode over every text any modification needs
+            start = time.perf_counter()
+            encoder.prefetch([t for pair in texts.values() for side in pair for t in side])
+            log(f"sentence encoder: {encoder.encoded} texts encoded on {encoder.device} in "
+                f"{time.perf_counter() - start:.1f} s ({len(encoder.rows)} distinct; the rest from the cache)")
         for modification in plan.modifications:
             start = time.perf_counter()
             counts = score_content(card, plan.content, modification=modification, lexicon=result.lexicon,
                                    placeholder=plan.placeholder, modified=attributed.get(modification),
+                                   texts=texts[modification], encoder=encoder,
                                    word_vectors=vectors.get(modification) if needs_vectors else None)
             result.policy |= counts
             flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}
@@ -505,7 +546,8 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
 
         start = time.perf_counter()
         counts, result.corpus_references = score_references(
-            card, plan.content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None)
+            card, plan.content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None,
+            encoder=encoder)
         result.policy |= counts
         log(f"content @ref ({len(plan.references)} references): {', '.join(plan.content)} in "
             f"{time.perf_counter() - start:.1f} s")
