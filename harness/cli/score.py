@@ -31,6 +31,7 @@ EPILOG_SCORE = """examples:
   tsteval score --pairs in.txt out.txt --source-style 0 --target-style 1 --content bleu,meteor,wmd,sbert \\
       --modification none,mask --lexicon lexicon.json --out run/
   tsteval score --dualrl GYAFC --content bleu,chrf --references dualrl --out run/   (four human references)
+  tsteval score --dualrl yelp --content sbert --threads 1 --device auto --out run/   (embeddings cached for reruns)
 """
 
 
