@@ -41,6 +41,7 @@ LEXICON = OUT / "yelp_lexicon.json"
 BEFORE = "59cd92c"
 CONTENT = "bleu,chrf,rougeL,sbert"
 MODIFICATIONS = "none,mask"
+SIZES = (2_000, 20_000, 100_000)
 ITEM_OFFSET = 100_000  # item ids of the k-th repeat: item + k * ITEM_OFFSET (one row per system and item)
 MAIN = "import sys; from tsteval.cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -137,7 +138,7 @@ def projection(rows: list[dict[str, object]], encoder_rate: float | None) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2_000, 20_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--before-at", type=int, default=20_000, help="pairs of the before/after comparison")
     parser.add_argument("--classifier", type=Path, help="a saved fastText classifier (default: trained here)")
     args = parser.parse_args()
@@ -191,7 +192,15 @@ def markdown(report: dict[str, object]) -> str:
              "| pairs | code | cache | CPU s | wall s | pairs / CPU s | peak RSS (MB) | texts encoded |",
              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['pairs']:,} | {r['code']} | {r['cache']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | "
-              f"{r['pairs_per_cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {r['texts_encoded'] or '-'} |" for r in rows]
+              f"{r['pairs_per_cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | "
+              f"{'-' if r['texts_encoded'] is None else format(r['texts_encoded'], ',')} |" for r in rows]
+    missing = sorted(set(SIZES) - {r["pairs"] for r in rows})
+    if missing:
+        big = max(rows, key=lambda r: r["pairs"])
+        lines += ["", "Not run on this shared machine: " + ", ".join(f"{n:,}" for n in missing) + " pairs (the "
+                  f"{big['pairs']:,}-pair run took {big['wall_s'] / 60:.0f} minutes of wall time for "
+                  f"{big['cpu_s']:.0f} CPU-seconds under other work's load)."]
+    lines += ["", "`texts encoded` counts the embeddings the run added to the cache (the before code has none)."]
     before = [r for r in rows if r["code"] == "before"]
     after = [r for r in rows if r["code"] == "after" and r["cache"] == "cold" and before
              and r["pairs"] == before[0]["pairs"]]
