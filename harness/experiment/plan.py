@@ -65,8 +65,8 @@ class Plan:
     (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference sets (files or lists of texts, line i
     for item i), read and aligned with the rows when the plan is made
     (:func:`tsteval.metrics.content.references.resolve_references`).  ``device`` (``cpu``, ``cuda``, ``auto``)
-    and ``threads`` (torch intra-op threads; default: torch's) apply to the neural models: the sentence encoder
-    of ``sbert`` (whose embeddings are cached on disk between runs) and transformer style classifiers.
+    places the sentence encoder of ``sbert`` (whose embeddings are cached on disk between runs); ``threads``
+    (torch intra-op threads; default: torch's) holds for every torch model of the run.
     """
 
     transfers: Transfers
