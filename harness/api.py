@@ -39,7 +39,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
              ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
              references: object = None, baselines: Sequence[str] = (), joint: object = "auto",
-             attribution: str | None = None, device: str | None = None, threads: int | None = None,
+             attribution: str | None = None, device: str = "cpu", threads: int | None = None,
              engine: str = "local", address: str | None = None, workers: int | None = None) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
@@ -62,7 +62,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     ``attribution`` names the transformer classifier of the ``attribution-mask``/``attribution-delete``
     modifications.  ``engine="ray"`` scores the per-sentence metrics on a Ray cluster (``address``; default: a
     running one, else a new local one) with ``workers`` Ray Data workers (default: one per CPU); the scorecard is
-    the same.
+    the same.  ``device``
+    (``cpu``, ``cuda``, ``auto``) and ``threads`` (torch threads) apply to the neural models (``sbert``'s encoder,
+    SmolLM2).
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],

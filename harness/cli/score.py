@@ -10,7 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from tsteval.cli.common import STDIN_HELP, add_format_arguments, seed_type, signature_lines, summary_json
+from tsteval.cli.common import (
+    STDIN_HELP,
+    add_device_arguments,
+    add_format_arguments,
+    seed_type,
+    signature_lines,
+    summary_json,
+)
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
 
 EPILOG_SCORE = """examples:
@@ -32,6 +39,7 @@ EPILOG_SCORE = """examples:
       --baseline-corpus 0=train.0.txt --baseline-corpus 1=train.1.txt --out run/   (J leaderboard + baselines)
   tsteval score --classifier bert=clf-transformer/ --pairs in.txt out.txt --source-style 0 --target-style 1 \
       --content bleu --modification none,attribution-mask,attribution-delete --out run/
+  tsteval score --dualrl yelp --content sbert --threads 1 --device auto --out run/   (embeddings cached for reruns)
 """
 
 
@@ -146,10 +154,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     natural.add_argument("--human", metavar="FILE",
                          help="human-written sentences of the target domain, one per line (default: the inputs)")
     natural.add_argument("--folds", type=int, default=5, help="cross-fitting folds for the adversarial classifiers")
-    natural.add_argument("--device", help="device of the neural language model: cpu or cuda (default: cuda when "
-                                          "present)")
-    natural.add_argument("--threads", type=int, metavar="N", help="torch CPU threads of the neural language model "
-                                                                  "(default: torch's)")
     natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
                          help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
                               "(repeatable)")
@@ -188,6 +192,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
     score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")
+    add_device_arguments(score)
     add_format_arguments(score)
     score.set_defaults(func=cmd_score)
     return score

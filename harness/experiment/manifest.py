@@ -48,6 +48,8 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
     compare?: true | {metrics?: [COLUMN, ...], resamples?: N}   # system x system significance matrix
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
     engine?: local | ray | {name: ray, address?: HOST:PORT, workers?: N}   # ray: per-sentence metrics on Ray Data
+    device?: cpu | cuda | auto       # neural models (sentence encoder); auto = CUDA when present
+    threads?: N                      # torch threads for every neural model (default: torch's)
 
 ``joint`` (default ``auto``: STRAP's J when its columns are scored) is the per-sentence joint score and the
 leaderboard (:mod:`tsteval.metrics.joint.score`); ``compare`` adds to the report one significance matrix per column
@@ -361,6 +363,8 @@ class Manifest:
     baselines: tuple[str, ...] = ()
     joint: object = "auto"
     compare: CompareSpec | None = None
+    device: str = "cpu"
+    threads: int | None = None
 
     def needs_corpus(self) -> bool:
         """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec, the style
@@ -765,7 +769,9 @@ def _engine(r: _Reader, value: object) -> EngineSpec:
 
 
 TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics", "tradeoff",
-            "report", "meta_eval", "engine", "baselines", "joint", "compare")
+            "report", "meta_eval", "engine", "baselines", "joint", "compare", "device", "threads")
+
+DEVICES = ("cpu", "cuda", "auto")
 
 
 def _baselines(r: _Reader, value: object) -> tuple[str, ...]:
@@ -836,7 +842,9 @@ def load_manifest(path: str | Path) -> Manifest:
         engine=_engine(r, d.get("engine", "local")),
         baselines=_baselines(r, d["baselines"]) if "baselines" in d else (),
         joint=_joint(r, d["joint"]) if "joint" in d else "auto",
-        compare=_compare(r, d["compare"]) if "compare" in d else None)
+        compare=_compare(r, d["compare"]) if "compare" in d else None,
+        device=r.choice(d.get("device", "cpu"), "device", DEVICES, "device"),
+        threads=None if d.get("threads") is None else r.integer(d["threads"], "threads", 1))
     if "delete-lexicon" in manifest.baselines and lexicon is None:
         raise r.error("baselines", "delete-lexicon needs a style lexicon",
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")

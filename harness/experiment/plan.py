@@ -65,17 +65,18 @@ class Plan:
     (embedding metrics with the style erased by LEACE erasers fitted on ``corpus``:
     :mod:`tsteval.metrics.content.erasure`).  ``vectors``: ``"glove"``, ``"word2vec"`` (trained on ``corpus``; on
     the style-masked corpus for ``mask``), a saved folder or :class:`~tsteval.metrics.content.word_vectors.WordVectors`.
-    ``human``: human-written texts for the naturalness scorers (default: the inputs).  ``device`` (default: ``cuda``
-    when present) and ``threads`` (torch CPU threads) apply to the SmolLM2 scorer.  ``hh``/``ah``: pair classifiers
-    (folder or fitted) by name; AH
-    reads the transfers' ``document`` column.  ``references``: human references for the ``content`` metrics
-    (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference sets (files or lists of texts, line i
-    for item i), read and aligned with the rows when the plan is made
+    ``human``: human-written texts for the naturalness scorers (default: the inputs).  ``hh``/``ah``: pair
+    classifiers (folder or fitted) by name; AH reads the transfers' ``document`` column.  ``references``: human
+    references for the ``content`` metrics (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference
+    sets (files or lists of texts, line i for item i), read and aligned with the rows when the plan is made
     (:func:`tsteval.metrics.content.references.resolve_references`).  ``baselines``
     (:data:`tsteval.experiment.baselines.BASELINES`) add their systems' rows to the transfers when the plan is made
     (``delete-lexicon`` needs ``lexicon``, ``retrieve-nearest`` ``corpus``).  ``joint``: the J column
     (:mod:`tsteval.metrics.joint.score`): ``"auto"`` (STRAP's recipe when its columns are scored), ``"strap"``
     (required), ``"none"``, a :class:`~tsteval.metrics.joint.score.JointRecipe` or its text ``[NAME=]S,C,F``.
+    ``device`` (``cpu``, ``cuda``, ``auto``) places the sentence encoder of ``sbert`` (whose embeddings are cached
+    on disk between runs) and SmolLM2; ``threads`` (torch intra-op threads; default: torch's) holds for every torch
+    model of the run.
     """
 
     transfers: Transfers
@@ -94,7 +95,7 @@ class Plan:
     naturalness: tuple[str, ...] = ()
     human: Sequence[str] | None = None
     folds: int = 5
-    device: str | None = None
+    device: str = "cpu"
     threads: int | None = None
     hh: Mapping[str, object] = field(default_factory=dict)
     ah: Mapping[str, object] = field(default_factory=dict)
@@ -203,9 +204,11 @@ class Plan:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
         if self.folds < 2:
             raise TstevalError(f"folds must be at least 2, not {self.folds}")
-        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
-                                         or self.threads < 1):
-            raise TstevalError(f"threads must be an integer >= 1, not {self.threads!r}")
+        from tsteval.core.devices import DEVICES, check_threads
+
+        if self.device not in DEVICES and not str(self.device).startswith("cuda:"):
+            raise TstevalError(f"device must be one of {list(DEVICES)} (or cuda:N), not {self.device!r}")
+        check_threads(self.threads)
         self._validate_engine()
         if self.references is not None and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
@@ -347,6 +350,7 @@ class Plan:
             human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
             references=references, baselines=manifest.baselines, joint=manifest.joint, corpus=corpus,
             seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet,
+            device=manifest.device, threads=manifest.threads,
             engine=manifest.engine.name, address=manifest.engine.address, workers=manifest.engine.workers)
 
 
@@ -597,10 +601,34 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
     return out
 
 
+def _encoder(plan: Plan, log: Log) -> object:
+    """The run's sentence encoder (on ``plan.device``, ``plan.threads``) when a content metric needs one."""
+    from tsteval.metrics import registry
+
+    if not any("sentence_encoder" in registry.METRICS[m].needs for m in plan.content):
+        return None
+    if plan.engine == "ray":  # each worker makes its own (the embedding cache on disk is shared)
+        return None
+    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+
+    encoder = SentenceEncoder(device=plan.device, threads=plan.threads)
+    log(f"sentence encoder on {encoder.device}, {plan.threads or 'default'} threads; cache {encoder.cache.folder}")
+    return encoder
+
+
 def execute(plan: Plan, log: Log = _silent) -> Run:
     """Score ``plan``: every resource first (loaded, trained or built), then the per-sentence columns (style and
     content: :func:`~tsteval.experiment.sentences.score_sentences`, here or on Ray with ``engine="ray"``), then
-    what needs whole groups of rows (references' corpus scores, naturalness, pair classifiers)."""
+    what needs whole groups of rows (references' corpus scores, naturalness, pair classifiers); torch runs on
+    ``plan.threads`` threads throughout (every neural model)."""
+    from tsteval.core.devices import torch_threads
+
+    with torch_threads(plan.threads):
+        return _execute(plan, log)
+
+
+def _execute(plan: Plan, log: Log) -> Run:
+    """:func:`execute` inside its thread setting."""
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.experiment.sentences import SentenceJob, score_sentences
     from tsteval.metrics import registry
@@ -625,6 +653,7 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
     vectors = _Vectors(plan, result.lexicon)
     content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
     needs_vectors = any("word_vectors" in registry.METRICS[m].needs for m in content)
+    encoder = _encoder(plan, log)
     erasure = None
     if content and ERASE in plan.modifications:
         from tsteval.metrics.content.erasure import Erasure
@@ -632,7 +661,8 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         erasure = Erasure(plan.corpus, seed=plan.seed)
     job = SentenceJob(models={name: models[name] for name in plan.style_names}, ground=plan.ground,
                       content=content, modifications=plan.modifications, lexicon=result.lexicon,
-                      placeholder=plan.placeholder, erasure=erasure,
+                      placeholder=plan.placeholder, erasure=erasure, encoder=encoder,
+                      device=plan.device, threads=plan.threads,
                       vectors={m: vectors.get(m) for m in plan.modifications} if needs_vectors else {})
     if plan.engine == "ray":
         from tsteval.experiment.ray_engine import score_sentences_on_ray
@@ -655,7 +685,8 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
 
         start = time.perf_counter()
         counts, result.corpus_references = score_references(
-            card, content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None)
+            card, content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None,
+            encoder=encoder)
         result.policy |= counts
         log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
             f"{time.perf_counter() - start:.1f} s")

@@ -31,7 +31,9 @@ class SentenceJob:
     ``models``: style classifier and its identity (for the signatures) by name, for the style columns;
     ``content`` metrics at each of ``modifications`` (``remove``/``mask`` with ``lexicon``), with ``vectors`` (the
     word vectors of each modification) when a metric needs them; ``erasure`` (the style erasers,
-    :class:`~tsteval.metrics.content.erasure.Erasure`) for ``erase``.
+    :class:`~tsteval.metrics.content.erasure.Erasure`) for ``erase``; ``encoder`` (a
+    :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder`; made here on ``device`` with ``threads``
+    when None and a metric needs one) encodes every text any modification needs in one pass.
     """
 
     models: Mapping[str, tuple[object, str]] = field(default_factory=dict)
@@ -42,6 +44,9 @@ class SentenceJob:
     placeholder: str = "<masked>"
     vectors: Mapping[str, object] = field(default_factory=dict)
     erasure: object = None
+    encoder: object = None
+    device: str = "cpu"
+    threads: int | None = None
 
 
 @dataclass
@@ -61,16 +66,33 @@ def score_sentences(card: Scorecard, job: SentenceJob, *,
 
     ``attributed`` gives the already-modified (input, output) texts of attribution modifications by label.
     """
-    from tsteval.metrics.content.scorer import score_content
+    from tsteval.metrics import registry
+    from tsteval.metrics.content.scorer import ERASE, modified_texts, score_content
     from tsteval.metrics.style.scorer import style_columns
 
     scores = SentenceScores()
     for name, (model, identity) in job.models.items():
         scores.hits[name] = style_columns(card, model, name, model_id=identity, ground=job.ground)
-    for modification in job.modifications if job.content else ():
+    if not job.content:
+        return scores
+    attributed = attributed or {}
+    texts = {m: attributed.get(m) or modified_texts(card, "none" if m == ERASE else m, job.lexicon, job.placeholder)
+             for m in job.modifications}
+    encoder = job.encoder
+    if encoder is None and any("sentence_encoder" in registry.METRICS[m].needs for m in job.content):
+        from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+
+        encoder = SentenceEncoder(device=job.device, threads=job.threads)
+    if encoder is not None:  # one encode over every text any modification needs
+        start = time.perf_counter()
+        encoder.prefetch([t for pair in texts.values() for side in pair for t in side])
+        log(f"sentence encoder: {encoder.encoded} texts encoded on {encoder.device} in "
+            f"{time.perf_counter() - start:.1f} s ({len(encoder.rows)} distinct; the rest from the cache)")
+    for modification in job.modifications:
         start = time.perf_counter()
         counts = score_content(card, job.content, modification=modification, lexicon=job.lexicon,
-                               placeholder=job.placeholder, modified=(attributed or {}).get(modification),
+                               placeholder=job.placeholder, modified=attributed.get(modification),
+                               texts=texts[modification], encoder=encoder,
                                word_vectors=job.vectors.get(modification), erasure=job.erasure)
         scores.policy |= counts
         flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}

@@ -15,8 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tsteval.core.tokenize import tokenize
-from tsteval.metrics.content.policy import MetricResult, apply_policy
+from tsteval.metrics.content.policy import MetricResult, Tokens, apply_policy, pair_tokens
 from tsteval.metrics.content.word_vectors import WordVectors
 
 CHUNK = 2048
@@ -65,8 +64,8 @@ def _greedy(x: np.ndarray, mx: np.ndarray, y: np.ndarray, my: np.ndarray) -> np.
 
 
 def _batched(kernel: Callable[..., np.ndarray], refs: Sequence[str], hyps: Sequence[str],
-             wv: WordVectors) -> MetricResult:
-    ref_tokens, hyp_tokens = [tokenize(t) for t in refs], [tokenize(t) for t in hyps]
+             wv: WordVectors, tokens: Tokens | None) -> MetricResult:
+    ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
     values = np.zeros(len(ref_tokens))
     for start in range(0, len(ref_tokens), CHUNK):
         stop = start + CHUNK
@@ -77,16 +76,19 @@ def _batched(kernel: Callable[..., np.ndarray], refs: Sequence[str], hyps: Seque
     return apply_policy(np.nan_to_num(values), ref_tokens, hyp_tokens, all_oov=all_oov)
 
 
-def embedding_average(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors) -> MetricResult:
+def embedding_average(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors,
+                      tokens: Tokens | None = None) -> MetricResult:
     """Cosine between mean word vectors, per pair."""
-    return _batched(_average, refs, hyps, word_vectors)
+    return _batched(_average, refs, hyps, word_vectors, tokens)
 
 
-def greedy_matching(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors) -> MetricResult:
+def greedy_matching(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors,
+                    tokens: Tokens | None = None) -> MetricResult:
     """Greedy matching, both directions averaged, per pair."""
-    return _batched(_greedy, refs, hyps, word_vectors)
+    return _batched(_greedy, refs, hyps, word_vectors, tokens)
 
 
-def vector_extrema(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors) -> MetricResult:
+def vector_extrema(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors,
+                   tokens: Tokens | None = None) -> MetricResult:
     """Cosine between vector-extrema sentence vectors, per pair."""
-    return _batched(_extrema, refs, hyps, word_vectors)
+    return _batched(_extrema, refs, hyps, word_vectors, tokens)

@@ -4,9 +4,15 @@ Texts are tokenized by :func:`tsteval.core.tokenize.tokenize` and re-joined with
 with ``tokenize="none"`` and every metric sees the same words.  The reference is the input ``x``, the
 hypothesis the output ``x'``.  All metrics apply :mod:`tsteval.metrics.content.policy` for empty texts.
 
-BLEU follows sacreBLEU's design: per-sentence sufficient statistics (n-gram matches/totals, lengths) are
-extracted once; sentence BLEU is computed from each row (vectorised in numpy, same formula as
-``sacrebleu.metrics.BLEU.compute_bleu``) and corpus BLEU from the summed rows.
+Each text is tokenised once per modification by the caller (``tokens=``, see
+:func:`tsteval.metrics.content.scorer.score_content`) and the tokens go to every metric.  BLEU and chrF follow
+sacreBLEU's design: per-sentence sufficient statistics are extracted with sacreBLEU's own
+``_extract_reference_info`` / ``_compute_segment_statistics`` (reference n-grams once per distinct reference),
+:data:`CHUNK` pairs at a time so memory stays flat; sentence BLEU is computed from each row (vectorised in
+numpy, same formula as ``sacrebleu.metrics.BLEU.compute_bleu``), chrF with ``CHRF._compute_f_score``, and corpus
+BLEU from the summed rows.  Plain chrF's statistics are counted in numpy (:mod:`~tsteval.metrics.content.
+char_ngrams`, identical integers); ROUGE-L uses a bit-parallel LCS length (:func:`lcs_length`) in rouge-score's
+formula.  Values equal the per-pair library calls (tests/test_overlap_speed.py).
 
 * ``smooth_method="exp", effective_order=True`` (the default) is ``sacrebleu.sentence_bleu``'s default.
 * :data:`MIR_BLEU` (``floor`` smoothing, value 0.01, no effective order) reproduces Mir et al.'s stored
@@ -16,37 +22,67 @@ extracted once; sentence BLEU is computed from each row (vectorised in numpy, sa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
 from nltk.stem.porter import PorterStemmer
-from rouge_score import rouge_scorer
+from rouge_score import scoring
 from sacrebleu.metrics import BLEU, CHRF
 
 from tsteval.core.tokenize import tokenize
-from tsteval.metrics.content.policy import MetricResult, apply_policy
+from tsteval.metrics.content.char_ngrams import char_statistics
+from tsteval.metrics.content.policy import MetricResult, Tokens, apply_policy, pair_tokens
 from tsteval.metrics.content.wordnet import load_wordnet
 
 MAX_ORDER = 4
 MIR_BLEU: dict[str, object] = {"smooth_method": "floor", "smooth_value": 0.01, "effective_order": False}
 _LOG_ZERO = -9999999999.0  # sacreBLEU's my_log(0)
-
+CHUNK = 4096  # pairs whose statistics are held at once: memory stays flat in the number of pairs
+REFERENCE_INFO = 50_000  # distinct references whose n-grams are kept for the next pairs that share them
 
 def tokens_of(texts: Sequence[str]) -> list[list[str]]:
     """Our tokenizer over a batch."""
     return [tokenize(t) for t in texts]
 
 
-def bleu_statistics(refs: Sequence[str], hyps: Sequence[str]) -> np.ndarray:
+def segment_statistics(metric: object, hyps: Sequence[str], references: Sequence[Sequence[str]],
+                       info: dict[tuple[str, ...], object] | None = None) -> list[list[int]]:
+    """``metric._extract_corpus_statistics(hyps, references)``: sacreBLEU's per-sentence statistics, with the
+    same ``_extract_reference_info`` / ``_compute_segment_statistics`` calls, but the reference n-grams extracted
+    once per distinct set of references (kept in ``info`` across calls; bounded by :data:`REFERENCE_INFO`)."""
+    info = {} if info is None else info
+    stats = []
+    for hyp, refs in zip(hyps, zip(*references, strict=True), strict=True):
+        if refs not in info:
+            if len(info) >= REFERENCE_INFO:
+                info.clear()
+            info[refs] = metric._extract_reference_info([metric._preprocess_segment(r) for r in refs])
+        stats.append(metric._compute_segment_statistics(metric._preprocess_segment(hyp), info[refs]))
+    return stats
+
+
+def chunked_statistics(metric: object, tokens: Tokens) -> Iterator[np.ndarray]:
+    """Per-sentence statistics of ``metric`` on tokens joined by spaces, :data:`CHUNK` pairs at a time."""
+    ref_tokens, hyp_tokens = tokens
+    info: dict[tuple[str, ...], object] = {}
+    for start in range(0, len(hyp_tokens), CHUNK):
+        refs = [" ".join(t) for t in ref_tokens[start:start + CHUNK]]
+        hyps = [" ".join(t) for t in hyp_tokens[start:start + CHUNK]]
+        yield np.asarray(segment_statistics(metric, hyps, [refs], info), dtype=np.float64)
+
+
+def _bleu() -> BLEU:
+    return BLEU(tokenize="none", force=True)
+
+
+def bleu_statistics(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None = None) -> np.ndarray:
     """sacreBLEU's per-sentence statistics, shape (n, 2 + 2*4): sys_len, ref_len, correct[1..4], total[1..4].
 
-    Uses ``BLEU._extract_corpus_statistics`` (the function ``BLEU.corpus_score`` aggregates) on our tokens.
+    Equal to ``BLEU._extract_corpus_statistics`` (the function ``BLEU.corpus_score`` aggregates) on our tokens.
     """
-    joined_refs = [" ".join(t) for t in tokens_of(refs)]
-    joined_hyps = [" ".join(t) for t in tokens_of(hyps)]
-    stats = BLEU(tokenize="none", force=True)._extract_corpus_statistics(joined_hyps, [joined_refs])
-    return np.asarray(stats, dtype=np.float64).reshape(len(joined_hyps), 2 + 2 * MAX_ORDER)
+    chunks = list(chunked_statistics(_bleu(), pair_tokens(refs, hyps, tokens)))
+    return np.concatenate(chunks) if chunks else np.zeros((0, 2 + 2 * MAX_ORDER))
 
 
 def bleu_from_statistics(stats: np.ndarray, smooth_method: str = "exp", smooth_value: float | None = None,
@@ -91,46 +127,85 @@ def bleu_from_statistics(stats: np.ndarray, smooth_method: str = "exp", smooth_v
 
 
 def sentence_bleu(refs: Sequence[str], hyps: Sequence[str], smooth_method: str = "exp",
-                  smooth_value: float | None = None, effective_order: bool = True) -> MetricResult:
-    """Sentence BLEU (0-100) per pair, reference = input, with the empty-text policy."""
-    values = bleu_from_statistics(bleu_statistics(refs, hyps), smooth_method, smooth_value, effective_order)
-    return apply_policy(values, tokens_of(refs), tokens_of(hyps), scale=100.0)
+                  smooth_value: float | None = None, effective_order: bool = True,
+                  tokens: Tokens | None = None) -> MetricResult:
+    """Sentence BLEU (0-100) per pair, reference = input, with the empty-text policy; statistics streamed in
+    chunks of :data:`CHUNK` pairs."""
+    tokens = pair_tokens(refs, hyps, tokens)
+    parts = [bleu_from_statistics(chunk, smooth_method, smooth_value, effective_order)
+             for chunk in chunked_statistics(_bleu(), tokens)]
+    values = np.concatenate(parts) if parts else np.zeros(0)
+    return apply_policy(values, *tokens, scale=100.0)
 
 
 def corpus_bleu(refs: Sequence[str], hyps: Sequence[str], smooth_method: str = "exp",
                 smooth_value: float | None = None, effective_order: bool = False) -> float:
     """Corpus BLEU from the summed per-sentence statistics (equals ``sacrebleu.corpus_bleu`` on our tokens)."""
-    stats = bleu_statistics(refs, hyps).sum(axis=0, keepdims=True)
-    return float(bleu_from_statistics(stats, smooth_method, smooth_value, effective_order)[0])
+    total = np.zeros((1, 2 + 2 * MAX_ORDER))
+    for chunk in chunked_statistics(_bleu(), pair_tokens(refs, hyps, None)):
+        total += chunk.sum(axis=0, keepdims=True)
+    return float(bleu_from_statistics(total, smooth_method, smooth_value, effective_order)[0])
 
 
-def sentence_bleu_mir(refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+def sentence_bleu_mir(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None = None) -> MetricResult:
     """:func:`sentence_bleu` with Mir et al.'s settings (:data:`MIR_BLEU`)."""
-    return sentence_bleu(refs, hyps, **MIR_BLEU)
+    return sentence_bleu(refs, hyps, **MIR_BLEU, tokens=tokens)
+
+
+def chrf_statistics(chrf: CHRF, tokens: Tokens) -> Iterator[np.ndarray]:
+    """sacreBLEU's per-sentence chrF statistics on tokens joined by spaces, :data:`CHUNK` pairs at a time: in
+    numpy (:func:`~tsteval.metrics.content.char_ngrams.char_statistics`, the same integers) for plain chrF,
+    through ``CHRF._compute_segment_statistics`` for chrF++ or when the numpy codes would overflow."""
+    if chrf.word_order or chrf.whitespace:
+        yield from chunked_statistics(chrf, tokens)
+        return
+    ref_tokens, hyp_tokens = tokens
+    for start in range(0, len(hyp_tokens), CHUNK):
+        refs = [" ".join(t) for t in ref_tokens[start:start + CHUNK]]
+        hyps = [" ".join(t) for t in hyp_tokens[start:start + CHUNK]]
+        stats = char_statistics(refs, hyps, chrf.char_order)
+        yield np.asarray(segment_statistics(chrf, hyps, [refs]) if stats is None else stats, dtype=np.int64)
 
 
 def sentence_chrf(refs: Sequence[str], hyps: Sequence[str], char_order: int = 6, word_order: int = 0,
-                  beta: int = 2) -> MetricResult:
-    """Sentence chrF (0-100; chrF++ with ``word_order=2``) from sacreBLEU's per-sentence statistics."""
-    ref_tokens, hyp_tokens = tokens_of(refs), tokens_of(hyps)
+                  beta: int = 2, tokens: Tokens | None = None) -> MetricResult:
+    """Sentence chrF (0-100; chrF++ with ``word_order=2``): sacreBLEU's per-sentence statistics
+    (:func:`chrf_statistics`) and its ``CHRF._compute_f_score`` on each row."""
+    tokens = pair_tokens(refs, hyps, tokens)
     chrf = CHRF(char_order=char_order, word_order=word_order, beta=beta)
-    stats = chrf._extract_corpus_statistics([" ".join(t) for t in hyp_tokens], [[" ".join(t) for t in ref_tokens]])
-    values = np.array([chrf._compute_score_from_stats(row).score for row in stats])
-    return apply_policy(values, ref_tokens, hyp_tokens, scale=100.0)
+    values = np.array([chrf._compute_f_score(row) for chunk in chrf_statistics(chrf, tokens)
+                       for row in chunk.astype(np.int64).tolist()])
+    return apply_policy(values, *tokens, scale=100.0)
 
 
-class _OurTokenizer:
-    """Adapter giving rouge-score our tokenizer."""
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists, bit-parallel (Allison & Dix 1986; Hyyrö
+    2004): one integer update per token of ``b`` instead of rouge-score's ``len(a) * len(b)`` table.
 
-    def tokenize(self, text: str) -> list[str]:
-        return tokenize(text)
+    >>> lcs_length("the cat sat on the mat".split(), "the cat lay on a mat".split())
+    4
+    """
+    masks: dict[str, int] = {}
+    for position, token in enumerate(a):
+        masks[token] = masks.get(token, 0) | (1 << position)
+    full = (1 << len(a)) - 1
+    v = full
+    for token in b:
+        u = v & masks.get(token, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(a) - v.bit_count()
 
 
-def rouge_l(refs: Sequence[str], hyps: Sequence[str], use_stemmer: bool = False) -> MetricResult:
-    """ROUGE-L F-measure (0-1) per pair with rouge-score on our tokens; no stemming by default."""
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer, tokenizer=_OurTokenizer())
-    values = np.array([scorer.score(r, h)["rougeL"].fmeasure for r, h in zip(refs, hyps, strict=True)])
-    return apply_policy(values, tokens_of(refs), tokens_of(hyps))
+def rouge_l(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None = None) -> MetricResult:
+    """ROUGE-L F-measure (0-1) per pair on our tokens, no stemming: rouge-score's ``_score_lcs`` formula (its
+    ``scoring.fmeasure`` of LCS/len(hyp) and LCS/len(ref)) with the LCS length from :func:`lcs_length`."""
+    ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
+    values = np.zeros(len(ref_tokens))
+    for k, (ref, hyp) in enumerate(zip(ref_tokens, hyp_tokens, strict=True)):
+        if ref and hyp:
+            lcs = lcs_length(ref, hyp)
+            values[k] = scoring.fmeasure(lcs / len(hyp), lcs / len(ref))
+    return apply_policy(values, ref_tokens, hyp_tokens)
 
 
 def _match(hyp: list[tuple[int, str]], ref: list[tuple[int, str]],
@@ -170,14 +245,14 @@ _STEMMER = PorterStemmer()
 
 
 def meteor(refs: Sequence[str], hyps: Sequence[str], alpha: float = 0.9, beta: float = 3.0,
-           gamma: float = 0.5) -> MetricResult:
+           gamma: float = 0.5, tokens: Tokens | None = None) -> MetricResult:
     """METEOR (0-1) per pair, identical to ``nltk.translate.meteor_score.meteor_score([ref], hyp)`` on our tokens
     with the Debian WordNet, but with stems and WordNet synonym sets computed once per distinct word in
     the batch (NLTK recomputes them for every pair).  Exact, then Porter-stem, then WordNet-synonym matches;
 as in NLTK, the synonym stage looks up the *stems* of the words left unmatched.
     """
     wordnet = load_wordnet()
-    ref_tokens, hyp_tokens = tokens_of(refs), tokens_of(hyps)
+    ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
     synonyms: dict[str, tuple[str, ...]] = {}
 
     def synonyms_of(word: str) -> tuple[str, ...]:

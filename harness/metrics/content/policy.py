@@ -23,7 +23,21 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from tsteval.core.tokenize import tokenize
+
 MAX_DISTANCE = 2.0
+# tsteval's tokens of the references and of the hypotheses, computed once per modification by the scorer and
+# passed to every content metric (``tokens=``).
+Tokens = tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]]
+
+
+def pair_tokens(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None) -> Tokens:
+    """``tokens`` (tsteval's tokens of ``refs`` and ``hyps``, computed once by the caller), else tokenised here."""
+    if tokens is None:
+        return [tokenize(t) for t in refs], [tokenize(t) for t in hyps]
+    if len(tokens[0]) != len(refs) or len(tokens[1]) != len(hyps):
+        raise ValueError("tokens must hold one token list per reference and per hypothesis")
+    return tokens
 
 
 @dataclass

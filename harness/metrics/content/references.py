@@ -24,7 +24,7 @@ from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.records import Transfers
 from tsteval.core.signature import texts_hash
 from tsteval.metrics.content.declarations import CONTENT
-from tsteval.metrics.content.overlap import MAX_ORDER, bleu_from_statistics, tokens_of
+from tsteval.metrics.content.overlap import MAX_ORDER, bleu_from_statistics, segment_statistics, tokens_of
 from tsteval.metrics.content.policy import MetricResult, PolicyCounts, apply_policy, empty_masks
 from tsteval.metrics.content.scorer import resources
 from tsteval.scorecard import Scorecard
@@ -134,16 +134,9 @@ def _joined(texts: Sequence[str], cache: dict[str, str]) -> list[str]:
 
 def _statistics(metric: object, references: References, hyps: Sequence[str]) -> list[list[int]]:
     """``metric._extract_corpus_statistics(hyps, references)`` on tsteval's tokens (sacreBLEU's per-sentence
-    multi-reference statistics), with the reference n-grams extracted once per distinct set of references."""
+    multi-reference statistics, :func:`~tsteval.metrics.content.overlap.segment_statistics`)."""
     cache: dict[str, str] = {}
-    joined = [_joined(refs, cache) for refs in references]
-    info: dict[tuple[str, ...], object] = {}
-    stats = []
-    for hyp, refs in zip(_joined(hyps, cache), zip(*joined, strict=True), strict=True):
-        if refs not in info:
-            info[refs] = metric._extract_reference_info([metric._preprocess_segment(r) for r in refs])
-        stats.append(metric._compute_segment_statistics(metric._preprocess_segment(hyp), info[refs]))
-    return stats
+    return segment_statistics(metric, _joined(hyps, cache), [_joined(refs, cache) for refs in references])
 
 
 def bleu_statistics(references: References, hyps: Sequence[str]) -> np.ndarray:
@@ -187,7 +180,7 @@ def multi_reference(name: str, references: References, hyps: Sequence[str],
 
 
 def score_references(card: Scorecard, metrics: Sequence[str], references: References, *,
-                     word_vectors: object = None, sbert_model: str | None = None
+                     word_vectors: object = None, sbert_model: str | None = None, encoder: object = None
                      ) -> tuple[dict[str, dict[str, int]], pd.DataFrame]:
     """Add ``metric@ref`` for each metric to ``card``; returns the empty/OOV policy counts per column and the
     corpus-level table (:func:`corpus_table`)."""
@@ -201,7 +194,7 @@ def score_references(card: Scorecard, metrics: Sequence[str], references: Refere
         metric = _METRICS[name]
         fields: dict[str, object] = {"mod": "none", "ref": len(references),
                                      "refhash": texts_hash([t for refs in references for t in refs])}
-        kwargs = resources(metric, word_vectors, sbert_model, fields)
+        kwargs = resources(metric, word_vectors, sbert_model, fields, encoder)
         stats = extracted.get("bleu" if name == "bleu_mir" else name)
         result = multi_reference(name, references, hyps, stats, **kwargs)
         column = f"{name}@{REFERENCE_LABEL}"

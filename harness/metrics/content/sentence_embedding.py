@@ -1,8 +1,14 @@
 """Cosine between sentence embeddings of x and x' (all-MiniLM-L6-v2 by default).
 
 Mean pooling over the tokens (attention-masked) and L2 normalisation, as sentence-transformers does for
-this model.  Any Hugging Face model id or local path is accepted.  Each distinct text is encoded once,
-in batches, sorted by length to limit padding.
+this model.  Any local model folder or Hugging Face model id is accepted.
+
+A :class:`SentenceEncoder` encodes each distinct text once per process: :meth:`~SentenceEncoder.prefetch` takes
+the union of every text a run needs (inputs and outputs, unmodified and masked) and encodes it in one pass,
+batches sorted by WordPiece count (each text is tokenised once; a batch pads to within a token or two of its
+real length).  Embeddings are kept in a content-addressed cache on disk (:mod:`tsteval.metrics.content.
+embedding_cache`, key = model identity + text hash), so a second run encodes nothing.  ``device`` is ``cpu``
+(default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's intra-op threads while encoding.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from tsteval.core.devices import check_threads, resolve_device, torch_threads
+from tsteval.core.progress import progress
 from tsteval.core.tokenize import tokenize
 from tsteval.lexicons.erasure import StyleEraser
 from tsteval.metrics.content.policy import MetricResult, apply_policy
@@ -25,42 +33,126 @@ def default_model() -> str:
 
 
 @lru_cache(maxsize=2)
-def _load(model: str) -> tuple[object, object]:
+def _load(model: str, device: str) -> tuple[object, object]:
     from transformers import AutoModel, AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(model), AutoModel.from_pretrained(model).eval()
+    return AutoTokenizer.from_pretrained(model), AutoModel.from_pretrained(model).eval().to(device)
 
 
-def encode(texts: Sequence[str], model: str | None = None, batch_size: int = 64, max_length: int = 256) -> np.ndarray:
-    """Unit-length mean-pooled embeddings, one row per text."""
+def token_counts(texts: Sequence[str], tokenizer: object, max_length: int = 256) -> tuple[list[list[int]], np.ndarray]:
+    """WordPiece ids of each text (with [CLS]/[SEP], truncated to ``max_length``) and their counts."""
+    ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    return ids, np.array([len(i) for i in ids], dtype=np.int64)
+
+
+def _encode_ids(ids: list[list[int]], tokenizer: object, encoder: object, device: str, batch_size: int
+                ) -> np.ndarray:
+    """Embeddings of already-tokenised texts, in batches sorted by token count."""
     import torch
 
-    tokenizer, encoder = _load(model or default_model())
-    order = np.argsort([len(t) for t in texts], kind="stable")
-    out = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
+    lengths = np.array([len(i) for i in ids])
+    order = np.argsort(lengths, kind="stable")
+    out = np.zeros((len(ids), encoder.config.hidden_size), dtype=np.float32)
+    starts = range(0, len(ids), batch_size)
     with torch.inference_mode():
-        for start in range(0, len(texts), batch_size):
+        for start in progress(starts, "encoding sentences", unit="batch"):
             index = order[start:start + batch_size]
-            batch = tokenizer([texts[i] for i in index], padding=True, truncation=True, max_length=max_length,
-                              return_tensors="pt")
+            batch = tokenizer.pad({"input_ids": [ids[i] for i in index]}, return_tensors="pt")
+            batch = {name: tensor.to(device) for name, tensor in batch.items()}
             hidden = encoder(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            out[index] = torch.nn.functional.normalize(pooled, dim=-1).numpy()
+            out[index] = torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy()
     return out
 
 
+class SentenceEncoder:
+    """Unit-length mean-pooled sentence embeddings, each distinct text encoded once (per process and, with
+    ``cache``, across runs).
+
+    >>> encoder = SentenceEncoder(cache=False)
+    >>> vectors = encoder.embed(["good food", "good food", "bad service"])
+    >>> vectors.shape, bool(np.allclose(vectors[0], vectors[1]))
+    ((3, 384), True)
+    """
+
+    def __init__(self, model: str | None = None, *, device: str | None = "cpu", threads: int | None = None,
+                 batch_size: int = 64, max_length: int = 256, cache: bool = True) -> None:
+        self.model = model or default_model()
+        self.device = resolve_device(device)
+        self.threads = check_threads(threads)
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.cache = None
+        if cache:
+            from tsteval.metrics.content.embedding_cache import EmbeddingCache, model_identity
+
+            self.cache = EmbeddingCache(model_identity(self.model, max_length))
+        self.rows: dict[str, int] = {}
+        self.vectors = np.zeros((0, 0), dtype=np.float32)
+        self.encoded = 0  # texts this object ran through the model (not found in memory or the cache)
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Make every text's embedding available: from memory, the cache, or one encode of the rest."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self.rows]
+        if not missing:
+            return
+        found = self.cache.lookup(missing) if self.cache is not None else {}
+        todo = [t for t in missing if t not in found]
+        new = np.zeros((0, 0), dtype=np.float32)
+        if todo:
+            new = self._encode(todo)
+            self.encoded += len(todo)
+            if self.cache is not None:
+                self.cache.add(todo, new)
+        parts = [self.vectors] if self.rows else []
+        if found:
+            parts.append(np.stack([found[t] for t in missing if t in found]))
+        if todo:
+            parts.append(new)
+        self.vectors = np.concatenate(parts)
+        base = len(self.rows)
+        for k, text in enumerate([t for t in missing if t in found] + todo):
+            self.rows[text] = base + k
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit-length row per text (float32)."""
+        self.prefetch(texts)
+        return self.vectors[[self.rows[t] for t in texts]]
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        tokenizer, encoder = _load(self.model, self.device)
+        with torch_threads(self.threads):
+            ids, _ = token_counts(texts, tokenizer, self.max_length)
+            return _encode_ids(ids, tokenizer, encoder, self.device, self.batch_size)
+
+
+def encode(texts: Sequence[str], model: str | None = None, batch_size: int = 64, max_length: int = 256,
+           device: str | None = "cpu", threads: int | None = None) -> np.ndarray:
+    """Unit-length mean-pooled embeddings, one row per text, without the on-disk cache."""
+    return SentenceEncoder(model, device=device, threads=threads, batch_size=batch_size, max_length=max_length,
+                           cache=False).embed(texts)
+
+
 def sentence_cosine(refs: Sequence[str], hyps: Sequence[str], model: str | None = None,
-                    batch_size: int = 64, eraser: StyleEraser | None = None) -> MetricResult:
-    """Cosine of sentence embeddings per pair; each distinct text encoded once; empty-text policy applied.
+                    encoder: SentenceEncoder | None = None,
+                    tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None,
+                    eraser: StyleEraser | None = None) -> MetricResult:
+    """Cosine of sentence embeddings per pair, with ``encoder`` (default: a cached one for ``model``); the
+    empty-text policy applied on ``tokens`` (tsteval's tokens of refs and hyps; tokenised here when None).
 
     With a style ``eraser`` (:mod:`tsteval.metrics.content.erasure`) the cosine is of the erased embeddings."""
-    distinct = list(dict.fromkeys([*refs, *hyps]))
-    row = {t: i for i, t in enumerate(distinct)}
-    emb = encode(distinct, model, batch_size)
+    encoder = encoder or SentenceEncoder(model)
+    a, b = encoder.embed(refs), encoder.embed(hyps)
     if eraser is not None:
-        erased = eraser(emb)
-        norms = np.linalg.norm(erased, axis=1, keepdims=True)
-        emb = erased / np.where(norms > 0, norms, 1.0)
-    values = (emb[[row[t] for t in refs]] * emb[[row[t] for t in hyps]]).sum(1).astype(np.float64)
-    return apply_policy(values, [tokenize(t) for t in refs], [tokenize(t) for t in hyps])
+        a, b = _erased(a, eraser), _erased(b, eraser)
+    values = (a * b).sum(1).astype(np.float64)
+    ref_tokens, hyp_tokens = tokens or ([tokenize(t) for t in refs], [tokenize(t) for t in hyps])
+    return apply_policy(values, ref_tokens, hyp_tokens)
+
+
+def _erased(embeddings: np.ndarray, eraser: StyleEraser) -> np.ndarray:
+    """``embeddings`` with the style erased, scaled back to unit length (a zero row stays zero)."""
+    erased = eraser(embeddings)
+    norms = np.linalg.norm(erased, axis=1, keepdims=True)
+    return erased / np.where(norms > 0, norms, 1.0)

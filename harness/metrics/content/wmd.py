@@ -23,8 +23,7 @@ import numpy as np
 from ot.lp.emd_wrap import emd_c
 
 from tsteval.core.errors import TstevalError
-from tsteval.core.tokenize import tokenize
-from tsteval.metrics.content.policy import MAX_DISTANCE, MetricResult, apply_policy
+from tsteval.metrics.content.policy import MAX_DISTANCE, MetricResult, Tokens, apply_policy, pair_tokens
 from tsteval.metrics.content.word_vectors import WordVectors
 
 CHUNK = 512
@@ -66,14 +65,15 @@ def _transport_cost(wa: np.ndarray, pa: np.ndarray, wb: np.ndarray, pb: np.ndarr
     return float(emd_c(a, b, block, MAX_ITER, 1)[1])
 
 
-def wmd(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors) -> MetricResult:
+def wmd(refs: Sequence[str], hyps: Sequence[str], word_vectors: WordVectors,
+        tokens: Tokens | None = None) -> MetricResult:
     """WMD per pair (0 = same bag of words, at most 2 on unit vectors), with the empty/OOV policy."""
-    ref_tokens, hyp_tokens = [tokenize(t) for t in refs], [tokenize(t) for t in hyps]
+    ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
     bags: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
-    for tokens in (*ref_tokens, *hyp_tokens):
-        key = tuple(tokens)
+    for text in (*ref_tokens, *hyp_tokens):
+        key = tuple(text)
         if key not in bags:
-            bags[key] = _bag(word_vectors.ids(tokens))
+            bags[key] = _bag(word_vectors.ids(text))
     values = np.zeros(len(ref_tokens))
     all_oov = np.zeros(len(ref_tokens), dtype=bool)
     solved: dict[tuple[tuple[str, ...], tuple[str, ...]], float] = {}

@@ -1,0 +1,121 @@
+"""The sentence encoder's fast path: same embeddings as sentence-transformers, a cache shared between runs, one
+encode over every modification's texts, and ``--device``/``--threads`` checked before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tsteval import evaluate
+from tsteval.core.errors import TstevalError
+from tsteval.experiment.manifest import ManifestError, load_manifest
+from tsteval.experiment.plan import Plan
+from tsteval.lexicons.lexicon import Lexicon
+from tsteval.metrics.content import sentence_embedding
+from tsteval.metrics.content.embedding_cache import EmbeddingCache
+from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model, token_counts
+from tsteval.readers.published import load_dualrl
+
+
+@pytest.fixture(scope="module")
+def yelp_texts(data_root: Path) -> list[str]:
+    """60 distinct real DualRL Yelp texts of mixed lengths (inputs and system outputs), one empty."""
+    frame = load_dualrl("yelp").frame
+    texts = list(dict.fromkeys([*frame["input"][::250], *frame["output"][::250]]))[:59]
+    return [*texts, ""]
+
+
+def test_embeddings_match_sentence_transformers(yelp_texts: list[str]) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    ours = SentenceEncoder(threads=1, cache=False, batch_size=16).embed(yelp_texts)
+    theirs = SentenceTransformer(default_model(), device="cpu").encode(yelp_texts, normalize_embeddings=True)
+    cosine = (ours * theirs).sum(1)
+    assert np.abs(cosine - 1.0).max() <= 1e-6
+    np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+def test_batches_sorted_by_wordpiece_count(yelp_texts: list[str]) -> None:
+    tokenizer, _ = sentence_embedding._load(default_model(), "cpu")
+    ids, counts = token_counts(yelp_texts, tokenizer)
+    assert counts.tolist() == [len(tokenizer(t)["input_ids"]) for t in yelp_texts]
+    assert [len(i) for i in ids] == counts.tolist() and counts.min() == 2  # the empty text: [CLS] [SEP]
+
+
+def test_cache_second_run_encodes_nothing_and_damage_is_skipped(yelp_texts: list[str], tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path))
+    texts = yelp_texts[:12]
+    first = SentenceEncoder(threads=1)
+    vectors = first.embed([*texts, texts[0]])
+    assert first.encoded == 12
+    second = SentenceEncoder(threads=1)
+    again = second.embed(texts)
+    assert second.encoded == 0 and np.array_equal(again, vectors[:12])
+    entry = next((tmp_path / "embeddings").glob("*/*/vectors.npy"))
+    entry.write_bytes(entry.read_bytes()[:-8] + b"\x00" * 8)
+    third = SentenceEncoder(threads=1)
+    np.testing.assert_allclose(third.embed(texts), vectors[:12], atol=1e-6)
+    assert third.encoded == 12 and "skipped" in capsys.readouterr().err
+
+
+def test_cache_keys_by_model(tmp_path: Path) -> None:
+    a, b = EmbeddingCache("model-a", root=tmp_path), EmbeddingCache("model-b", root=tmp_path)
+    a.add(["good food"], np.ones((1, 4), dtype=np.float32))
+    assert "good food" in a.lookup(["good food"]) and b.lookup(["good food"]) == {}
+
+
+def test_one_encode_over_every_modification(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path))
+    calls: list[list[str]] = []
+    original = SentenceEncoder._encode
+
+    def counting(self: SentenceEncoder, texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        return original(self, texts)
+
+    monkeypatch.setattr(SentenceEncoder, "_encode", counting)
+    inputs, outputs = ["the food was awful", "great service"], ["the food was great", "great service"]
+    lexicon = Lexicon({"neg": [["awful", -1.0]], "pos": [["great", 1.0]]}, "test")
+    card = evaluate(inputs, outputs, source_style="neg", target_style="pos", metrics=["sbert", "bleu"],
+                    lexicon=lexicon, modifications=("none", "mask"), threads=1)
+    assert len(calls) == 1
+    assert sorted(calls[0]) == sorted({*inputs, *outputs, "the food was <masked>", "<masked> service"})
+    assert card.frame["sbert@none"].iloc[1] == pytest.approx(1.0, abs=1e-6)
+    evaluate(inputs, outputs, source_style="neg", target_style="pos", metrics=["sbert"], threads=1)
+    assert len(calls) == 1  # the second run found every embedding in the cache
+
+
+def test_device_and_threads_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import torch
+
+    from tsteval.cli import main
+
+    transfers = load_dualrl("yelp").frame.iloc[:2]
+    with pytest.raises(TstevalError, match="device must be one of"):
+        evaluate(transfers["input"].tolist(), transfers["output"].tolist(), source_style="0", target_style="1",
+                 metrics=["sbert"], device="tpu")
+    with pytest.raises(TstevalError, match="--threads must be a positive integer"):
+        evaluate(["a"], ["b"], source_style="0", target_style="1", metrics=["bleu"], threads=0)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(TstevalError, match="no CUDA device"):
+        SentenceEncoder(device="cuda", cache=False)
+    assert SentenceEncoder(device="auto", cache=False).device == "cpu"
+    with pytest.raises(SystemExit):
+        main(["score", "--dualrl", "yelp", "--content", "bleu", "--threads", "0", "--out", str(tmp_path / "o")])
+
+
+def test_manifest_device_and_threads(tmp_path: Path, data_root: Path) -> None:
+    text = ("transfers: {published: mir, sample: 2}\nmetrics: {content: {metrics: [bleu]}}\n")
+    good = tmp_path / "good.yaml"
+    good.write_text(text + "device: auto\nthreads: 1\n")
+    manifest = load_manifest(good)
+    assert (manifest.device, manifest.threads) == ("auto", 1)
+    assert Plan.from_manifest(manifest).threads == 1
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text + "threads: 0\n")
+    with pytest.raises(ManifestError, match="threads"):
+        load_manifest(bad)
