@@ -32,10 +32,10 @@ from tsteval.experiment.metaeval import MetaEvaluation, MetricColumn, Rating, me
 from tsteval.scorecard import Scorecard
 
 DATASETS = ("mir", "lai")
-STYLE_BACKENDS = ("fasttext", "tfidf-lr")
+STYLE_BACKENDS = ("fasttext", "tfidf-lr", "ensemble")
 CONTENT = ("bleu", "chrf", "meteor", "rougeL", "wmd", "sbert")
-MODIFICATIONS = ("none", "mask")
-NATURALNESS = ("kn3", "unigram")
+MODIFICATIONS = ("none", "mask", "erase")
+NATURALNESS = ("kn3", "smollm2", "unigram", "unigram-pooled")
 # Human-written text for the naturalness scorers: a seeded sample keeps the cross-fitted classifiers cheap.
 HUMAN_SAMPLE = 20000
 MIR_RATINGS = (Rating("human_style_intensity", "style"), Rating("human_content_preservation", "content"),
@@ -70,7 +70,7 @@ def _classifiers() -> dict[str, object]:
 
 def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
            references: object = None, style_view: Transfers | None = None, log: Log = print) -> Scorecard:
-    """Style columns (on ``style_view`` when given), content at none and mask, naturalness, in one scorecard."""
+    """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, in one scorecard."""
     from tsteval.experiment.plan import Plan, run
 
     log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "

@@ -11,7 +11,7 @@ same float32 values, so the scores equal those of loading the GGUF file directly
 too; the counted tokens |s| are the text's own subword tokens (no BOS; no end-of-text is predicted).  Texts are
 tokenised once, sorted by token count and batched under a token budget (right padding with an attention mask,
 so a text's score does not depend on its batch beyond float rounding), scored under ``torch.inference_mode``,
-and the LM head runs only on the real (unpadded) positions.  ``device`` is ``cuda`` when present unless given;
+and the LM head runs only on the real (unpadded) positions.  ``device``: ``cpu`` (default), ``cuda`` or ``auto``;
 ``threads`` sets torch's CPU threads while scoring.
 
 SLOR's unigram model is the add-one unigram distribution of SmolLM2's subword tokens over the human text given
