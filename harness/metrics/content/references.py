@@ -194,7 +194,7 @@ def score_references(card: Scorecard, metrics: Sequence[str], references: Refere
         metric = _METRICS[name]
         fields: dict[str, object] = {"mod": "none", "ref": len(references),
                                      "refhash": texts_hash([t for refs in references for t in refs])}
-        kwargs = resources(metric, word_vectors, sbert_model, fields, encoder)
+        kwargs = resources(metric, word_vectors, sbert_model, fields, encoder=encoder)
         stats = extracted.get("bleu" if name == "bleu_mir" else name)
         result = multi_reference(name, references, hyps, stats, **kwargs)
         column = f"{name}@{REFERENCE_LABEL}"

@@ -84,7 +84,7 @@ def modified_texts(card: Scorecard, modification: str, lexicon: object = None,
 
 
 def resources(metric: Metric, word_vectors: WordVectors | None, sbert_model: str | None,
-              fields: dict[str, object], erasure: Erasure | None = None,
+              fields: dict[str, object], *, erasure: Erasure | None = None,
               encoder: SentenceEncoder | None = None) -> dict[str, object]:
     """The keyword arguments ``metric``'s scorer needs (word vectors or a sentence encoder: ``encoder``, else one
     for ``sbert_model``; with the style erased when ``erasure`` is given); records their identity in the signature
@@ -155,8 +155,8 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
             fields["texts"] = texts_hash([*refs, *hyps])
         elif modification == "mask":
             fields["placeholder"] = placeholder
-        kwargs = resources(metric, word_vectors, sbert_model, fields, erasure if modification == ERASE else None,
-                           encoder)
+        kwargs = resources(metric, word_vectors, sbert_model, fields,
+                           erasure=erasure if modification == ERASE else None, encoder=encoder)
         result = metric.function()(refs, hyps, tokens=tokens, **kwargs)
         column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
         card.add(column, result.values, str(metric.signature(**fields)))
