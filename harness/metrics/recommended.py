@@ -38,8 +38,8 @@ RECOMMENDED = (
     Recommendation("content", "sbert", "none", f"{EVIDENCE}: unmasked MiniLM cosine: +.004 over bleu@none on Mir "
                    "(not significant), +.342 on Lai"),
     Recommendation("naturalness", "lp_mean", "kn3", f"{EVIDENCE}: the Kneser-Ney trigram's mean token "
-                   "log-probability, the baseline itself: perplexity, SLOR and the adversarial classifiers are worse on "
-                   "Mir; SmolLM2's SLOR is +.305 better on Lai but -.462 worse on Mir"),
+                   "log-probability, the baseline itself: perplexity, SLOR and the adversarial classifiers are worse "
+                   "on Mir; SmolLM2's SLOR is +.305 better on Lai but -.462 worse on Mir"),
 )
 
 
