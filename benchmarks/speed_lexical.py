@@ -26,8 +26,8 @@ import numpy as np
 from rouge_score import rouge_scorer
 from sacrebleu.metrics import BLEU, CHRF
 
+from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content.overlap import rouge_l, sentence_bleu, sentence_chrf
-from tsteval.metrics.content.scorer import tokens_of
 from tsteval.readers.published import load_dualrl
 
 OUT = Path(__file__).parent / "results"

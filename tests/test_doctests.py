@@ -10,7 +10,7 @@ import pytest
 MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.registry",
            "tsteval.metrics.naturalness.lm_scores", "tsteval.metrics.naturalness.pooled",
            "tsteval.metrics.naturalness.causal_lm",
-           "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble"]
+           "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.core.tokenize"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -11,9 +11,9 @@ import pytest
 from rouge_score import rouge_scorer
 from sacrebleu.metrics import BLEU, CHRF
 
+from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content import char_ngrams, overlap
 from tsteval.metrics.content.overlap import lcs_length, rouge_l, sentence_bleu, sentence_bleu_mir, sentence_chrf
-from tsteval.metrics.content.scorer import tokens_of
 from tsteval.readers.published import load_dualrl
 
 

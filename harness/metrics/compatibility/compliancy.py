@@ -26,7 +26,8 @@ from tsteval.classifiers.pairs import MATCH, PairClassifier
 from tsteval.core import markdown as md
 from tsteval.core.errors import InputError, LabelMismatchError
 from tsteval.core.records import Transfers
-from tsteval.metrics.content.overlap import corpus_bleu, rouge_l, sentence_bleu, tokens_of
+from tsteval.core.tokenize import tokens_of
+from tsteval.metrics.content.overlap import corpus_bleu, rouge_l, sentence_bleu
 from tsteval.metrics.style.scorer import class_indices, predict_unique
 
 TABLE_COLUMNS = ("HH", "AH", "Main", "Compl.")

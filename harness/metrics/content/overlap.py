@@ -30,7 +30,6 @@ from nltk.stem.porter import PorterStemmer
 from rouge_score import scoring
 from sacrebleu.metrics import BLEU, CHRF
 
-from tsteval.core.tokenize import tokenize
 from tsteval.metrics.content.char_ngrams import char_statistics
 from tsteval.metrics.content.policy import MetricResult, Tokens, apply_policy, pair_tokens
 from tsteval.metrics.content.wordnet import load_wordnet
@@ -40,11 +39,6 @@ MIR_BLEU: dict[str, object] = {"smooth_method": "floor", "smooth_value": 0.01, "
 _LOG_ZERO = -9999999999.0  # sacreBLEU's my_log(0)
 CHUNK = 4096  # pairs whose statistics are held at once: memory stays flat in the number of pairs
 REFERENCE_INFO = 50_000  # distinct references whose n-grams are kept for the next pairs that share them
-
-def tokens_of(texts: Sequence[str]) -> list[list[str]]:
-    """Our tokenizer over a batch."""
-    return [tokenize(t) for t in texts]
-
 
 def segment_statistics(metric: object, hyps: Sequence[str], references: Sequence[Sequence[str]],
                        info: dict[tuple[str, ...], object] | None = None) -> list[list[int]]:

@@ -23,8 +23,9 @@ import pandas as pd
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.records import Transfers
 from tsteval.core.signature import texts_hash
+from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content.declarations import CONTENT
-from tsteval.metrics.content.overlap import MAX_ORDER, bleu_from_statistics, segment_statistics, tokens_of
+from tsteval.metrics.content.overlap import MAX_ORDER, bleu_from_statistics, segment_statistics
 from tsteval.metrics.content.policy import MetricResult, PolicyCounts, apply_policy, empty_masks
 from tsteval.metrics.content.scorer import resources
 from tsteval.scorecard import Scorecard

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.base import Metric
 from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.content.erasure import Erasure
@@ -51,12 +51,6 @@ def check_modifications(modifications: Sequence[str], flag: str = "modifications
 
 if TYPE_CHECKING:
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder
-
-
-def tokens_of(texts: Sequence[str]) -> list[list[str]]:
-    """tsteval's tokens of each text, each distinct text tokenised once."""
-    distinct: dict[str, list[str]] = {}
-    return [distinct[t] if t in distinct else distinct.setdefault(t, tokenize(t)) for t in texts]
 
 
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
