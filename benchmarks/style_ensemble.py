@@ -36,6 +36,7 @@ from tsteval.core.tokenize import tokenize
 from tsteval.experiment.agreement import agreement_table, compare_dependent_correlations, correlate
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.loaders import load_style_files
+from tsteval.readers.published import load_lai
 from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -180,17 +181,11 @@ def ece_sentence(heldout: pd.DataFrame) -> str:
 
 
 def lai_transfers() -> Transfers:
-    """Lai et al.'s (2022) 720 rated informal -> formal outputs (80 inputs x 9 systems, the reference among them),
-    with the mean of the two annotators' style scores, texts lower-cased and tokenised as the GYAFC corpus is."""
-    rows = []
-    with open(dataset_dir("lai2022") / "style.json", encoding="utf-8") as handle:
-        for item, line in enumerate(handle):
-            record = json.loads(line)
-            for system, out in record["sys"].items():
-                rows.append({"system": system, "setting": "default", "item": item, "input": normalise(record["src"]),
-                             "output": normalise(out["out"]), "source_style": "informal", "target_style": "formal",
-                             HUMAN_LAI: (out["human_1"] + out["human_2"]) / 2, LAI_CLASSIFIER: out["c-gyafc"]})
-    return Transfers(pd.DataFrame(rows), "lai2022/style.json")
+    """Lai et al.'s (2022) 720 rated outputs (:func:`~tsteval.readers.published.load_lai`: the mean of the two
+    annotators' style scores), texts lower-cased and tokenised as the GYAFC corpus is."""
+    frame = load_lai().frame
+    frame = frame.assign(input=frame["input"].map(normalise), output=frame["output"].map(normalise))
+    return Transfers(frame.rename(columns={"lai.c-gyafc@style": LAI_CLASSIFIER}), "lai2022")
 
 
 def normalise(text: str) -> str:
