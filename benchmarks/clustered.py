@@ -1,11 +1,14 @@
 """A percentile bootstrap that resamples clusters (rows sharing an input are not independent), for the content
-benchmarks' intervals: the statistic is recomputed on the rows of ``n`` clusters drawn with replacement."""
+benchmarks' intervals: the statistic is recomputed on the rows of ``n`` clusters drawn with replacement (the
+resamples of :mod:`tsteval.experiment.metaeval`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from tsteval.experiment.metaeval import cluster_resamples, resample_rows
 
 Statistic = Callable[[np.ndarray], float]
 
@@ -15,10 +18,7 @@ def clustered_bootstrap(clusters: Sequence[object], statistics: dict[str, Statis
     """``(value, low, high)`` of each statistic (a function of row indices): the value on all rows and the 2.5 and
     97.5 percentiles over resamples of whole clusters; every statistic uses the same resamples."""
     codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)[1]
-    members = [np.flatnonzero(codes == k) for k in range(codes.max() + 1)]
-    rng = np.random.default_rng(seed)
-    draws = [np.concatenate([members[k] for k in rng.integers(0, len(members), len(members))])
-             for _ in range(n_resamples)]
+    draws = [resample_rows(codes, draw) for draw in cluster_resamples(codes, n_resamples, seed)]
     everything = np.arange(len(codes))
     out = {}
     for name, statistic in statistics.items():
