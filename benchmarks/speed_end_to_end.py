@@ -2,16 +2,20 @@
 
 Pairs: the DualRL Yelp release (15 systems x 1,000 test inputs, both directions: 15,000 real pairs), repeated
 in order to reach 20,000 and 100,000 rows (there are no more real DualRL Yelp pairs): past 15,000 rows the texts
-repeat, so the sentence encoder sees no new text and the lexical metrics' work grows with the rows.  Metrics:
-style with a fastText classifier trained on Yelp dev+test (``tsteval train-classifier fasttext --yelp``), content
-``bleu,chrf,rougeL,sbert`` at ``none,mask`` with the Yelp lexicon of ``benchmarks/results/yelp_lexicon.json``.
+repeat, so the sentence encoder sees no new text and the lexical metrics' work grows with the rows.  Metrics: the
+set the speed issue measured -- style with fastText and TF-IDF LR classifiers trained on Yelp dev+test
+(``tsteval train-classifier fasttext|tfidf-lr --yelp``), content ``bleu,chrf,meteor,rougeL,wmd,sbert`` at
+``none,mask`` with the Yelp lexicon of ``benchmarks/results/yelp_lexicon.json``, naturalness ``unigram,kn3``
+(human text: the inputs, the default).
 
 Every run is a fresh process (``tsteval score --table``) with an empty cache folder (``TSTEVAL_CACHE``), timed by
 ``os.wait4`` (user + system CPU seconds, peak resident memory of that process).  After: this code with
 ``--threads 1`` (the right setting on a shared 2-core machine).  Before: the code of commit ``59cd92c`` (main
 before the speed work), unpacked from git and imported from ``PYTHONPATH``, with torch's default threads (it had
 no ``--threads``), on the same 20k table in the same run.  A second 20k run on the warm cache shows what a rerun
-costs.  The projection to 10M pairs scales the measured per-pair costs (see the notes in the output).
+costs.  Memory: beside each run's peak RSS, the in-memory size of the data it holds (its scorecard read back
+with pandas, deep: the texts and every per-row score), so that the growth of the peak from 20k to 100k pairs can
+be set against the growth of the data itself.  The projection to 10M pairs scales the measured per-pair costs.
 
 Run: ``python -m benchmarks.speed_end_to_end [--sizes 2000 20000 100000]`` (about half an hour on 2 busy cores).
 """
@@ -39,8 +43,10 @@ OUT = Path(__file__).parent / "results"
 REPO = Path(__file__).resolve().parent.parent
 LEXICON = OUT / "yelp_lexicon.json"
 BEFORE = "59cd92c"
-CONTENT = "bleu,chrf,rougeL,sbert"
+CONTENT = "bleu,chrf,meteor,rougeL,wmd,sbert"
 MODIFICATIONS = "none,mask"
+NATURALNESS = "unigram,kn3"
+BACKENDS = {"ft": "fasttext", "lr": "tfidf-lr"}
 SIZES = (2_000, 20_000, 100_000)
 ITEM_OFFSET = 100_000  # item ids of the k-th repeat: item + k * ITEM_OFFSET (one row per system and item)
 MAIN = "import sys; from tsteval.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -71,12 +77,14 @@ def timed_process(args: list[str], env: dict[str, str]) -> dict[str, object]:
             "stderr": stderr}
 
 
-def score(pairs: Path, classifier: Path, out: Path, cache: Path, before: Path | None = None) -> dict[str, object]:
+def score(pairs: Path, classifiers: dict[str, Path], out: Path, cache: Path, before: Path | None = None
+          ) -> dict[str, object]:
     """One ``tsteval score`` process; ``before``: a folder holding the old ``tsteval`` package to import."""
     env = dict(os.environ, TSTEVAL_CACHE=str(cache), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    args = [sys.executable, "-c", MAIN, "score", "--table", str(pairs), "--classifier", f"ft={classifier}",
-            "--content", CONTENT, "--modification", MODIFICATIONS, "--lexicon", str(LEXICON), "--out", str(out),
-            "--overwrite"]
+    args = [sys.executable, "-c", MAIN, "score", "--table", str(pairs), "--content", CONTENT, "--modification",
+            MODIFICATIONS, "--lexicon", str(LEXICON), "--naturalness", NATURALNESS, "--out", str(out), "--overwrite"]
+    for name, folder in classifiers.items():
+        args += ["--classifier", f"{name}={folder}"]
     if before is None:
         args += ["--threads", "1"]
         env["OMP_NUM_THREADS"] = "1"
@@ -87,7 +95,13 @@ def score(pairs: Path, classifier: Path, out: Path, cache: Path, before: Path | 
     result = timed_process(args, env)
     result.pop("stderr")
     result["texts_encoded"] = None if before is not None else cached_embeddings(cache) - cached
+    result["data_mb"] = data_megabytes(out)
     return result
+
+
+def data_megabytes(out: Path) -> float:
+    """In-memory size (MB, pandas deep) of the scorecard a run wrote: its texts and every per-row score."""
+    return float(pd.read_parquet(out / "scorecard.parquet").memory_usage(deep=True).sum()) / 2**20
 
 
 def cached_embeddings(cache: Path) -> int:
@@ -109,13 +123,18 @@ def old_package(folder: Path) -> Path:
     return folder / "pkg"
 
 
-def train_classifier(folder: Path) -> Path:
-    """fastText on Yelp dev+test (the data root's Yelp corpus), saved under ``folder``."""
-    out = folder / "ft"
+def train_classifiers(folder: Path) -> dict[str, Path]:
+    """fastText and TF-IDF LR on Yelp dev+test (the data root's Yelp corpus), saved under ``folder`` (kept when
+    already there)."""
     env = dict(os.environ, TSTEVAL_CACHE=str(folder / "train-cache"), OMP_NUM_THREADS="1")
-    subprocess.run([sys.executable, "-c", MAIN, "train-classifier", "fasttext", "--yelp", "--out", str(out),
-                    "--quiet"], check=True, env=env, capture_output=True)
-    return out
+    trained = {}
+    for name, backend in BACKENDS.items():
+        out = folder / name
+        if not out.exists():
+            subprocess.run([sys.executable, "-c", MAIN, "train-classifier", backend, "--yelp", "--out", str(out),
+                            "--quiet"], check=True, env=env, capture_output=True)
+        trained[name] = out
+    return trained
 
 
 def projection(rows: list[dict[str, object]], encoder_rate: float | None) -> dict[str, object] | None:
@@ -140,12 +159,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--before-at", type=int, default=20_000, help="pairs of the before/after comparison")
-    parser.add_argument("--classifier", type=Path, help="a saved fastText classifier (default: trained here)")
+    parser.add_argument("--classifiers", type=Path, help="a folder for the trained classifiers (ft/, lr/), reused "
+                        "when they are there (default: trained in a temporary folder)")
     args = parser.parse_args()
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="tsteval-e2e-") as tmp:
         folder = Path(tmp)
-        classifier = args.classifier or train_classifier(folder)
+        classifiers = train_classifiers(args.classifiers or folder)
         before = old_package(folder / "before")
         runs = []
         for n in sorted(set(args.sizes)):
@@ -159,10 +179,12 @@ def main() -> None:
             if state == "cold" and cache.exists():
                 shutil.rmtree(cache)
             if state == "warm" and not cache.exists():
-                score(tables[n], classifier, folder / f"run_{n}_fill", cache)
-            result = score(tables[n], classifier, folder / f"run_{n}_{code}", cache,
+                score(tables[n], classifiers, folder / f"run_{n}_fill", cache)
+            load = os.getloadavg()[0]
+            result = score(tables[n], classifiers, folder / f"run_{n}_{code}", cache,
                            before if code == "before" else None)
             rows.append({"pairs": n, "code": code, "cache": state, **result,
+                         "load_before": load, "load_after": os.getloadavg()[0],
                          "pairs_per_s": n / result["wall_s"], "pairs_per_cpu_s": n / result["cpu_s"]})
             print(json.dumps(rows[-1]), flush=True)
             write(rows)
@@ -175,7 +197,8 @@ def write(rows: list[dict[str, object]]) -> None:
     rate = json.loads(encoder.read_text())["encoder"]["texts_per_cpu_s"] if encoder.exists() else None
     report = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                           "processor": platform.processor() or platform.machine()},
-              "content": CONTENT, "modifications": MODIFICATIONS, "style": "fastText (Yelp dev+test)",
+              "content": CONTENT, "modifications": MODIFICATIONS, "naturalness": NATURALNESS,
+              "style": "fastText and TF-IDF LR (Yelp dev+test)",
               "lexicon": portable(LEXICON), "before": BEFORE, "rows": rows, "projection": projection(rows, rate)}
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_end_to_end.json").write_text(json.dumps(report, indent=2))
@@ -186,21 +209,31 @@ def markdown(report: dict[str, object]) -> str:
     """The committed table."""
     rows = report["rows"]
     lines = ["# `tsteval score` end to end (DualRL Yelp pairs)", "",
-             f"Style: {report['style']}; content `{report['content']}` at `{report['modifications']}`; "
-             f"{report['machine']['cpus']} CPUs shared with other work (wall times are noisy, CPU seconds are "
-             "the comparable figure). Rows past 15,000 repeat the 15,000 real pairs.", "",
-             "| pairs | code | cache | CPU s | wall s | pairs / CPU s | peak RSS (MB) | texts encoded |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"Style: {report['style']}; content `{report['content']}` at `{report['modifications']}`; naturalness "
+             f"`{report['naturalness']}`; {report['machine']['cpus']} CPUs shared with other work (the 1-minute load "
+             "average before and after each run is in the table; CPU seconds are the comparable figure, wall times "
+             "depend on the load). Rows past 15,000 repeat the 15,000 real pairs.", "",
+             "| pairs | code | cache | CPU s | wall s | pairs / CPU s | peak RSS (MB) | data (MB) | texts encoded "
+             "| load |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['pairs']:,} | {r['code']} | {r['cache']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | "
-              f"{r['pairs_per_cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | "
-              f"{'-' if r['texts_encoded'] is None else format(r['texts_encoded'], ',')} |" for r in rows]
+              f"{r['pairs_per_cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {r['data_mb']:.0f} | "
+              f"{'-' if r['texts_encoded'] is None else format(r['texts_encoded'], ',')} | "
+              f"{r['load_before']:.1f} / {r['load_after']:.1f} |" for r in rows]
     missing = sorted(set(SIZES) - {r["pairs"] for r in rows})
     if missing:
         big = max(rows, key=lambda r: r["pairs"])
         lines += ["", "Not run on this shared machine: " + ", ".join(f"{n:,}" for n in missing) + " pairs (the "
                   f"{big['pairs']:,}-pair run took {big['wall_s'] / 60:.0f} minutes of wall time for "
                   f"{big['cpu_s']:.0f} CPU-seconds under other work's load)."]
-    lines += ["", "`texts encoded` counts the embeddings the run added to the cache (the before code has none)."]
+    lines += ["", "`data` is the run's scorecard in memory (pandas, deep: texts and per-row scores); `texts encoded` "
+              "counts the embeddings the run added to the cache (the before code has none)."]
+    cold = {r["pairs"]: r for r in rows if r["code"] == "after" and r["cache"] == "cold"}
+    if 20_000 in cold and 100_000 in cold:
+        small, big = cold[20_000], cold[100_000]
+        peak, data = big["peak_rss_mb"] - small["peak_rss_mb"], big["data_mb"] - small["data_mb"]
+        lines += ["", f"Memory from 20,000 to 100,000 pairs: the peak grows by {peak:.0f} MB, the data itself by "
+                      f"{data:.0f} MB ({'within' if peak <= data else 'more than'} the data's growth; "
+                      f"{peak / 80_000 * 1024:.1f} KB of peak per added pair)."]
     before = [r for r in rows if r["code"] == "before"]
     after = [r for r in rows if r["code"] == "after" and r["cache"] == "cold" and before
              and r["pairs"] == before[0]["pairs"]]
