@@ -119,3 +119,39 @@ def test_manifest_device_and_threads(tmp_path: Path, data_root: Path) -> None:
     bad.write_text(text + "threads: 0\n")
     with pytest.raises(ManifestError, match="threads"):
         load_manifest(bad)
+
+
+def test_lean_bert_forward_matches_transformers(yelp_texts: list[str]) -> None:
+    """The lean forward (fused QKV, in-place residual and GELU, reused buffers) gives BertModel's hidden states on
+    padded batches of different shapes, buffers reused between them; a model it does not cover gets None."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from tsteval.metrics.content.bert_forward import bert_forward
+
+    tokenizer, model = sentence_embedding._load(default_model(), "cpu")
+    forward = bert_forward(model)
+    assert forward is not None
+    for texts in (yelp_texts[:7], yelp_texts[7:40], yelp_texts[40:42]):
+        batch = tokenizer(texts, padding=True, return_tensors="pt")
+        real = batch["attention_mask"].bool()
+        with torch.inference_mode():
+            ours = forward(batch["input_ids"], real)
+            theirs = model(**batch).last_hidden_state
+        assert ours.shape == theirs.shape
+        assert float((ours - theirs)[real].abs().max()) <= 1e-4
+    tiny = dict(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16)
+    assert bert_forward(BertModel(BertConfig(**tiny, hidden_act="relu"))) is None
+    assert bert_forward(BertModel(BertConfig(**tiny, position_embedding_type="relative_key"))) is None
+    assert bert_forward(torch.nn.Linear(2, 2)) is None
+
+
+def test_encoder_takes_the_lean_path(yelp_texts: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from tsteval.metrics.content.bert_forward import BertForward
+
+    calls = []
+    original = BertForward.__call__
+    monkeypatch.setattr(BertForward, "__call__", lambda self, ids, mask: calls.append(ids.shape) or
+                        original(self, ids, mask))
+    SentenceEncoder(threads=1, cache=False, batch_size=16).embed(yelp_texts[:20])
+    assert [shape[0] for shape in calls] == [16, 4]

