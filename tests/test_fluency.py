@@ -124,13 +124,16 @@ def smollm2():
 @smollm2_only
 def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
     """The converted weights equal gguf's own de-quantisation of the file (a Q4_1 tensor), the saved tokenizer
-    splits texts as the GGUF one does, and the entry is verified and reused, not rebuilt."""
+    splits texts as the GGUF one does, and the entry is verified and reused, not rebuilt; the conversion's shared
+    GGUF parse is undone after it."""
     import gguf
     from transformers import AutoTokenizer
 
     from tsteval.core.cache import cache_root
     from tsteval.metrics.naturalness.causal_lm import converted_gguf, smollm2_path
 
+    assert gguf.GGUFReader is gguf.gguf_reader.GGUFReader
+    assert gguf.get_tensor_name_map is gguf.tensor_mapping.get_tensor_name_map
     reader = gguf.GGUFReader(smollm2_path())
     tensor = next(t for t in reader.tensors if t.name == "blk.0.ffn_down.weight")
     expected = gguf.quants.dequantize(tensor.data, tensor.tensor_type)

@@ -5,7 +5,10 @@ transformers de-quantises to float32 on every load (a minute or more on a small 
 converted once into a safetensors copy in the tsteval cache (:func:`tsteval.core.cache.cached_dir`, kind ``lm``),
 keyed by the GGUF file's sha256 and the transformers and gguf versions that de-quantised it, and verified (size
 and sha256 of every file) on each read like every cache entry; later loads read that copy.  The weights are the
-same float32 values, so the scores equal those of loading the GGUF file directly.
+same float32 values, so the scores equal those of loading the GGUF file directly.  Of the conversion's time,
+transformers spends three quarters re-parsing the GGUF file (once for the tokenizer, the config and the weights)
+and rebuilding llama.cpp's tensor-name map for every module; :func:`_one_gguf_parse` shares one parse and one
+map for the duration of the conversion (the converted weights are the same bytes).
 
 **Scoring.**  Each text is prefixed with the tokenizer's BOS (else EOS) token so its first subword is predicted
 too; the counted tokens |s| are the text's own subword tokens (no BOS; no end-of-text is predicted).  Texts are
@@ -25,7 +28,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Self
 
@@ -61,6 +66,28 @@ def smollm2_path() -> Path:
     return path
 
 
+@contextmanager
+def _one_gguf_parse() -> Iterator[None]:
+    """Within the block, ``gguf.GGUFReader`` returns one reader per file and ``gguf.get_tensor_name_map`` one map
+    per architecture and layer count (transformers imports both from ``gguf`` at call time)."""
+    import gguf
+
+    reader_class, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    readers: dict[tuple[str, str], object] = {}
+
+    def shared_reader(path: object, mode: str = "r") -> object:
+        key = (str(Path(path).resolve()), mode)
+        if key not in readers:
+            readers[key] = reader_class(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = shared_reader, cache(name_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader_class, name_map
+
+
 def _convert(gguf: Path, out: Path) -> None:
     """De-quantise ``gguf`` with transformers and save model + tokenizer as safetensors/JSON in ``out``."""
     import torch
@@ -70,8 +97,9 @@ def _convert(gguf: Path, out: Path) -> None:
         print(f"tsteval: converting {gguf.name} to a cached safetensors copy (once; later loads take seconds)",
               file=sys.stderr)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        with _one_gguf_parse():
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     except (OSError, ValueError, ImportError) as error:
         raise TstevalError(f"cannot load the language model {gguf}: {error}") from error
     # transformers refuses to save a model loaded from GGUF: copy its float32 weights into a plain model.
