@@ -19,7 +19,7 @@ from tsteval.aggregate import bootstrap_means
 from tsteval.core import markdown as md
 from tsteval.core.atomic import output_directory
 from tsteval.core.errors import InputError, TstevalError, read_json
-from tsteval.core.records import TRANSFER_COLUMNS, Transfers
+from tsteval.core.records import TRANSFER_COLUMNS, Transfers, pool_texts
 
 GROUP = ("system", "setting")
 
@@ -107,6 +107,7 @@ class Scorecard:
         not_numeric = [c for c in signatures if not pd.api.types.is_numeric_dtype(frame[c])]
         if not_numeric:
             raise InputError(f"the metric columns {not_numeric} are not numeric", path=table, fix=fix)
+        pool_texts(frame)
         return cls(frame, signatures)
 
 

@@ -48,7 +48,8 @@ def check_placeholder(placeholder: str) -> str:
 
 def modify_texts_with_emptied(texts: Sequence[str], lexicon: Lexicon | Collection[str] | None,
                               mode: Mode = "remove", placeholder: str = PLACEHOLDER) -> tuple[list[str], np.ndarray]:
-    """The modified texts and a boolean array: True where removal left nothing of a non-empty text."""
+    """The modified texts and a boolean array: True where removal left nothing of a non-empty text.  Each
+    distinct text is modified once and its repeats share the result (one string object, not one per row)."""
     if isinstance(texts, str):
         raise InputError("texts must be a sequence of strings, not one string")
     style_words = _style_words(lexicon, mode)
@@ -56,18 +57,21 @@ def modify_texts_with_emptied(texts: Sequence[str], lexicon: Lexicon | Collectio
         check_placeholder(placeholder)
     out: list[str] = []
     emptied = np.zeros(len(texts), dtype=bool)
+    done: dict[str, tuple[str, bool]] = {}
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise InputError(f"text {i} is {type(text).__name__}, not a string")
-        tokens = tokenize(text)
-        if mode == "remove":
-            kept = [token for token in tokens if token not in style_words]
-            emptied[i] = bool(tokens) and not kept
-        elif mode == "mask":
-            kept = [placeholder if token in style_words else token for token in tokens]
-        else:
-            kept = tokens
-        out.append(" ".join(kept))
+        if text not in done:
+            tokens = tokenize(text)
+            if mode == "remove":
+                kept = [token for token in tokens if token not in style_words]
+            elif mode == "mask":
+                kept = [placeholder if token in style_words else token for token in tokens]
+            else:
+                kept = tokens
+            done[text] = (" ".join(kept), mode == "remove" and bool(tokens) and not kept)
+        out.append(done[text][0])
+        emptied[i] = done[text][1]
     return out, emptied
 
 

@@ -190,6 +190,16 @@ def test_text_emptied_by_removal_becomes_empty_string_and_is_flagged() -> None:
     assert masked[0] == "<masked> , <masked>" and not none_emptied.any()
 
 
+def test_repeated_texts_are_modified_once_and_share_the_result() -> None:
+    """Repeats (an input scored against many systems' outputs) share one modified string; the values equal those
+    of modifying each text alone, and the emptied flag follows every repeat."""
+    texts = ["Love , hate", "i love it", "Love , hate", "i love it", "i love it"]
+    modified, emptied = modify_texts_with_emptied(texts, {"love", "hate", ","}, "remove")
+    assert modified == [modify_texts([t], {"love", "hate", ","}, "remove")[0] for t in texts]
+    assert modified[1] is modified[3] is modified[4] and modified[0] is modified[2]
+    assert emptied.tolist() == [True, False, True, False, False]
+
+
 def test_modify_texts_errors() -> None:
     with pytest.raises(TstevalError, match="needs a lexicon"):
         modify_texts(["a"], None, "remove")

@@ -26,6 +26,23 @@ def _check_texts(texts: Sequence[str], origin: str, what: str = "text") -> None:
                              fix="remove empty lines or give every line some text")
 
 
+def pool_texts(frame: pd.DataFrame, columns: Sequence[str] = ("input", "output")) -> None:
+    """Hold ``frame``'s text ``columns`` as Python strings, one object per distinct text (in place).
+
+    pandas' Arrow-backed strings build a new object per row at every ``tolist()``; pooled object columns hand out
+    the same objects, and the repeats of a text (an input scored against every system) share one.
+
+    >>> frame = pd.DataFrame({"input": ["a b", "a b"], "output": ["c", "a b"]})
+    >>> pool_texts(frame)
+    >>> frame["input"].dtype == object and frame["input"][0] is frame["input"][1] is frame["output"][1]
+    True
+    """
+    pool: dict[str, str] = {}
+    for column in columns:
+        frame[column] = pd.Series([pool.setdefault(t, t) if isinstance(t, str) else t for t in frame[column].tolist()],
+                                  index=frame.index, dtype=object)
+
+
 @dataclass(frozen=True)
 class Corpus:
     """Texts with one style label each; any number of styles."""
@@ -85,6 +102,7 @@ class Transfers:
             frame[col] = frame[col].astype(str)
         _check_texts(frame["input"].tolist(), self.origin, "input")
         _check_texts(frame["output"].tolist(), self.origin, "output")
+        pool_texts(frame)
         dup = frame.duplicated(["system", "setting", "item"])
         if dup.any():
             row = frame[dup].iloc[0]

@@ -187,7 +187,7 @@ def score_references(card: Scorecard, metrics: Sequence[str], references: Refere
     corpus-level table (:func:`corpus_table`)."""
     if not references or any(len(refs) != len(card.frame) for refs in references):
         raise TstevalError(f"references must give one text per transfer ({len(card.frame)} rows)")
-    hyps = card.frame["output"].astype(str).tolist()
+    hyps = card.frame["output"].tolist()
     statistics = {"bleu": bleu_statistics, "chrf": chrf_statistics}
     extracted = {m: statistics[m](references, hyps) for m in statistics if m in metrics}
     counts = {}

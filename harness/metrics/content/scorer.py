@@ -73,8 +73,8 @@ def modified_texts(card: Scorecard, modification: str, lexicon: object = None,
     """The card's inputs and outputs after ``modification`` (``none``, ``mask``, ``remove``)."""
     if modification not in MODIFICATION_MODES:
         raise TstevalError(f"modification must be one of {sorted(MODIFICATION_MODES)}, not {modification!r}")
-    return (_modify(card.frame["input"].astype(str).tolist(), lexicon, modification, placeholder),
-            _modify(card.frame["output"].astype(str).tolist(), lexicon, modification, placeholder))
+    return (_modify(card.frame["input"].tolist(), lexicon, modification, placeholder),
+            _modify(card.frame["output"].tolist(), lexicon, modification, placeholder))
 
 
 def resources(metric: Metric, word_vectors: WordVectors | None, sbert_model: str | None,
@@ -129,7 +129,7 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
             raise TstevalError("the erase modification needs the style erasers of a style-labelled corpus "
                                "(tsteval.metrics.content.erasure.Erasure)")
         metrics = erasable(metrics)
-        refs, hyps = card.frame["input"].astype(str).tolist(), card.frame["output"].astype(str).tolist()
+        refs, hyps = card.frame["input"].tolist(), card.frame["output"].tolist()
     elif modified is not None:
         refs, hyps = list(modified[0]), list(modified[1])
         if len(refs) != len(card.frame) or len(hyps) != len(card.frame):
