@@ -93,8 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "speed_ray.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=2))
     local_rate = rows[0]["pairs_per_s"]
-    busy = ("shared with other jobs: the figures are under load" if max(load_before[0], load_after[0]) > 1.5
-            else "otherwise idle")
+    busy = ("shared with other jobs: the figures are under load" if load_before[0] > 1.5
+            else "otherwise idle before the run; the load after includes its own workers")
     lines = ["# The local engine vs Ray Data (1 and 2 workers), end to end\n",
              f"{n} DualRL Yelp transfers ({meta['systems']} systems x {meta['items']} items, both directions); "
              f"fastText style + content {', '.join(CONTENT)} at `none`; one torch thread per process. "
