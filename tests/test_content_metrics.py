@@ -96,6 +96,29 @@ def test_wordnet_is_read_and_verified_once_per_process(monkeypatch: pytest.Monke
     assert checks == []  # no second verification of the ~30 MB cached copy, no second reader
 
 
+def test_wordnet_index_is_parsed_once_per_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lemma index NLTK parses from the four index files is kept in the cache; a later process (here: a new
+    reader) reads it from there, and it equals NLTK's own parse of the same files."""
+    import nltk.data
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    from tsteval.metrics.content import wordnet
+
+    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path))
+    root = str(wordnet_dir())
+    monkeypatch.setattr(nltk.data, "path", [*nltk.data.path, root])  # NLTK reads only below its data path
+    parses = []
+    original = WordNetCorpusReader._load_lemma_pos_offset_map
+    monkeypatch.setattr(WordNetCorpusReader, "_load_lemma_pos_offset_map",
+                        lambda self: parses.append(1) or original(self))
+    first = wordnet.DebianWordNetReader(root, None)
+    second = wordnet.DebianWordNetReader(root, None)
+    assert parses == [1] and len(list((tmp_path / "wordnet-index").iterdir())) == 1
+    assert second._lemma_pos_offset_map == first._lemma_pos_offset_map
+    assert second._lemma_pos_offset_map["dog"]["n"] == first._lemma_pos_offset_map["dog"]["n"] != []
+    assert second.synsets("quick") == first.synsets("quick") and second.synsets("quick")
+
+
 def test_wordnet_missing_names_package(tmp_path: Path) -> None:
     with pytest.raises(TstevalError, match="wordnet-base"):
         wordnet_dir(tmp_path)

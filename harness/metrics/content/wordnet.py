@@ -11,12 +11,15 @@ The source directory is ``$TSTEVAL_WORDNET``, else ``/usr/share/wordnet``.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import warnings
+from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
+import nltk
 import nltk.data
 from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
@@ -78,6 +81,22 @@ class DebianWordNetReader(WordNetCorpusReader):
     NLTK maps a non-"wordnet" version to WordNet 3.0 (for the multilingual data) by loading its own
     downloaded ``wordnet`` corpus; these files *are* WordNet 3.0, so the map is the identity (``None``).
     """
+
+    def _load_lemma_pos_offset_map(self) -> None:
+        """NLTK's parse of the four index files (about 3 CPU-seconds, every process), kept as JSON in the tsteval
+        cache (kind ``wordnet-index``, keyed by the database directory and NLTK's version) and read from there."""
+        root = str(getattr(self.root, "path", self.root))
+        parsed = []
+
+        def build(tmp: Path) -> None:
+            super(DebianWordNetReader, self)._load_lemma_pos_offset_map()
+            parsed.append(True)
+            (tmp / "lemma_pos_offset_map.json").write_text(json.dumps(self._lemma_pos_offset_map))
+
+        entry = cached_dir("wordnet-index", content_hash(root, nltk.__version__), build)
+        if not parsed:
+            self._lemma_pos_offset_map = defaultdict(
+                dict, json.loads((entry / "lemma_pos_offset_map.json").read_text()))
 
     def map_wn(self, version: str = "wordnet") -> None:
         """No mapping: the loaded database is WordNet 3.0 itself."""
