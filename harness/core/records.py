@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from tsteval.core.errors import InputError
@@ -30,7 +31,9 @@ def pool_texts(frame: pd.DataFrame, columns: Sequence[str] = ("input", "output")
     """Hold ``frame``'s text ``columns`` as Python strings, one object per distinct text (in place).
 
     pandas' Arrow-backed strings build a new object per row at every ``tolist()``; pooled object columns hand out
-    the same objects, and the repeats of a text (an input scored against every system) share one.
+    the same objects, and the repeats of a text (an input scored against every system) share one.  Only the
+    distinct texts are ever made into Python objects (``pd.factorize`` runs on the Arrow data); a missing value
+    stays NaN.
 
     >>> frame = pd.DataFrame({"input": ["a b", "a b"], "output": ["c", "a b"]})
     >>> pool_texts(frame)
@@ -39,8 +42,9 @@ def pool_texts(frame: pd.DataFrame, columns: Sequence[str] = ("input", "output")
     """
     pool: dict[str, str] = {}
     for column in columns:
-        frame[column] = pd.Series([pool.setdefault(t, t) if isinstance(t, str) else t for t in frame[column].tolist()],
-                                  index=frame.index, dtype=object)
+        codes, distinct = pd.factorize(frame[column])
+        shared = [pool.setdefault(t, t) if isinstance(t, str) else t for t in distinct.tolist()]
+        frame[column] = pd.Series(np.array([*shared, np.nan], dtype=object)[codes], index=frame.index, dtype=object)
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,10 @@ class Transfers:
         frame = self.frame.reset_index(drop=True).copy()
         for col in ("system", "setting", "source_style", "target_style"):
             frame[col] = frame[col].astype(str)
-        _check_texts(frame["input"].tolist(), self.origin, "input")
-        _check_texts(frame["output"].tolist(), self.origin, "output")
+        for column in ("input", "output"):  # each distinct text checked once; the rows only when one is bad
+            codes, distinct = pd.factorize(frame[column])
+            if (codes < 0).any() or not all(isinstance(t, str) and t.strip() for t in distinct.tolist()):
+                _check_texts(frame[column].tolist(), self.origin, column)
         pool_texts(frame)
         dup = frame.duplicated(["system", "setting", "item"])
         if dup.any():
