@@ -178,6 +178,16 @@ def test_table_errors(tmp_path: Path) -> None:
     pd.DataFrame({"text": ["a", None], "label": [0, 1]}).to_parquet(tmp_path / "nan.parquet")
     with pytest.raises(InputError, match="row 2: the text"):
         load_table_corpus(tmp_path / "nan.parquet")
+    no_label = write(tmp_path / "no_label.csv", "text,label\nfine,0\ngood,\n")
+    with pytest.raises(InputError, match=f"{no_label}:3: row 2: the label .* is missing"):
+        load_table_corpus(no_label)
+    no_style = write(tmp_path / "no_style.csv", "input,output,source_style,target_style\na,b,0,1\nc,d,1,\ne,f,0,1\n")
+    with pytest.raises(InputError, match=f"{no_style}:3: row 2: the target_style .* is missing"):
+        load_table_transfers(no_style)
+    numbers = write(tmp_path / "numbers.jsonl", '{"text": "a", "label": 0}\n{"text": "a", "label": 1}\n'
+                                               '{"text": 7, "label": 1}\n')
+    with pytest.raises(InputError, match=f"{numbers}:3: row 3: the text .* is int 7, not text"):
+        load_table_corpus(numbers)
 
 
 # --- Hugging Face datasets -------------------------------------------------------------------------------------
