@@ -23,7 +23,7 @@ import numpy as np
 
 from tsteval.core.devices import check_threads, resolve_device, torch_threads
 from tsteval.core.progress import progress
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import tokens_of
 from tsteval.lexicons.erasure import StyleEraser
 from tsteval.metrics.content.policy import MetricResult, apply_policy
 
@@ -172,7 +172,7 @@ def sentence_cosine(refs: Sequence[str], hyps: Sequence[str], model: str | None 
         if eraser is not None:
             a, b = _erased(a, eraser), _erased(b, eraser)
         values[start:start + CHUNK] = (a * b).sum(1)
-    ref_tokens, hyp_tokens = tokens or ([tokenize(t) for t in refs], [tokenize(t) for t in hyps])
+    ref_tokens, hyp_tokens = tokens or (tokens_of(refs), tokens_of(hyps))
     return apply_policy(values, ref_tokens, hyp_tokens)
 
 

@@ -19,7 +19,6 @@ from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
-import nltk
 import nltk.data
 from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
