@@ -4,14 +4,15 @@ In one run, on the same texts (2,000 distinct texts of the DualRL Yelp release, 
 
 * the roofline: torch fp32 GEMMs of MiniLM-L6's shapes (tokens x 384 by 384 x 384 four times, 384 x 1536 and
   1536 x 384: one layer's linear maps) at 1 thread and at all threads, in GFLOP per CPU-second, best of
-  :data:`GEMM_REPEATS` (CPU seconds throughout: the machine is shared, and wall time would count other work);
+  :data:`GEMM_REPEATS` and of the row counts in :data:`GEMM_ROWS` (CPU seconds throughout: the machine is shared,
+  and wall time would count other work);
 * the FLOPs per token from the model's config: 2 x layers x (4 h^2 + 2 h i), attention scores extra;
 * tsteval's :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder` (no disk cache; the lean BERT
   forward of :mod:`tsteval.metrics.content.bert_forward`) and the plain
   ``SentenceTransformer(model).encode(texts)`` (its defaults: batches of 32 sorted by characters), both at one
   thread, interleaved, best of :data:`REPEATS`, with the largest cosine difference between their embeddings;
-* the padding: computed tokens per real token when batches of 64 are sorted by WordPiece count (ours) and by
-  characters (tsteval before, and sentence-transformers).
+* the padding: computed tokens per real token in tsteval's batches (texts of one WordPiece count each: none) and
+  in batches of 64 sorted by characters (tsteval before, and sentence-transformers).
 
 Run: ``python -m benchmarks.speed_encoder`` (a few minutes).
 """
@@ -31,7 +32,8 @@ from tsteval.metrics.content.sentence_embedding import SentenceEncoder, _load, d
 from tsteval.readers.published import load_dualrl
 
 OUT = Path(__file__).parent / "results"
-N_TEXTS, REPEATS, GEMM_REPEATS, BATCH = 2_000, 3, 10, 64
+N_TEXTS, REPEATS, GEMM_REPEATS, BATCH = 2_000, 5, 10, 64
+GEMM_ROWS = (256, 1024, 4096)  # the roofline is the best of these: at least the rows of any batch of 64 texts
 
 
 def texts() -> list[str]:
@@ -58,24 +60,29 @@ def gemm_roofline(tokens: int, hidden: int, inner: int, threads: int) -> float:
     up = torch.randn(tokens, inner, generator=generator)
     square = torch.randn(hidden, hidden, generator=generator)
     w_in, w_out = torch.randn(hidden, inner, generator=generator), torch.randn(inner, hidden, generator=generator)
-    flops = 2.0 * tokens * (4 * hidden * hidden + 2 * hidden * inner)
+    rounds = max(1, 8192 // tokens)  # enough work per timing that every thread's CPU time is accounted
+    flops = 2.0 * tokens * (4 * hidden * hidden + 2 * hidden * inner) * rounds
     best = float("inf")
     for _ in range(GEMM_REPEATS + 1):  # the first is a warm-up
         start = time.process_time()
-        for _ in range(4):
-            torch.matmul(x, square)
-        torch.matmul(x, w_in)
-        torch.matmul(up, w_out)
+        for _ in range(rounds):
+            for _ in range(4):
+                torch.matmul(x, square)
+            torch.matmul(x, w_in)
+            torch.matmul(up, w_out)
         best = min(best, time.process_time() - start)
     return flops / best / 1e9
 
 
-def padding(lengths: np.ndarray, order: np.ndarray) -> float:
-    """Computed tokens (each batch padded to its longest) per real token, batches of :data:`BATCH` in ``order``."""
-    sorted_lengths = lengths[order]
-    computed = sum(int(sorted_lengths[s:s + BATCH].max()) * len(sorted_lengths[s:s + BATCH])
-                   for s in range(0, len(lengths), BATCH))
-    return computed / int(lengths.sum())
+def padding(lengths: np.ndarray, batches: list[np.ndarray]) -> float:
+    """Computed tokens (each batch padded to its longest) per real token."""
+    return sum(int(lengths[b].max()) * len(b) for b in batches) / int(lengths.sum())
+
+
+def character_sorted(data: list[str]) -> list[np.ndarray]:
+    """Batches of :data:`BATCH` texts sorted by characters (tsteval before, and sentence-transformers)."""
+    order = np.argsort([len(t) for t in data], kind="stable")
+    return [order[s:s + BATCH] for s in range(0, len(order), BATCH)]
 
 
 def cpu_timed(fn: object) -> tuple[object, float]:
@@ -107,9 +114,9 @@ def main() -> None:
     _, lengths = token_counts(data, tokenizer)
     real_tokens = int(lengths.sum())
     threads_all = os.cpu_count() or 1
-    tokens_per_batch = BATCH * int(np.ceil(lengths.mean()))
-    roofline = {t: gemm_roofline(tokens_per_batch, config.hidden_size, config.intermediate_size, t)
+    roofline = {t: max(gemm_roofline(rows, config.hidden_size, config.intermediate_size, t) for rows in GEMM_ROWS)
                 for t in sorted({1, threads_all})}
+    ours_batches = sentence_embedding.length_batches(lengths, BATCH)
     torch.set_num_threads(1)
     plain = SentenceTransformer(model, device="cpu")
     ours_s, plain_s, bert_s, diff = [], [], [], 0.0
@@ -131,7 +138,7 @@ def main() -> None:
         "real_tokens": real_tokens, "mean_tokens": real_tokens / len(data),
         "flops_per_token": per_token, "config": {"layers": config.num_hidden_layers, "hidden": config.hidden_size,
                                                   "intermediate": config.intermediate_size},
-        "roofline_gflops": {str(t): g for t, g in roofline.items()}, "gemm_rows": tokens_per_batch,
+        "roofline_gflops": {str(t): g for t, g in roofline.items()}, "gemm_rows": list(GEMM_ROWS),
         "encoder": {"cpu_s": best_ours, "all_cpu_s": ours_s, "texts_per_cpu_s": len(data) / best_ours,
                     "gflops_real_tokens": gflops, "fraction_of_roofline_1_thread": gflops / roofline[1]},
         "bert_model_forward": {"cpu_s": min(bert_s), "all_cpu_s": bert_s, "texts_per_cpu_s": len(data) / min(bert_s),
@@ -141,8 +148,8 @@ def main() -> None:
                                   "texts_per_cpu_s": len(data) / best_plain},
         "speedup_vs_sentence_transformers": best_plain / best_ours,
         "max_abs_cosine_diff": diff,
-        "padding": {"wordpiece_sorted": padding(lengths, np.argsort(lengths, kind="stable")),
-                    "character_sorted": padding(lengths, np.argsort([len(t) for t in data], kind="stable"))},
+        "padding": {"equal_length_batches": padding(lengths, ours_batches), "batches": len(ours_batches),
+                    "character_sorted": padding(lengths, character_sorted(data))},
     }
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_encoder.json").write_text(json.dumps(report, indent=2))
@@ -161,9 +168,9 @@ def markdown(r: dict[str, object]) -> str:
              f"best of {len(e['all_cpu_s'])} interleaved repeats, one torch thread.", "",
              f"- FLOPs per token (linear maps, from the config: {c['layers']} layers x 2 x (4 x {c['hidden']}^2 + "
              f"2 x {c['hidden']} x {c['intermediate']})): {r['flops_per_token'] / 1e6:.2f} MFLOP",
-             "- roofline (torch fp32 GEMMs of one layer's shapes, "
-             f"{r['gemm_rows']} rows): " + ", ".join(f"{g:.1f} GFLOP per CPU-s at {t} thread(s)"
-                                                     for t, g in roof.items()),
+             "- roofline (torch fp32 GEMMs of one layer's shapes, best of "
+             f"{', '.join(str(n) for n in r['gemm_rows'])} rows): "
+             + ", ".join(f"{g:.1f} GFLOP per CPU-s at {t} thread(s)" for t, g in roof.items()),
              f"- tsteval encoder: {e['texts_per_cpu_s']:.1f} texts per CPU-s, {e['gflops_real_tokens']:.1f} GFLOP per "
              f"CPU-s on real tokens = **{e['fraction_of_roofline_1_thread']:.2f} of the 1-thread roofline**",
              f"- the same batches through transformers' `BertModel` forward instead of the lean one: "
@@ -173,8 +180,9 @@ def markdown(r: dict[str, object]) -> str:
              f"tsteval is **{r['speedup_vs_sentence_transformers']:.2f}x** faster; largest |1 - cosine| between "
              f"two embeddings of a text (ours vs sentence-transformers and vs `BertModel`): "
              f"{r['max_abs_cosine_diff']:.1e}",
-             f"- computed tokens per real token in batches of 64: {pad['wordpiece_sorted']:.3f} sorted by WordPiece "
-             f"count (tsteval), {pad['character_sorted']:.3f} sorted by characters (before)", "",
+             f"- computed tokens per real token: {pad['equal_length_batches']:.3f} in tsteval's {pad['batches']} "
+             f"batches (texts of one WordPiece count, at most {BATCH}), {pad['character_sorted']:.3f} in batches of "
+             f"{BATCH} sorted by characters (before)", "",
              "All CPU-s: ours " + ", ".join(f"{s:.1f}" for s in e["all_cpu_s"]) + "; `BertModel` forward "
              + ", ".join(f"{s:.1f}" for s in r["bert_model_forward"]["all_cpu_s"]) + "; sentence-transformers "
              + ", ".join(f"{s:.1f}" for s in st["all_cpu_s"]) + ".", ""]

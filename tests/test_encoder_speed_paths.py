@@ -3,6 +3,7 @@ encode over every modification's texts, and ``--device``/``--threads`` checked b
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -146,12 +147,17 @@ def test_lean_bert_forward_matches_transformers(yelp_texts: list[str]) -> None:
     assert bert_forward(torch.nn.Linear(2, 2)) is None
 
 
-def test_encoder_takes_the_lean_path(yelp_texts: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_encoder_takes_the_lean_path_in_equal_length_batches(yelp_texts: list[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every batch holds texts of one WordPiece count (no padding), at most ``batch_size`` of them."""
     from tsteval.metrics.content.bert_forward import BertForward
 
     calls = []
     original = BertForward.__call__
-    monkeypatch.setattr(BertForward, "__call__", lambda self, ids, mask: calls.append(ids.shape) or
+    monkeypatch.setattr(BertForward, "__call__", lambda self, ids, mask: calls.append(tuple(ids.shape)) or
                         original(self, ids, mask))
-    SentenceEncoder(threads=1, cache=False, batch_size=16).embed(yelp_texts[:20])
-    assert [shape[0] for shape in calls] == [16, 4]
+    SentenceEncoder(threads=1, cache=False, batch_size=4).embed(yelp_texts[:20])
+    tokenizer, _ = sentence_embedding._load(default_model(), "cpu")
+    per_length = Counter(len(tokenizer(t)["input_ids"]) for t in yelp_texts[:20])
+    expected = [(min(4, n - start), length) for length, n in per_length.items() for start in range(0, n, 4)]
+    assert sorted(calls) == sorted(expected) and sum(n for n, _ in calls) == 20

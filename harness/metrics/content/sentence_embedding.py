@@ -1,16 +1,16 @@
 """Cosine between sentence embeddings of x and x' (all-MiniLM-L6-v2 by default).
 
-Mean pooling over the tokens (attention-masked) and L2 normalisation, as sentence-transformers does for
+Mean pooling over the tokens and L2 normalisation, as sentence-transformers does for
 this model.  Any local model folder or Hugging Face model id is accepted.
 
 A :class:`SentenceEncoder` encodes each distinct text once per process: :meth:`~SentenceEncoder.prefetch` takes
-the union of every text a run needs (inputs and outputs, unmodified and masked) and encodes it in one pass,
-batches sorted by WordPiece count (each text is tokenised once; a batch pads to within a token or two of its
-real length), through the lean BERT forward of :mod:`tsteval.metrics.content.bert_forward` when the model is a
-plain BERT encoder (transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a
-content-addressed cache on disk (:mod:`tsteval.metrics.content.embedding_cache`, key = model identity + text
-hash), so a second run encodes nothing.  ``device`` is ``cpu``
-(default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's intra-op threads while encoding.
+the union of every text a run needs (inputs and outputs, unmodified and masked) and encodes it in one pass, each
+text tokenised once and batched with texts of the same WordPiece count (no padding, no attention mask), through
+the lean BERT forward of :mod:`tsteval.metrics.content.bert_forward` when the model is a plain BERT encoder
+(transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a content-addressed cache on disk
+(:mod:`tsteval.metrics.content.embedding_cache`, key = model identity + text hash), so a second run encodes
+nothing.  ``device`` is ``cpu`` (default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's
+intra-op threads while encoding.
 """
 
 from __future__ import annotations
@@ -61,28 +61,35 @@ def token_counts(texts: Sequence[str], tokenizer: object, max_length: int = 256)
     return ids, np.array([len(i) for i in ids], dtype=np.int64)
 
 
-def _encode_ids(ids: list[list[int]], tokenizer: object, encoder: object, device: str, batch_size: int
-                ) -> np.ndarray:
-    """Embeddings of already-tokenised texts, in batches sorted by token count."""
+def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Indices of texts in batches of equal token count, at most ``batch_size`` each: no padding and no
+    attention mask in any batch (a length shared by few texts makes a small batch).
+
+    >>> [b.tolist() for b in length_batches(np.array([5, 3, 5, 5, 3]), 2)]
+    [[1, 4], [0, 2], [3]]
+    """
+    order = np.argsort(lengths, kind="stable")
+    groups = np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1)
+    return [group[start:start + batch_size] for group in groups if len(group)
+            for start in range(0, len(group), batch_size)]
+
+
+def _encode_ids(ids: list[list[int]], encoder: object, device: str, batch_size: int) -> np.ndarray:
+    """Embeddings of already-tokenised texts, in batches of equal token count (:func:`length_batches`)."""
     import torch
 
     lean = _lean(encoder)
-    lengths = np.array([len(i) for i in ids])
-    order = np.argsort(lengths, kind="stable")
     out = np.zeros((len(ids), encoder.config.hidden_size), dtype=np.float32)
-    starts = range(0, len(ids), batch_size)
     with torch.inference_mode():
-        for start in progress(starts, "encoding sentences", unit="batch"):
-            index = order[start:start + batch_size]
-            batch = tokenizer.pad({"input_ids": [ids[i] for i in index]}, return_tensors="pt")
-            batch = {name: tensor.to(device) for name, tensor in batch.items()}
+        for index in progress(length_batches(np.array([len(i) for i in ids]), batch_size), "encoding sentences",
+                              unit="batch"):
+            input_ids = torch.tensor([ids[i] for i in index], device=device)
+            mask = torch.ones_like(input_ids, dtype=torch.bool)
             if lean is not None:
-                hidden = lean(batch["input_ids"], batch["attention_mask"].bool())
+                hidden = lean(input_ids, mask)
             else:
-                hidden = encoder(**batch).last_hidden_state
-            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            out[index] = torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy()
+                hidden = encoder(input_ids=input_ids, attention_mask=mask.long()).last_hidden_state
+            out[index] = torch.nn.functional.normalize(hidden.mean(1), dim=-1).float().cpu().numpy()
     return out
 
 
@@ -144,7 +151,7 @@ class SentenceEncoder:
         tokenizer, encoder = _load(self.model, self.device)
         with torch_threads(self.threads):
             ids, _ = token_counts(texts, tokenizer, self.max_length)
-            return _encode_ids(ids, tokenizer, encoder, self.device, self.batch_size)
+            return _encode_ids(ids, encoder, self.device, self.batch_size)
 
 
 def encode(texts: Sequence[str], model: str | None = None, batch_size: int = 64, max_length: int = 256,
