@@ -94,24 +94,24 @@ def cpu_timed(fn: object) -> tuple[object, float]:
 
 def with_bert_model(model: str, data: list[str]) -> np.ndarray:
     """The same encoder (batching, pooling) through transformers' ``BertModel`` forward instead of the lean one."""
-    lean = sentence_embedding._lean
-    sentence_embedding._lean = lambda _encoder: None
+    load = sentence_embedding._load
+    sentence_embedding._load = lambda name, device: sentence_embedding.load_with_transformers(name, device, lean=False)
     try:
         return SentenceEncoder(model, threads=1, cache=False).embed(data)
     finally:
-        sentence_embedding._lean = lean
+        sentence_embedding._load = load
 
 
 def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
+    from transformers import AutoConfig
 
     data = texts()
     model = default_model()
-    tokenizer, encoder = _load(model, "cpu")
-    config = encoder.config
+    config = AutoConfig.from_pretrained(model)
     per_token = flops_per_token(config)
-    _, lengths = token_counts(data, tokenizer)
+    _, lengths = token_counts(data, _load(model, "cpu"))
     real_tokens = int(lengths.sum())
     threads_all = os.cpu_count() or 1
     roofline = {t: max(gemm_roofline(rows, config.hidden_size, config.intermediate_size, t) for rows in GEMM_ROWS)

@@ -38,11 +38,43 @@ def test_embeddings_match_sentence_transformers(yelp_texts: list[str]) -> None:
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
 
 
-def test_batches_sorted_by_wordpiece_count(yelp_texts: list[str]) -> None:
-    tokenizer, _ = sentence_embedding._load(default_model(), "cpu")
-    ids, counts = token_counts(yelp_texts, tokenizer)
-    assert counts.tolist() == [len(tokenizer(t)["input_ids"]) for t in yelp_texts]
-    assert [len(i) for i in ids] == counts.tolist() and counts.min() == 2  # the empty text: [CLS] [SEP]
+def test_word_pieces_from_tokenizer_json_match_transformers(yelp_texts: list[str]) -> None:
+    """The folder's tokenizer.json read by the tokenizers library gives AutoTokenizer's ids: real texts, the empty
+    text, accents, CJK, control characters and a text past the 256-token truncation."""
+    from transformers import AutoTokenizer
+
+    loaded = sentence_embedding._load(default_model(), "cpu")
+    tokenizer = AutoTokenizer.from_pretrained(default_model())
+    texts = [*yelp_texts, "Café CRÈME brûlée 東京 naïve\x00 \t\u200b ok", "good " * 300]
+    ids, counts = token_counts(texts, loaded)
+    assert ids == tokenizer(texts, truncation=True, max_length=256)["input_ids"]
+    assert counts.tolist() == [len(i) for i in ids] and counts.min() == 2 and counts.max() == 256
+
+
+def test_plain_bert_folder_loads_without_transformers(tmp_path: Path) -> None:
+    """The packaged MiniLM runs from its own files (transformers never imported); a folder whose
+    tokenizer_config.json disagrees with tokenizer.json's normaliser, or whose model the lean pass does not cover,
+    goes through transformers."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    code = ("import sys; from tsteval.metrics.content.sentence_embedding import SentenceEncoder; "
+            "v = SentenceEncoder(cache=False, threads=1).embed(['good food']); "
+            "print(v.shape, 'transformers' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split("\n")[0] == "(1, 384) False"
+    folder = tmp_path / "model"
+    shutil.copytree(default_model(), folder)
+    settings = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**settings, "do_lower_case": False}))
+    assert sentence_embedding._word_pieces(folder) is None
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))
+    from tsteval.metrics.content.bert_forward import bert_folder
+
+    assert bert_folder(folder, "cpu") is None and bert_folder(tmp_path / "missing", "cpu") is None
 
 
 def test_cache_second_run_encodes_nothing_and_damage_is_skipped(yelp_texts: list[str], tmp_path: Path,
@@ -126,11 +158,11 @@ def test_lean_bert_forward_matches_transformers(yelp_texts: list[str]) -> None:
     """The lean forward (fused QKV, in-place residual and GELU, reused buffers) gives BertModel's hidden states on
     padded batches of different shapes, buffers reused between them; a model it does not cover gets None."""
     import torch
-    from transformers import BertConfig, BertModel
+    from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
     from tsteval.metrics.content.bert_forward import bert_forward
 
-    tokenizer, model = sentence_embedding._load(default_model(), "cpu")
+    tokenizer, model = AutoTokenizer.from_pretrained(default_model()), AutoModel.from_pretrained(default_model())
     forward = bert_forward(model)
     assert forward is not None
     for texts in (yelp_texts[:7], yelp_texts[7:40], yelp_texts[40:42]):
@@ -157,7 +189,7 @@ def test_encoder_takes_the_lean_path_in_equal_length_batches(yelp_texts: list[st
     monkeypatch.setattr(BertForward, "__call__", lambda self, ids, mask: calls.append(tuple(ids.shape)) or
                         original(self, ids, mask))
     SentenceEncoder(threads=1, cache=False, batch_size=4).embed(yelp_texts[:20])
-    tokenizer, _ = sentence_embedding._load(default_model(), "cpu")
-    per_length = Counter(len(tokenizer(t)["input_ids"]) for t in yelp_texts[:20])
+    ids, _ = token_counts(yelp_texts[:20], sentence_embedding._load(default_model(), "cpu"))
+    per_length = Counter(len(i) for i in ids)
     expected = [(min(4, n - start), length) for length, n in per_length.items() for start in range(0, n, 4)]
     assert sorted(calls) == sorted(expected) and sum(n for n, _ in calls) == 20

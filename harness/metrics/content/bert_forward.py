@@ -5,16 +5,18 @@ query/key/value GEMMs, a bias copied into every GEMM's output, a fresh output te
 per activation, a residual added in its own pass.  :class:`BertForward` runs the same arithmetic with one fused
 QKV GEMM per layer, the residual accumulated into the output GEMM (``addmm_``), GELU in place and workspace
 buffers reused across layers and batches -- the same weights, SDPA attention and exact GELU, so embeddings agree
-with ``BertModel`` to float32 rounding (checked in the tests).  :func:`bert_forward` returns None for any model
-it does not cover (another architecture, relative positions, another activation); callers then use transformers.
+with ``BertModel`` to float32 rounding (checked in the tests).  :func:`bert_forward` makes one from a loaded
+``BertModel`` and :func:`bert_folder` straight from a model folder's ``config.json`` and ``model.safetensors``
+(transformers is then never imported: a second or two per process); both return None for any model this pass does
+not cover (another architecture, relative positions, another activation), and callers then use transformers.
 
 >>> import torch
->>> from tsteval.metrics.content.sentence_embedding import _load, default_model
->>> tokenizer, model = _load(default_model(), "cpu")
->>> forward = bert_forward(model)
+>>> from transformers import AutoModel, AutoTokenizer
+>>> from tsteval.metrics.content.sentence_embedding import default_model
+>>> tokenizer, model = AutoTokenizer.from_pretrained(default_model()), AutoModel.from_pretrained(default_model())
 >>> batch = tokenizer(["good food", "the service was slow"], padding=True, return_tensors="pt")
 >>> with torch.inference_mode():
-...     ours = forward(batch["input_ids"], batch["attention_mask"].bool())
+...     ours = bert_forward(model)(batch["input_ids"], batch["attention_mask"].bool())
 ...     theirs = model(**batch).last_hidden_state
 >>> bool(torch.allclose(ours, theirs, atol=1e-4))
 True
@@ -22,7 +24,10 @@ True
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -47,35 +52,40 @@ class _Layer:
 
 
 class BertForward:
-    """``(input_ids, mask) -> last hidden state`` of a transformers ``BertModel`` in inference (no dropout, no
-    token types beyond 0, absolute positions)."""
+    """``(input_ids, mask) -> last hidden state`` of a BERT encoder in inference (no dropout, no token types beyond
+    0, absolute positions), from its ``config`` (``config.json``'s fields) and ``weights`` (``BertModel``'s
+    state-dict names)."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
-        config, embeddings = model.config, model.embeddings
-        self.hidden, self.heads = config.hidden_size, config.num_attention_heads
-        self.eps = config.layer_norm_eps
-        self.words = embeddings.word_embeddings.weight.detach()
+    def __init__(self, config: Mapping[str, object], weights: Mapping[str, torch.Tensor]) -> None:
+        def w(name: str) -> torch.Tensor:
+            return weights[name].detach().float()
+
+        self.hidden, self.heads = int(config["hidden_size"]), int(config["num_attention_heads"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.words = w("embeddings.word_embeddings.weight")
         # positions and token type 0 are added to every token: one table
-        self.positions = (embeddings.position_embeddings.weight + embeddings.token_type_embeddings.weight[0]).detach()
-        self.norm = (embeddings.LayerNorm.weight.detach(), embeddings.LayerNorm.bias.detach())
-        self.layers = [self._layer(layer) for layer in model.encoder.layer]
+        self.positions = w("embeddings.position_embeddings.weight") + w("embeddings.token_type_embeddings.weight")[0]
+        self.norm = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
+        self.layers = [self._layer(w, f"encoder.layer.{k}.") for k in range(int(config["num_hidden_layers"]))]
         self.buffers: dict[str, torch.Tensor] = {}
 
     @staticmethod
-    def _layer(layer: torch.nn.Module) -> _Layer:
-        attention, output = layer.attention.self, layer.attention.output
+    def _layer(w: Callable[[str], torch.Tensor], prefix: str) -> _Layer:
+        def t(name: str) -> torch.Tensor:  # laid out for x @ w
+            return w(prefix + name + ".weight").t().contiguous()
 
-        def t(linear: torch.nn.Linear) -> torch.Tensor:
-            return linear.weight.detach().t().contiguous()
+        def b(name: str) -> torch.Tensor:
+            return w(prefix + name + ".bias")
 
+        parts = ("attention.self.query", "attention.self.key", "attention.self.value")
         return _Layer(
-            qkv=torch.cat([t(attention.query), t(attention.key), t(attention.value)], dim=1).contiguous(),
-            qkv_bias=torch.cat([attention.query.bias, attention.key.bias, attention.value.bias]).detach(),
-            out=t(output.dense), out_bias=output.dense.bias.detach(),
-            norm1=(output.LayerNorm.weight.detach(), output.LayerNorm.bias.detach()),
-            up=t(layer.intermediate.dense), up_bias=layer.intermediate.dense.bias.detach(),
-            down=t(layer.output.dense), down_bias=layer.output.dense.bias.detach(),
-            norm2=(layer.output.LayerNorm.weight.detach(), layer.output.LayerNorm.bias.detach()))
+            qkv=torch.cat([t(part) for part in parts], dim=1).contiguous(),
+            qkv_bias=torch.cat([b(part) for part in parts]),
+            out=t("attention.output.dense"), out_bias=b("attention.output.dense"),
+            norm1=(w(prefix + "attention.output.LayerNorm.weight"), b("attention.output.LayerNorm")),
+            up=t("intermediate.dense"), up_bias=b("intermediate.dense"),
+            down=t("output.dense"), down_bias=b("output.dense"),
+            norm2=(w(prefix + "output.LayerNorm.weight"), b("output.LayerNorm")))
 
     def _buffer(self, name: str, rows: int, columns: int) -> torch.Tensor:
         """A reused workspace of at least ``rows`` x ``columns`` (grown when a batch needs more)."""
@@ -107,11 +117,39 @@ class BertForward:
         return x.view(batch, length, hidden)
 
 
+def covers(config: Mapping[str, object]) -> bool:
+    """Whether :class:`BertForward` reproduces the model of ``config`` (``config.json``'s fields)."""
+    heads = config.get("num_attention_heads") or 0
+    return (config.get("model_type") == "bert" and config.get("position_embedding_type", "absolute") == "absolute"
+            and config.get("hidden_act") in ACTIVATIONS and not config.get("is_decoder", False)
+            and bool(heads) and int(config.get("hidden_size", 0)) % int(heads) == 0)
+
+
 def bert_forward(model: torch.nn.Module) -> BertForward | None:
-    """A :class:`BertForward` for ``model`` when it is a plain BERT encoder this pass reproduces, else None."""
+    """A :class:`BertForward` for a loaded transformers ``model`` when it is a plain BERT encoder this pass
+    reproduces, else None."""
     config = getattr(model, "config", None)
-    covered = (config is not None and config.model_type == "bert" and hasattr(model, "encoder")
-               and getattr(config, "position_embedding_type", "absolute") == "absolute"
-               and config.hidden_act in ACTIVATIONS and not getattr(config, "is_decoder", False)
-               and config.hidden_size % config.num_attention_heads == 0)
-    return BertForward(model) if covered else None
+    if config is None or not hasattr(model, "encoder") or not covers(config.to_dict()):
+        return None
+    return BertForward(config.to_dict(), model.state_dict())
+
+
+def bert_folder(folder: str | Path, device: str) -> BertForward | None:
+    """A :class:`BertForward` on ``device`` from a local model folder (``config.json`` of a covered model and
+    ``model.safetensors`` holding every weight, named as ``BertModel``'s or with a ``bert.`` prefix), else None."""
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    config_file, weights_file = folder / "config.json", folder / "model.safetensors"
+    if not (config_file.is_file() and weights_file.is_file()):
+        return None
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    if not isinstance(config, dict) or not covers(config):
+        return None
+    weights = load_file(weights_file, device=str(device))
+    if not any(name.startswith("embeddings.") for name in weights):
+        weights = {name.removeprefix("bert."): tensor for name, tensor in weights.items()}
+    try:
+        return BertForward(config, weights)
+    except KeyError:  # a weight this pass needs is not in the file: transformers will say what is wrong
+        return None

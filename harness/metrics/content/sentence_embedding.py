@@ -15,8 +15,11 @@ intra-op threads while encoding.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,7 +31,7 @@ from tsteval.lexicons.erasure import StyleEraser
 from tsteval.metrics.content.policy import MetricResult, apply_policy
 
 if TYPE_CHECKING:
-    from tsteval.metrics.content.bert_forward import BertForward
+    import torch
 
 
 def default_model() -> str:
@@ -41,23 +44,83 @@ def default_model() -> str:
 CHUNK = 4096  # pairs per cosine block in sentence_cosine
 
 
+@dataclass(frozen=True)
+class LoadedEncoder:
+    """A loaded sentence encoder: WordPiece ids of texts (``ids(texts, max_length)``, with [CLS]/[SEP],
+    truncated), hidden states of a batch (``forward(input_ids, mask)``), and the hidden size."""
+
+    ids: Callable[[list[str], int], list[list[int]]]
+    forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    hidden_size: int
+
+
 @lru_cache(maxsize=2)
-def _load(model: str, device: str) -> tuple[object, object]:
+def _load(model: str, device: str) -> LoadedEncoder:
+    """``model`` on ``device``: a local plain-BERT folder with a ``tokenizer.json`` straight from its files (the
+    tokenizers library and :func:`~tsteval.metrics.content.bert_forward.bert_folder`, transformers not imported);
+    anything else through transformers."""
+    if Path(model).is_dir():
+        from tsteval.metrics.content.bert_forward import bert_folder  # imports torch: only when encoding
+
+        ids = _word_pieces(Path(model))
+        forward = bert_folder(model, device) if ids is not None else None
+        if forward is not None:
+            return LoadedEncoder(ids, forward, forward.hidden)
+    return load_with_transformers(model, device)
+
+
+def load_with_transformers(model: str, device: str, lean: bool = True) -> LoadedEncoder:
+    """``model`` through transformers' ``AutoTokenizer`` and ``AutoModel``; with ``lean``, a plain BERT encoder
+    runs the lean forward pass (same numbers), otherwise the model's own ``forward``."""
     from transformers import AutoModel, AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(model), AutoModel.from_pretrained(model).eval().to(device)
+    from tsteval.metrics.content.bert_forward import bert_forward
+
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    module = AutoModel.from_pretrained(model).eval().to(device)
+
+    def ids(texts: list[str], max_length: int) -> list[list[int]]:
+        return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+
+    def forward(input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return module(input_ids=input_ids, attention_mask=mask.long()).last_hidden_state
+
+    return LoadedEncoder(ids, (bert_forward(module) if lean else None) or forward, module.config.hidden_size)
 
 
-@lru_cache(maxsize=2)
-def _lean(encoder: object) -> BertForward | None:
-    from tsteval.metrics.content.bert_forward import bert_forward  # imports torch: only when encoding
+def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | None:
+    """WordPiece ids from ``folder``'s ``tokenizer.json`` (the file transformers' fast BERT tokenizer loads, with
+    its padding off and truncation set per call, as transformers does), or None when there is no such file or
+    ``tokenizer_config.json`` asks for another tokenizer class or casing/accent/CJK handling than the file's
+    normaliser (transformers would rebuild the normaliser then)."""
+    spec_file, settings_file = folder / "tokenizer.json", folder / "tokenizer_config.json"
+    if not spec_file.is_file():
+        return None
+    spec = json.loads(spec_file.read_text(encoding="utf-8"))
+    settings = json.loads(settings_file.read_text(encoding="utf-8")) if settings_file.is_file() else {}
+    normalizer = spec.get("normalizer") or {}
+    if not (settings.get("tokenizer_class") in (None, "BertTokenizer", "BertTokenizerFast")
+            and normalizer.get("type") == "BertNormalizer"
+            and normalizer.get("lowercase") == settings.get("do_lower_case", True)
+            and normalizer.get("strip_accents") == settings.get("strip_accents")
+            and normalizer.get("handle_chinese_chars") == settings.get("tokenize_chinese_chars", True)):
+        return None
+    from tokenizers import Tokenizer
 
-    return bert_forward(encoder)
+    tokenizer = Tokenizer.from_file(str(spec_file))
+    tokenizer.no_padding()
+
+    def ids(texts: list[str], max_length: int) -> list[list[int]]:
+        tokenizer.enable_truncation(max_length)
+        return [encoding.ids for encoding in tokenizer.encode_batch(list(texts))]
+
+    return ids
 
 
-def token_counts(texts: Sequence[str], tokenizer: object, max_length: int = 256) -> tuple[list[list[int]], np.ndarray]:
+def token_counts(texts: Sequence[str], encoder: LoadedEncoder, max_length: int = 256
+                 ) -> tuple[list[list[int]], np.ndarray]:
     """WordPiece ids of each text (with [CLS]/[SEP], truncated to ``max_length``) and their counts."""
-    ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    ids = encoder.ids(list(texts), max_length)
     return ids, np.array([len(i) for i in ids], dtype=np.int64)
 
 
@@ -74,21 +137,16 @@ def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
             for start in range(0, len(group), batch_size)]
 
 
-def _encode_ids(ids: list[list[int]], encoder: object, device: str, batch_size: int) -> np.ndarray:
+def _encode_ids(ids: list[list[int]], encoder: LoadedEncoder, device: str, batch_size: int) -> np.ndarray:
     """Embeddings of already-tokenised texts, in batches of equal token count (:func:`length_batches`)."""
     import torch
 
-    lean = _lean(encoder)
-    out = np.zeros((len(ids), encoder.config.hidden_size), dtype=np.float32)
+    out = np.zeros((len(ids), encoder.hidden_size), dtype=np.float32)
     with torch.inference_mode():
         for index in progress(length_batches(np.array([len(i) for i in ids]), batch_size), "encoding sentences",
                               unit="batch"):
             input_ids = torch.tensor([ids[i] for i in index], device=device)
-            mask = torch.ones_like(input_ids, dtype=torch.bool)
-            if lean is not None:
-                hidden = lean(input_ids, mask)
-            else:
-                hidden = encoder(input_ids=input_ids, attention_mask=mask.long()).last_hidden_state
+            hidden = encoder.forward(input_ids, torch.ones_like(input_ids, dtype=torch.bool))
             out[index] = torch.nn.functional.normalize(hidden.mean(1), dim=-1).float().cpu().numpy()
     return out
 
@@ -148,9 +206,9 @@ class SentenceEncoder:
         return self.vectors[[self.rows[t] for t in texts]]
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        tokenizer, encoder = _load(self.model, self.device)
+        encoder = _load(self.model, self.device)
         with torch_threads(self.threads):
-            ids, _ = token_counts(texts, tokenizer, self.max_length)
+            ids, _ = token_counts(texts, encoder, self.max_length)
             return _encode_ids(ids, encoder, self.device, self.batch_size)
 
 
