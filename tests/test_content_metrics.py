@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -9,10 +10,13 @@ import ot
 import pandas as pd
 import pytest
 import sacrebleu
+from nltk.corpus.reader.wordnet import WordNetCorpusReader
 from nltk.translate.meteor_score import meteor_score
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.tokenize import tokenize
+from tsteval.lexicons.lexicon import Lexicon
+from tsteval.lexicons.modify import modify_texts
 from tsteval.metrics.content import embedding_metrics as em
 from tsteval.metrics.content.overlap import MIR_BLEU, corpus_bleu, meteor, rouge_l, sentence_bleu, sentence_chrf
 from tsteval.metrics.content.policy import MAX_DISTANCE
@@ -96,27 +100,93 @@ def test_wordnet_is_read_and_verified_once_per_process(monkeypatch: pytest.Monke
     assert checks == []  # no second verification of the ~30 MB cached copy, no second reader
 
 
+class NltkWordNet(WordNetCorpusReader):
+    """NLTK's own reader (its own parse of the index and exception files), without the nltk_data mapping."""
+
+    def map_wn(self, version: str = "wordnet") -> None:
+        return None
+
+
+def _open_wordnet(reader: type[WordNetCorpusReader], root: str) -> WordNetCorpusReader:
+    """``reader`` over the database at ``root``, without NLTK's notice that multilingual data is absent."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The multilingual functions are not available")
+        return reader(root, None)
+
+
 def test_wordnet_index_is_parsed_once_per_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lemma index NLTK parses from the four index files is kept in the cache; a later process (here: a new
-    reader) reads it from there, and it equals NLTK's own parse of the same files."""
+    """The lemma index parsed from the four index files is kept in the cache; a later process (here: a new
+    reader) reads it from there.  Parsed or read back, it equals NLTK's own parse of the same files in every
+    lemma, part of speech and offset list and in their order, as do the satellite offsets and exception lists."""
     import nltk.data
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     from tsteval.metrics.content import wordnet
 
     monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path))
     root = str(wordnet_dir())
     monkeypatch.setattr(nltk.data, "path", [*nltk.data.path, root])  # NLTK reads only below its data path
-    parses = []
-    original = WordNetCorpusReader._load_lemma_pos_offset_map
-    monkeypatch.setattr(WordNetCorpusReader, "_load_lemma_pos_offset_map",
-                        lambda self: parses.append(1) or original(self))
-    first = wordnet.DebianWordNetReader(root, None)
-    second = wordnet.DebianWordNetReader(root, None)
+    parses, parse = [], wordnet.lemma_index
+    monkeypatch.setattr(wordnet, "lemma_index", lambda *args: parses.append(1) or parse(*args))
+    first, second = (_open_wordnet(wordnet.DebianWordNetReader, root) for _ in range(2))
     assert parses == [1] and len(list((tmp_path / "wordnet-index").iterdir())) == 1
-    assert second._lemma_pos_offset_map == first._lemma_pos_offset_map
-    assert second._lemma_pos_offset_map["dog"]["n"] == first._lemma_pos_offset_map["dog"]["n"] != []
-    assert second.synsets("quick") == first.synsets("quick") and second.synsets("quick")
+    theirs = _open_wordnet(NltkWordNet, root)
+    expected = theirs._lemma_pos_offset_map
+    for ours in (first, second):
+        index = ours._lemma_pos_offset_map
+        assert type(index) is type(expected) and index.default_factory is dict
+        assert index == expected and list(index) == list(expected)
+        assert all(list(index[lemma]) == list(poses) for lemma, poses in expected.items())
+        assert ours.satellite_offsets == theirs.satellite_offsets
+        assert ours._exception_map == theirs._exception_map and ours._exception_map["s"] is ours._exception_map["a"]
+    assert expected["dog"]["n"] and expected["galore"]["s"] and expected["good"]["s"] != expected["good"]["a"]
+    assert second.synsets("quick") == theirs.synsets("quick") and second.synsets("quick")
+
+
+def test_lemma_names_of_equals_nltk_synsets(mir: tuple) -> None:
+    """The lemma names read from the data files equal those of NLTK's ``Synset`` objects, for every word and
+    Porter stem of Mir's pairs, irregular and inflected forms, words with syntactic markers (``galore(ip)``) and
+    every 40th lemma of the index."""
+    from nltk.stem.porter import PorterStemmer
+
+    wn = load_wordnet()
+    ins, outs, _ = mir
+    tokens = {token for text in ins + outs for token in tokenize(text)}
+    stemmer = PorterStemmer()
+    words = (tokens | {stemmer.stem(token) for token in tokens} | set(list(wn._lemma_pos_offset_map)[::40])
+             | {"geese", "better", "ran", "Dogs", "quickest", "feet", "went", "galore", "outback", "handy", "", "'s"})
+    for word in sorted(words):
+        assert wn.lemma_names_of(word) == {lemma.name() for s in wn.synsets(word) for lemma in s.lemmas()}, word
+    assert "galore" in wn.lemma_names_of("abounding") and "outback" in wn.lemma_names_of("remote")
+
+
+def test_lemma_index_names_a_malformed_line(tmp_path: Path) -> None:
+    """A line whose sense count is not its synset count stops the parse with the file and line, as in NLTK."""
+    from nltk.corpus.reader.wordnet import WordNetError
+
+    from tsteval.metrics.content.wordnet import lemma_index
+
+    for suffix in ("adj", "adv", "noun", "verb"):
+        (tmp_path / f"index.{suffix}").write_text("  licence line\ndog n 1 0 1 0 02084071\n")
+    assert lemma_index(tmp_path, set())["dog"] == {"n": [2084071]}
+    (tmp_path / "index.noun").write_text("  licence line\ndog n 1 0 1 0 02084071\ncat n 2 0 1 0 02121620 02121808\n")
+    with pytest.raises(WordNetError, match="file index.noun, line 3"):
+        lemma_index(tmp_path, set())
+
+
+def test_collector_paused_restores_its_state() -> None:
+    import gc
+
+    from tsteval.metrics.content.wordnet import collector_paused
+
+    enabled = gc.isenabled()
+    try:
+        for state in (True, False):
+            (gc.enable if state else gc.disable)()
+            with collector_paused():
+                assert not gc.isenabled()
+            assert gc.isenabled() is state
+    finally:
+        (gc.enable if enabled else gc.disable)()
 
 
 def test_wordnet_missing_names_package(tmp_path: Path) -> None:
@@ -124,11 +194,20 @@ def test_wordnet_missing_names_package(tmp_path: Path) -> None:
         wordnet_dir(tmp_path)
 
 
-def test_meteor_equals_nltk_and_uses_synonyms(mir: tuple) -> None:
+def test_meteor_equals_nltk_and_uses_synonyms(mir: tuple, data_root: Path) -> None:
+    """Bit-identical to NLTK's meteor_score on Mir's pairs, plain and with style words masked, and on pairs with
+    repeated words and several synonyms of one word."""
     ins, outs, _ = mir
+    lexicon = Lexicon.load(data_root / "mir2019/style_lexicon/style_words_and_weights.json")
+    masked_ins, masked_outs = (modify_texts(texts, lexicon, "mask") for texts in (ins, outs))
+    tricky = [("the the cat sat on the mat the", "the cat the mat on sat the the"),
+              ("the automobile car auto was red red", "auto car the car was crimson red"),
+              ("good good food", "well good nice beneficial food good")]
+    refs = ins + masked_ins + [r for r, _ in tricky]
+    hyps = outs + masked_outs + [h for _, h in tricky]
     wn = load_wordnet()
-    theirs = [meteor_score([tokenize(r)], tokenize(h), wordnet=wn) for r, h in zip(ins, outs, strict=True)]
-    np.testing.assert_allclose(meteor(ins, outs).values, theirs, atol=1e-12)
+    theirs = [meteor_score([tokenize(r)], tokenize(h), wordnet=wn) for r, h in zip(refs, hyps, strict=True)]
+    np.testing.assert_array_equal(meteor(refs, hyps).values, theirs)
     refs, hyps = ["the auto was red", "the auto was red"], ["the car was red", "the bus was red"]
     with_synonym, without = meteor(refs, hyps).values
     assert with_synonym == pytest.approx(meteor(["the car was red"], ["the car was red"]).values[0])

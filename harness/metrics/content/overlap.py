@@ -23,7 +23,7 @@ formula.  Values equal the per-pair library calls (tests/test_overlap_speed.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 from nltk.stem.porter import PorterStemmer
@@ -32,7 +32,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from tsteval.metrics.content.char_ngrams import char_statistics
 from tsteval.metrics.content.policy import MetricResult, Tokens, apply_policy, pair_tokens
-from tsteval.metrics.content.wordnet import load_wordnet
+from tsteval.metrics.content.wordnet import DebianWordNetReader, load_wordnet
 
 MAX_ORDER = 4
 MIR_BLEU: dict[str, object] = {"smooth_method": "floor", "smooth_value": 0.01, "effective_order": False}
@@ -202,27 +202,41 @@ def rouge_l(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None = No
     return apply_policy(values, ref_tokens, hyp_tokens)
 
 
-def _match(hyp: list[tuple[int, str]], ref: list[tuple[int, str]],
-           candidates: Callable[[str], Sequence[str]]) -> tuple[list[tuple[int, int]], list, list]:
-    """NLTK's greedy matcher: from the last hypothesis word back, take the latest free reference position
-    whose word is one of ``candidates(word)``; returns matches and the unmatched remainders."""
+Enumerated = list[tuple[int, str]]  # (position in the sentence, word)
+
+
+def _match_exact(hyp: Enumerated, ref: Enumerated) -> tuple[list[tuple[int, int]], Enumerated, Enumerated]:
+    """NLTK's greedy exact matcher: from the last hypothesis word back, take the latest free reference position
+    holding the same word; returns the matched (hypothesis, reference) positions and the unmatched remainders."""
     positions: dict[str, list[int]] = {}
     for j, (_, word) in enumerate(ref):
         positions.setdefault(word, []).append(j)
     matches, used_h, used_r = [], set(), set()
     for i in range(len(hyp) - 1, -1, -1):
-        best_j, best_word = -1, None
-        for word in candidates(hyp[i][1]):
-            free = positions.get(word)
-            if free and free[-1] > best_j:
-                best_j, best_word = free[-1], word
-        if best_word is not None:
-            positions[best_word].pop()
+        free = positions.get(hyp[i][1])
+        if free:
+            j = free.pop()
             used_h.add(i)
-            used_r.add(best_j)
-            matches.append((hyp[i][0], ref[best_j][0]))
+            used_r.add(j)
+            matches.append((hyp[i][0], ref[j][0]))
     return (matches, [p for i, p in enumerate(hyp) if i not in used_h],
             [p for j, p in enumerate(ref) if j not in used_r])
+
+
+def _match_synonyms(hyp: Enumerated, ref: Enumerated,
+                    synonyms: Callable[[str], frozenset[str]]) -> list[tuple[int, int]]:
+    """NLTK's greedy synonym matcher: from the last hypothesis word back, take the latest free reference position
+    whose word is in ``synonyms(word)``.  Scanning the few free positions from the end finds the position that
+    NLTK's look-up of every synonym's latest free position finds."""
+    free = list(range(len(ref)))
+    matches = []
+    for i in range(len(hyp) - 1, -1, -1):
+        candidates = synonyms(hyp[i][1])
+        for k in range(len(free) - 1, -1, -1):
+            if ref[free[k]][1] in candidates:
+                matches.append((hyp[i][0], ref[free.pop(k)][0]))
+                break
+    return matches
 
 
 def _chunks(matches: list[tuple[int, int]]) -> int:
@@ -238,32 +252,40 @@ def _stem(word: str) -> str:
 _STEMMER = PorterStemmer()
 
 
+@lru_cache(maxsize=50_000)
+def _synonyms(wordnet: DebianWordNetReader, word: str) -> frozenset[str]:
+    """``word`` and the names without ``_`` of the lemmas of its WordNet synsets (NLTK's METEOR synonyms)."""
+    return frozenset({name for name in wordnet.lemma_names_of(word) if "_" not in name} | {word})
+
+
+def _meteor_matches(ref: Sequence[str], hyp: Sequence[str],
+                    synonyms: Callable[[str], frozenset[str]]) -> list[tuple[int, int]]:
+    """Exact, then Porter-stem, then WordNet-synonym matches; as in NLTK, the synonym stage looks up the *stems*
+    of the words left unmatched."""
+    exact, h, r = _match_exact(list(enumerate(hyp)), list(enumerate(ref)))
+    if not h or not r:
+        return exact
+    stem, h, r = _match_exact([(i, _stem(w)) for i, w in h], [(j, _stem(w)) for j, w in r])
+    if not h or not r:
+        return exact + stem
+    return exact + stem + _match_synonyms(h, r, synonyms)
+
+
 def meteor(refs: Sequence[str], hyps: Sequence[str], alpha: float = 0.9, beta: float = 3.0,
            gamma: float = 0.5, tokens: Tokens | None = None) -> MetricResult:
     """METEOR (0-1) per pair, identical to ``nltk.translate.meteor_score.meteor_score([ref], hyp)`` on our tokens
-    with the Debian WordNet, but with stems and WordNet synonym sets computed once per distinct word in
-    the batch (NLTK recomputes them for every pair).  Exact, then Porter-stem, then WordNet-synonym matches;
-as in NLTK, the synonym stage looks up the *stems* of the words left unmatched.
+    with the Debian WordNet, but with stems and WordNet synonym sets computed once per distinct word in the
+    process (NLTK recomputes them for every pair), the synonyms read without NLTK's ``Synset`` objects
+    (:meth:`~tsteval.metrics.content.wordnet.DebianWordNetReader.lemma_names_of`).
     """
     wordnet = load_wordnet()
     ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
-    synonyms: dict[str, tuple[str, ...]] = {}
-
-    def synonyms_of(word: str) -> tuple[str, ...]:
-        if word not in synonyms:
-            names = {lemma.name() for synset in wordnet.synsets(word) for lemma in synset.lemmas()}
-            synonyms[word] = tuple({name for name in names if "_" not in name} | {word})
-        return synonyms[word]
-
+    synonyms = partial(_synonyms, wordnet)
     values = np.zeros(len(ref_tokens))
     for k, (ref, hyp) in enumerate(zip(ref_tokens, hyp_tokens, strict=True)):
         if not ref or not hyp:
             continue
-        h, r = list(enumerate(hyp)), list(enumerate(ref))
-        exact, h, r = _match(h, r, lambda w: (w,))
-        stem, h, r = _match([(i, _stem(w)) for i, w in h], [(j, _stem(w)) for j, w in r], lambda w: (w,))
-        syn, _, _ = _match(h, r, synonyms_of)
-        matches = sorted(exact + stem + syn, key=lambda pair: pair[0])
+        matches = sorted(_meteor_matches(ref, hyp, synonyms), key=lambda pair: pair[0])
         if not matches:
             continue
         precision, recall = len(matches) / len(hyp), len(matches) / len(ref)
