@@ -5,7 +5,11 @@ query/key/value GEMMs, a bias copied into every GEMM's output, a fresh output te
 per activation, a residual added in its own pass.  :class:`BertForward` runs the same arithmetic with one fused
 QKV GEMM per layer, the residual accumulated into the output GEMM (``addmm_``), GELU in place and workspace
 buffers reused across layers and batches -- the same weights, SDPA attention and exact GELU, so embeddings agree
-with ``BertModel`` to float32 rounding (checked in the tests).  :func:`bert_forward` makes one from a loaded
+with ``BertModel`` to float32 rounding (checked in the tests).  Three biases cost no pass of their own, by
+identities of attention: the key bias adds ``q . b_k`` to every score of a query, which the softmax ignores (it is
+dropped); the attention weights of a query sum to 1, so the value bias passes through attention unchanged and is
+folded into the output projection's bias (``b_o + b_v W_o``); and the intermediate bias is a last row of the
+up-projection's weight, met by a column of ones beside its input.  :func:`bert_forward` makes one from a loaded
 ``BertModel`` and :func:`bert_folder` straight from a model folder's ``config.json`` and ``model.safetensors``
 (transformers is then never imported: a second or two per process); both return None for any model this pass does
 not cover (another architecture, relative positions, another activation), and callers then use transformers.
@@ -40,12 +44,11 @@ class _Layer:
     """One encoder layer's weights, laid out for ``x @ w`` (transposed once, contiguous)."""
 
     qkv: torch.Tensor
-    qkv_bias: torch.Tensor
+    query_bias: torch.Tensor  # the key bias is dropped, the value bias is in out_bias
     out: torch.Tensor
     out_bias: torch.Tensor
     norm1: tuple[torch.Tensor, torch.Tensor]
-    up: torch.Tensor
-    up_bias: torch.Tensor
+    up: torch.Tensor  # hidden + 1 rows: the last is the intermediate bias
     down: torch.Tensor
     down_bias: torch.Tensor
     norm2: tuple[torch.Tensor, torch.Tensor]
@@ -78,20 +81,24 @@ class BertForward:
             return w(prefix + name + ".bias")
 
         parts = ("attention.self.query", "attention.self.key", "attention.self.value")
+        out = t("attention.output.dense")
         return _Layer(
             qkv=torch.cat([t(part) for part in parts], dim=1).contiguous(),
-            qkv_bias=torch.cat([b(part) for part in parts]),
-            out=t("attention.output.dense"), out_bias=b("attention.output.dense"),
+            query_bias=b("attention.self.query"),
+            out=out, out_bias=b("attention.output.dense") + b("attention.self.value") @ out,
             norm1=(w(prefix + "attention.output.LayerNorm.weight"), b("attention.output.LayerNorm")),
-            up=t("intermediate.dense"), up_bias=b("intermediate.dense"),
+            up=torch.cat([t("intermediate.dense"), b("intermediate.dense")[None]]).contiguous(),
             down=t("output.dense"), down_bias=b("output.dense"),
             norm2=(w(prefix + "output.LayerNorm.weight"), b("output.LayerNorm")))
 
-    def _buffer(self, name: str, rows: int, columns: int) -> torch.Tensor:
-        """A reused workspace of at least ``rows`` x ``columns`` (grown when a batch needs more)."""
+    def _buffer(self, name: str, rows: int, columns: int, ones: bool = False) -> torch.Tensor:
+        """A reused workspace of at least ``rows`` x ``columns`` (grown when a batch needs more); with ``ones``,
+        one more column, of ones."""
         buffer = self.buffers.get(name)
         if buffer is None or buffer.shape[0] < rows:
-            buffer = self.buffers[name] = torch.empty(rows, columns, device=self.words.device)
+            buffer = self.buffers[name] = torch.empty(rows, columns + ones, device=self.words.device)
+            if ones:
+                buffer[:, columns] = 1.0
         return buffer[:rows]
 
     def __call__(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -101,17 +108,19 @@ class BertForward:
         qkv_buffer = self._buffer("qkv", rows, 3 * hidden)
         residual = self._buffer("residual", rows, hidden)
         up_buffer = self._buffer("up", rows, self.layers[0].up.shape[1])
+        normed = self._buffer("normed", rows, hidden, ones=True)  # the attention block's output, then 1
         x = self.words[input_ids].add_(self.positions[:length])
         x = F.layer_norm(x, (hidden,), *self.norm, self.eps).view(rows, hidden)
         attend = None if bool(mask.all()) else mask[:, None, None, :]
         for layer in self.layers:
-            qkv = torch.addmm(layer.qkv_bias, x, layer.qkv, out=qkv_buffer)
+            qkv = torch.mm(x, layer.qkv, out=qkv_buffer)
+            qkv[:, :hidden].add_(layer.query_bias)
             q, k, v = qkv.view(batch, length, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
             context = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
             context = context.transpose(1, 2).reshape(rows, hidden)
             h = torch.add(x, layer.out_bias, out=residual).addmm_(context, layer.out)
-            h = F.layer_norm(h, (hidden,), *layer.norm1, self.eps)
-            up = torch.ops.aten.gelu_(torch.addmm(layer.up_bias, h, layer.up, out=up_buffer))
+            h = normed[:, :hidden].copy_(F.layer_norm(h, (hidden,), *layer.norm1, self.eps))
+            up = torch.ops.aten.gelu_(torch.mm(normed, layer.up, out=up_buffer))
             x = torch.add(h, layer.down_bias, out=residual).addmm_(up, layer.down)
             x = F.layer_norm(x, (hidden,), *layer.norm2, self.eps)
         return x.view(batch, length, hidden)

@@ -112,7 +112,7 @@ def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | 
 
     def ids(texts: list[str], max_length: int) -> list[list[int]]:
         tokenizer.enable_truncation(max_length)
-        return [encoding.ids for encoding in tokenizer.encode_batch(list(texts))]
+        return [encoding.ids for encoding in tokenizer.encode_batch_fast(list(texts))]  # ids only, no offsets
 
     return ids
 
