@@ -107,16 +107,26 @@ class KneserNeyLM:
         self._check_fitted()
         return self._log_probs(self._mapped(tokenize(text)))
 
-    def _log_probs(self, counted: list[str]) -> list[float]:
+    def _log_probs(self, counted: list[str], known: dict[tuple[str, ...], float] | None = None) -> list[float]:
+        """Log-probability of each counted token given its history; ``known``: n-grams already computed (filled)."""
         n = self.order
         padded = [BOS] * (n - 1) + counted
-        return [math.log(self._prob(tuple(padded[i - n + 1:i]), padded[i])) for i in range(n - 1, len(padded))]
+        known = {} if known is None else known
+        out = []
+        for i in range(n - 1, len(padded)):
+            gram = tuple(padded[i - n + 1:i + 1])
+            if gram not in known:
+                known[gram] = math.log(self._prob(gram[:-1], gram[-1]))
+            out.append(known[gram])
+        return out
 
     def sentence_log_probs(self, texts: Sequence[str]) -> SentenceLogProbs:
-        """Summed LM and unigram log-probabilities of each text's words and ``</s>``, and their number."""
+        """Summed LM and unigram log-probabilities of each text's words and ``</s>``, and their number (each
+        distinct n-gram's probability computed once per call)."""
         self._check_fitted()
         counted = [self._mapped(tokenize(t)) for t in check_texts(texts)]
-        return SentenceLogProbs(np.array([math.fsum(self._log_probs(c)) for c in counted]),
+        known: dict[tuple[str, ...], float] = {}
+        return SentenceLogProbs(np.array([math.fsum(self._log_probs(c, known)) for c in counted]),
                                 np.array([self.unigram_.log_prob_sum(c) for c in counted]),
                                 np.array([len(c) for c in counted]))
 
