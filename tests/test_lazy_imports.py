@@ -1,5 +1,6 @@
-"""Heavy libraries load only when a metric needs them: scoring STI with a TF-IDF classifier imports no POT
-(which imports torch and scikit-learn's clustering), torch, transformers or Ray."""
+"""Heavy libraries load only when a metric needs them: scoring STI with a TF-IDF classifier and BLEU, chrF and
+ROUGE-L imports no POT (which imports torch and scikit-learn's clustering), torch, transformers, Ray or NLTK (only
+METEOR needs it)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ SCRIPT = """
 import json, sys
 from tsteval.cli.main import main
 code = main(sys.argv[1:])
-heavy = ["ot", "torch", "transformers", "sklearn.cluster", "ray"]
+heavy = ["ot", "torch", "transformers", "sklearn.cluster", "ray", "nltk"]
 before = [m for m in heavy if m in sys.modules]
 from tsteval.metrics.style.intensity import emd
 emd([[0.2, 0.8]], [[0.6, 0.4]], ground=[[0.0, 1.0], [1.0, 0.0]])  # a matrix ground is POT's job
@@ -23,7 +24,7 @@ print(json.dumps({"code": code, "before": before, "ot_after_matrix": "ot" in sys
 """
 
 
-def test_sti_with_tfidf_imports_no_pot_torch_or_transformers(tmp_path: Path) -> None:
+def test_sti_and_lexical_metrics_import_no_pot_torch_transformers_or_nltk(tmp_path: Path) -> None:
     clf = make_classifier("tfidf-lr")
     clf.fit(["the food was awful", "terrible service", "i hated it", "bad and cold",
              "the food was great", "lovely service", "i loved it", "good and warm"], ["neg"] * 4 + ["pos"] * 4)
@@ -31,7 +32,8 @@ def test_sti_with_tfidf_imports_no_pot_torch_or_transformers(tmp_path: Path) -> 
     (tmp_path / "in.txt").write_text("the food was awful\ni hated it\n")
     (tmp_path / "out.txt").write_text("the food was great\ni hated it\n")
     argv = ["score", "--quiet", "--classifier", f"c={tmp_path / 'clf'}", "--pairs", str(tmp_path / "in.txt"),
-            str(tmp_path / "out.txt"), "--source-style", "neg", "--target-style", "pos", "--out", str(tmp_path / "run")]
+            str(tmp_path / "out.txt"), "--source-style", "neg", "--target-style", "pos",
+            "--content", "bleu,chrf,rougeL", "--out", str(tmp_path / "run")]
     done = subprocess.run([sys.executable, "-c", SCRIPT, *argv], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "TSTEVAL_CACHE": str(tmp_path / "cache")}, check=False)
     assert done.returncode == 0, done.stderr

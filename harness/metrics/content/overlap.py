@@ -24,15 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache, partial
+from typing import TYPE_CHECKING
 
 import numpy as np
-from nltk.stem.porter import PorterStemmer
 from rouge_score import scoring
 from sacrebleu.metrics import BLEU, CHRF
 
 from tsteval.metrics.content.char_ngrams import char_statistics
 from tsteval.metrics.content.policy import MetricResult, Tokens, apply_policy, pair_tokens
-from tsteval.metrics.content.wordnet import DebianWordNetReader, load_wordnet
+
+if TYPE_CHECKING:  # NLTK (about a CPU-second to import) only when METEOR runs
+    from tsteval.metrics.content.wordnet import DebianWordNetReader
 
 MAX_ORDER = 4
 MIR_BLEU: dict[str, object] = {"smooth_method": "floor", "smooth_value": 0.01, "effective_order": False}
@@ -246,10 +248,15 @@ def _chunks(matches: list[tuple[int, int]]) -> int:
 
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return _STEMMER.stem(word)
+    return _stemmer().stem(word)
 
 
-_STEMMER = PorterStemmer()
+@lru_cache(maxsize=1)
+def _stemmer() -> object:
+    """NLTK's Porter stemmer (NLTK's default mode, as its METEOR uses)."""
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
 
 
 @lru_cache(maxsize=50_000)
@@ -278,6 +285,8 @@ def meteor(refs: Sequence[str], hyps: Sequence[str], alpha: float = 0.9, beta: f
     process (NLTK recomputes them for every pair), the synonyms read without NLTK's ``Synset`` objects
     (:meth:`~tsteval.metrics.content.wordnet.DebianWordNetReader.lemma_names_of`).
     """
+    from tsteval.metrics.content.wordnet import load_wordnet
+
     wordnet = load_wordnet()
     ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
     synonyms = partial(_synonyms, wordnet)
