@@ -104,11 +104,10 @@ class Transfers:
         frame = self.frame.reset_index(drop=True).copy()
         for col in ("system", "setting", "source_style", "target_style"):
             frame[col] = frame[col].astype(str)
-        for column in ("input", "output"):  # each distinct text checked once; the rows only when one is bad
-            codes, distinct = pd.factorize(frame[column])
-            if (codes < 0).any() or not all(isinstance(t, str) and t.strip() for t in distinct.tolist()):
-                _check_texts(frame[column].tolist(), self.origin, column)
         pool_texts(frame)
+        for column in ("input", "output"):  # each distinct text checked once; the rows only when one is bad
+            if not all(isinstance(t, str) and t.strip() for t in pd.unique(frame[column])):
+                _check_texts(frame[column].tolist(), self.origin, column)
         dup = frame.duplicated(["system", "setting", "item"])
         if dup.any():
             row = frame[dup].iloc[0]
