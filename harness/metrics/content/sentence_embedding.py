@@ -96,7 +96,8 @@ def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | 
     spec_file, settings_file = folder / "tokenizer.json", folder / "tokenizer_config.json"
     if not spec_file.is_file():
         return None
-    spec = json.loads(spec_file.read_text(encoding="utf-8"))
+    text = spec_file.read_text(encoding="utf-8")
+    spec = json.loads(text)
     settings = json.loads(settings_file.read_text(encoding="utf-8")) if settings_file.is_file() else {}
     normalizer = spec.get("normalizer") or {}
     if not (settings.get("tokenizer_class") in (None, "BertTokenizer", "BertTokenizerFast")
@@ -107,7 +108,7 @@ def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | 
         return None
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(spec_file))
+    tokenizer = Tokenizer.from_str(text)
     tokenizer.no_padding()
 
     def ids(texts: list[str], max_length: int) -> list[list[int]]:
