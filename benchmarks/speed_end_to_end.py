@@ -137,8 +137,10 @@ def train_classifiers(folder: Path) -> dict[str, Path]:
     return trained
 
 
-def projection(rows: list[dict[str, object]], encoder_rate: float | None) -> dict[str, object] | None:
-    """10M pairs from the largest measured run: CPU-s per pair without the encoder, plus 4 encodes per pair."""
+def projection(rows: list[dict[str, object]], encoder_rate: float | None,
+               gpu: dict[str, object] | None = None) -> dict[str, object] | None:
+    """10M pairs from the largest measured run: CPU-s per pair without the encoder, plus 4 encodes per pair, on
+    this CPU and (``gpu``: :func:`gpu_encoder`) with the encoder on the GPU measured by ``speed_gpu``."""
     measured = [r for r in rows if r["code"] == "after" and r["cache"] == "cold"]
     if not measured:
         return None
@@ -148,11 +150,26 @@ def projection(rows: list[dict[str, object]], encoder_rate: float | None) -> dic
     rest = max(largest["cpu_s"] - encoded / rate, 0.0) / largest["pairs"]
     pairs, texts_per_pair = 10_000_000, 4
     cpu_only = pairs * (rest + texts_per_pair / rate)
-    return {"pairs": pairs, "from_run_pairs": largest["pairs"], "non_encoder_cpu_s_per_pair": rest,
-            "encoder_texts_per_cpu_s": rate, "texts_per_pair": texts_per_pair,
-            "cpu_only_cpu_hours": cpu_only / 3600, "cpu_only_days_on_2_cores": cpu_only / 2 / 86400,
-            "gpu_assumed_texts_per_s": 20_000, "gpu_hours_one_core_rest": (pairs * rest + pairs * texts_per_pair
-                                                                           / 20_000) / 3600}
+    result = {"pairs": pairs, "from_run_pairs": largest["pairs"], "non_encoder_cpu_s_per_pair": rest,
+              "encoder_texts_per_cpu_s": rate, "texts_per_pair": texts_per_pair,
+              "cpu_only_cpu_hours": cpu_only / 3600, "cpu_only_days_on_2_cores": cpu_only / 2 / 86400}
+    if gpu is not None:
+        encoding = pairs * texts_per_pair / gpu["texts_per_s"]
+        result["gpu"] = {**gpu, "encoder_hours": encoding / 3600, "rest_cpu_hours": pairs * rest / 3600,
+                         "hours_one_core_beside_the_gpu": (pairs * rest + encoding) / 3600}
+    return result
+
+
+def gpu_encoder() -> dict[str, object] | None:
+    """The GPU encoder's measured texts/s (``SentenceEncoder.embed`` at its GPU default batch size) and the GPU,
+    from ``results/speed_gpu.json`` when a GPU machine has written it."""
+    path = OUT / "speed_gpu.json"
+    if not path.exists():
+        return None
+    report = json.loads(path.read_text())
+    encoder = report["encoder"]
+    return {"device": report["machine"]["gpu"],
+            "texts_per_s": encoder["sentence_encoder"][str(encoder["default_batch_size"])]["texts_per_s"]}
 
 
 def main() -> None:
@@ -199,7 +216,8 @@ def write(rows: list[dict[str, object]]) -> None:
                           "processor": platform.processor() or platform.machine()},
               "content": CONTENT, "modifications": MODIFICATIONS, "naturalness": NATURALNESS,
               "style": "fastText and TF-IDF LR (Yelp dev+test)",
-              "lexicon": portable(LEXICON), "before": BEFORE, "rows": rows, "projection": projection(rows, rate)}
+              "lexicon": portable(LEXICON), "before": BEFORE, "rows": rows,
+              "projection": projection(rows, rate, gpu_encoder())}
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_end_to_end.json").write_text(json.dumps(report, indent=2))
     (OUT / "speed_end_to_end.md").write_text(markdown(report))
@@ -252,9 +270,14 @@ def markdown(report: dict[str, object]) -> str:
               "output, unmodified and masked; real data repeats inputs, so this is an upper bound).",
               f"- CPU only: {p['cpu_only_cpu_hours']:,.0f} CPU-hours, {p['cpu_only_days_on_2_cores']:.1f} days on "
               "this 2-core machine.",
-              f"- With a GPU for the encoder (assumed, not measured here: {p['gpu_assumed_texts_per_s']:,} "
-              f"MiniLM texts/s): {p['gpu_hours_one_core_rest']:,.0f} hours on one CPU core for the rest; the "
-              "lexical metrics and style classifier then dominate.", ""]
+              ""]
+    if "gpu" in p:
+        g = p["gpu"]
+        lines[-1:] = [f"- With the encoder on a GPU ({g['device']}: {g['texts_per_s']:,.0f} texts/s measured by "
+                      f"benchmarks/results/speed_gpu.md): {g['encoder_hours']:.1f} hours of encoding and "
+                      f"{g['rest_cpu_hours']:,.1f} CPU-hours for the rest on one core of this machine, "
+                      f"{g['hours_one_core_beside_the_gpu']:,.1f} hours in all; the lexical metrics, style "
+                      "classifiers and naturalness then dominate.", ""]
     return "\n".join(lines)
 
 

@@ -193,3 +193,48 @@ def test_encoder_takes_the_lean_path_in_equal_length_batches(yelp_texts: list[st
     per_length = Counter(len(i) for i in ids)
     expected = [(min(4, n - start), length) for length, n in per_length.items() for start in range(0, n, 4)]
     assert sorted(calls) == sorted(expected) and sum(n for n, _ in calls) == 20
+
+
+def test_padded_batches_of_the_gpu_path_give_the_equal_length_embeddings(yelp_texts: list[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU's batching (texts sorted by count, cut every ``batch_size``, padded with a mask and pooled over the
+    real tokens), run here on the CPU, gives the embeddings of equal-length batches and of sentence-transformers;
+    a CPU encoder defaults to batches of 64, a GPU one to 1,024."""
+    from sentence_transformers import SentenceTransformer
+
+    from tsteval.metrics.content.bert_forward import BertForward
+
+    loaded = sentence_embedding._load(default_model(), "cpu")
+    ids, counts = token_counts(yelp_texts, loaded)
+    shapes = []
+    original = BertForward.__call__
+    monkeypatch.setattr(BertForward, "__call__", lambda self, i, mask: shapes.append((tuple(i.shape),
+                        mask.sum(1).tolist())) or original(self, i, mask))
+    padded = sentence_embedding._encode_ids(ids, loaded, "cpu", 16, padded=True)
+    monkeypatch.setattr(BertForward, "__call__", original)
+    order = sorted(range(len(ids)), key=lambda k: counts[k])
+    assert [shape for shape, _ in shapes] == [(len(order[s:s + 16]), int(max(counts[order[s:s + 16]])))
+                                              for s in range(0, len(order), 16)]
+    assert [real for _, real in shapes] == [sorted(counts[order[s:s + 16]].tolist()) for s in range(0, len(order), 16)]
+    assert any(min(real) < width for (_, width), real in shapes)  # some batches are padded
+    equal = sentence_embedding._encode_ids(ids, loaded, "cpu", 16)
+    theirs = SentenceTransformer(default_model(), device="cpu").encode(yelp_texts, normalize_embeddings=True)
+    assert np.abs((padded * equal).sum(1) - 1.0).max() <= 1e-6
+    assert np.abs((padded * theirs).sum(1) - 1.0).max() <= 1e-6
+    assert SentenceEncoder(cache=False).batch_size == 64
+    with pytest.raises(TstevalError, match="batch_size must be >= 1, not 0"):
+        SentenceEncoder(cache=False, batch_size=0)
+
+
+def test_a_gpu_encoder_takes_padded_batches_of_1024(yelp_texts: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """On CUDA (resolved device faked here; the forward pass runs on the CPU) the encoder asks for padded batches
+    of 1,024 texts; on the CPU for equal-length batches of 64."""
+    loaded = sentence_embedding._load(default_model(), "cpu")
+    encode, calls = sentence_embedding._encode_ids, []
+    monkeypatch.setattr(sentence_embedding, "_load", lambda model, device: loaded)
+    monkeypatch.setattr(sentence_embedding, "_encode_ids", lambda ids, enc, device, size, padded=False: calls.append(
+        (device, size, padded)) or encode(ids, enc, "cpu", size, padded))
+    SentenceEncoder(cache=False).embed(yelp_texts[:5])
+    monkeypatch.setattr(sentence_embedding, "resolve_device", lambda device: "cuda:0")
+    SentenceEncoder(device="cuda", cache=False).embed(yelp_texts[:5])
+    assert calls == [("cpu", 64, False), ("cuda:0", 1024, True)]

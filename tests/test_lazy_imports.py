@@ -42,3 +42,12 @@ def test_sti_and_lexical_metrics_import_no_pot_torch_transformers_or_nltk(tmp_pa
     assert (tmp_path / "run" / "summary.csv").is_file()
     assert result["before"] == [], f"imported although no metric needs them: {result['before']}"
     assert result["ot_after_matrix"]  # the check sees imports: POT does load when a matrix ground needs it
+
+
+def test_rouge_score_is_imported_only_for_rouge_l() -> None:
+    """BLEU and chrF score without rouge-score (a GPU machine without it scores them); ROUGE-L loads it."""
+    script = ("import sys; from tsteval.metrics.content.overlap import sentence_bleu, sentence_chrf, rouge_l; "
+              "sentence_bleu(['a b c'], ['a b d']); sentence_chrf(['a b c'], ['a b d']); before = 'rouge_score' in "
+              "sys.modules; rouge_l(['a b c'], ['a b d']); print(before, 'rouge_score' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False", "True"]

@@ -27,7 +27,6 @@ from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 import numpy as np
-from rouge_score import scoring
 from sacrebleu.metrics import BLEU, CHRF
 
 from tsteval.metrics.content.char_ngrams import char_statistics
@@ -195,6 +194,8 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
 def rouge_l(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None = None) -> MetricResult:
     """ROUGE-L F-measure (0-1) per pair on our tokens, no stemming: rouge-score's ``_score_lcs`` formula (its
     ``scoring.fmeasure`` of LCS/len(hyp) and LCS/len(ref)) with the LCS length from :func:`lcs_length`."""
+    from rouge_score import scoring  # only when ROUGE-L runs
+
     ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
     values = np.zeros(len(ref_tokens))
     for k, (ref, hyp) in enumerate(zip(ref_tokens, hyp_tokens, strict=True)):

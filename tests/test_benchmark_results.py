@@ -1,0 +1,43 @@
+"""The committed GPU benchmark's summary: its ratios recomputed from the raw seconds, its page re-rendered from its
+JSON, and the 10M-pair projection's GPU line from the encoder's measured rate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import speed_end_to_end, speed_gpu
+
+REPORT = json.loads((speed_gpu.OUT / "speed_gpu.json").read_text())
+
+
+def test_gpu_page_is_its_json_rendered() -> None:
+    assert (speed_gpu.OUT / "speed_gpu.md").read_text() == speed_gpu.markdown(REPORT)
+
+
+def test_gpu_ratios_follow_from_the_seconds() -> None:
+    encoder, lm = REPORT["encoder"], REPORT["smollm2"]
+    default = encoder["sentence_encoder"][str(encoder["default_batch_size"])]
+    assert default["texts_per_s"] == pytest.approx(encoder["texts"] / default["seconds"])
+    assert encoder["speedup_vs_sentence_transformers_default"] == pytest.approx(
+        encoder["sentence_transformers"]["32"]["seconds"] / default["seconds"])
+    for size, row in encoder["exact_length"].items():
+        assert row["fraction_of_roofline"] == pytest.approx(
+            encoder["real_tokens"] * encoder["flops_per_token"] / row["seconds"] / 1e12
+            / encoder["gemm_tflops"]["roofline"]), size
+    budget = lm["budgets"][str(lm["default_budget"])]
+    assert lm["speedup_vs_per_text"] == pytest.approx(
+        (lm["texts"] / budget["seconds"]) / (lm["per_text"]["texts"] / lm["per_text"]["seconds"]))
+    assert encoder["default_batch_size"] == 1024 and lm["default_budget"] == 16_384
+
+
+def test_projection_takes_the_measured_gpu_rate() -> None:
+    rows = [{"pairs": 1000, "code": "after", "cache": "cold", "cpu_s": 10.0, "texts_encoded": 2000}]
+    gpu = speed_end_to_end.gpu_encoder()
+    p = speed_end_to_end.projection(rows, 400.0, gpu)
+    rest = (10.0 - 2000 / 400.0) / 1000  # CPU-s per pair outside the encoder
+    assert p["non_encoder_cpu_s_per_pair"] == pytest.approx(rest)
+    assert p["gpu"]["texts_per_s"] == REPORT["encoder"]["sentence_encoder"]["1024"]["texts_per_s"]
+    assert p["gpu"]["hours_one_core_beside_the_gpu"] == pytest.approx(
+        (1e7 * rest + 4e7 / p["gpu"]["texts_per_s"]) / 3600)
