@@ -11,7 +11,11 @@ On the same texts (every distinct input and output of the DualRL Yelp release):
   largest |1 - cos| against tsteval's CPU encoder on the same machine and against sentence-transformers;
 * SmolLM2-135M on CUDA: :class:`~tsteval.metrics.naturalness.causal_lm.CausalLM` at token budgets of 2,048 (its
   CPU default) and 16,384 (its GPU default) against one transformers forward pass per text on CUDA, and its mean
-  token log-probabilities against the CPU's on the same machine.
+  token log-probabilities against the CPU's on the same machine;
+* the transformer style classifier (MiniLM fine-tuned for one epoch on :data:`N_TRAIN` Yelp sentences) on CUDA:
+  training and scoring speed, its probabilities against the same model's on the CPU (``--only-classifier``
+  measures this part alone and adds it to the committed results);
+* ``tsteval score`` on :data:`SCORE_PAIRS` DualRL Yelp pairs with ``--device cuda`` and with ``--device cpu``.
 
 Wall seconds (``torch.cuda.synchronize`` before each clock read), best of :data:`REPEATS` after a warm-up.
 
@@ -53,6 +57,7 @@ ROOF_ROWS = 65_536
 LM_BUDGETS = (2_048, 16_384)
 N_LM, N_LM_CPU, N_PER_TEXT = 5_000, 500, 500
 DEVICE = "cuda"  # --device cpu: a smoke run of the script on a machine without a GPU (figures not kept)
+N_TRAIN, N_CLASSIFIER_CPU = 4_000, 1_000  # the transformer classifier: training texts, texts scored on the CPU too
 SCORE_PAIRS = 20_000
 SCORE_ARGS = ["--content", "bleu,chrf,sbert", "--modification", "none,mask", "--naturalness", "unigram,kn3"]
 LM_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
@@ -66,6 +71,16 @@ def dualrl_texts() -> list[str]:
     return list(dict.fromkeys([*frame["input"], *frame["output"]]))
 
 
+def yelp_training() -> dict[str, list[str]]:
+    """The transformer classifier's training sample of :mod:`benchmarks.common`: :data:`N_TRAIN` Yelp dev+test
+    sentences drawn with seed 0, and their labels."""
+    from benchmarks.common import subsample
+    from tsteval.readers.published import load_yelp_corpus
+
+    corpus = subsample(load_yelp_corpus(splits=("dev", "test")), N_TRAIN)
+    return {"texts": list(corpus.texts), "labels": [str(label) for label in corpus.labels]}
+
+
 def pack(folder: Path) -> None:
     """Write into ``folder`` what :func:`unpack` needs on a machine without the data root or the model packages."""
     from safetensors.torch import load_file, save_file
@@ -75,6 +90,7 @@ def pack(folder: Path) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "texts.json").write_text(json.dumps(dualrl_texts()))
+    (folder / "yelp_train.json").write_text(json.dumps(yelp_training()))
     table(SCORE_PAIRS, folder)
     minilm = Path(default_model())
     shutil.copytree(minilm, folder / "minilm", ignore=shutil.ignore_patterns("model.safetensors"), dirs_exist_ok=True)
@@ -221,6 +237,37 @@ def encoder_figures(texts: list[str], model: str) -> dict[str, object]:
             "peak_gpu_memory_mb": torch.cuda.max_memory_allocated() / 2**20 if DEVICE != "cpu" else 0.0}
 
 
+def classifier_figures(texts: list[str], model: str, training: dict[str, list[str]]) -> dict[str, object]:
+    """The fine-tuned MiniLM style classifier on the GPU: one epoch on the training sample, style probabilities of
+    every text, and the same model's probabilities on the CPU for the first :data:`N_CLASSIFIER_CPU` texts."""
+    import copy
+
+    import torch
+
+    from tsteval.classifiers.base import make_classifier
+
+    classifier = make_classifier("transformer", model_name_or_path=model, epochs=1, device=DEVICE, verbose=False)
+    synchronize()
+    start = time.perf_counter()
+    classifier.fit(training["texts"], training["labels"])
+    synchronize()
+    fit_s = time.perf_counter() - start
+    proba, seconds, _ = best_wall(lambda: classifier.predict_proba(texts))
+    on_cpu = copy.deepcopy(classifier)
+    on_cpu.device, on_cpu.device_, on_cpu.model_ = "cpu", torch.device("cpu"), on_cpu.model_.to("cpu")
+    torch.set_num_threads(os.cpu_count() or 1)
+    n_cpu = min(N_CLASSIFIER_CPU, len(texts))
+    start = time.perf_counter()
+    cpu_proba = on_cpu.predict_proba(texts[:n_cpu])
+    cpu_s = time.perf_counter() - start
+    return {"train_texts": len(training["texts"]), "epochs": 1, "fit_s": fit_s,
+            "train_texts_per_s": len(training["texts"]) / fit_s, "texts": len(texts), "predict_s": seconds,
+            "predict_texts_per_s": len(texts) / seconds,
+            "cpu_all_threads": {"threads": torch.get_num_threads(), "texts": n_cpu, "seconds": cpu_s,
+                                "texts_per_s": n_cpu / cpu_s},
+            "max_abs_diff_proba_cuda_vs_cpu": float(np.abs(proba[:n_cpu] - cpu_proba).max())}
+
+
 def per_text_cuda(lm: object, texts: list[str]) -> np.ndarray:
     """The straightforward call on CUDA: one transformers forward pass per text, mean log-softmax of its tokens."""
     import torch
@@ -305,6 +352,8 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                         help="cpu: a smoke run of this script without a GPU (nothing written)")
     parser.add_argument("--limit", type=int, help="the first N texts only (a smoke run)")
+    parser.add_argument("--only-classifier", action="store_true",
+                        help="measure the transformer classifier only, into the existing results/speed_gpu.json")
     args = parser.parse_args()
     if args.pack:
         pack(args.pack)
@@ -326,6 +375,16 @@ def main() -> None:
 
             texts, minilm, lm, weights = dualrl_texts(), default_model(), "smollm2", "the packaged models"
         texts = texts[:args.limit]
+        training = (json.loads((args.packed / "yelp_train.json").read_text()) if args.packed else yelp_training())
+        step = max(1, len(training["texts"]) // args.limit) if args.limit else 1  # both styles in a smoke run
+        training = {key: values[::step] for key, values in training.items()}
+        if args.only_classifier:
+            report = json.loads((OUT / "speed_gpu.json").read_text())
+            report["classifier"] = {**classifier_figures(texts, minilm, training), "separate_run": True}
+            if DEVICE != "cpu" and not args.limit:
+                save(report)
+            print(markdown(report))
+            return
         gpu = torch.cuda.get_device_properties(0) if DEVICE == "cuda" else None
         report = {"machine": {"gpu": gpu.name if gpu else "none (smoke run)",
                               "gpu_memory_gb": gpu.total_memory / 2**30 if gpu else 0.0,
@@ -333,7 +392,8 @@ def main() -> None:
                               "python": platform.python_version(),
                               "tf32_matmul": torch.backends.cuda.matmul.allow_tf32},
                   "weights": weights, "texts_source": "DualRL yelp: every distinct input and output",
-                  "encoder": encoder_figures(texts, minilm), "smollm2": lm_figures(texts, lm)}
+                  "encoder": encoder_figures(texts, minilm), "smollm2": lm_figures(texts, lm),
+                  "classifier": classifier_figures(texts, minilm, training)}
         if DEVICE == "cpu" or args.limit:
             print(markdown(report))
             return
@@ -395,6 +455,19 @@ def markdown(r: dict[str, object]) -> str:
               f"{lm['per_text']['max_abs_diff_lp_mean']:.1e}; CUDA vs CPU ({lm['cpu_texts']} texts) "
               f"{lm['max_abs_diff_lp_mean_cuda_vs_cpu']:.1e}; between budgets "
               f"{max(v['max_abs_diff_lp_mean_vs_2048'] for v in lm['budgets'].values()):.1e}", ""]
+    if "classifier" in r:
+        c = r["classifier"]
+        lines += ["## Transformer style classifier (MiniLM fine-tuned, `train-classifier transformer`)", "",
+                  *(["Measured by a separate run (`--only-classifier`) on another machine of the same kind.", ""]
+                    if c.get("separate_run") else []),
+                  f"- one epoch on {c['train_texts']:,} Yelp sentences on the GPU: {c['fit_s']:.1f} s "
+                  f"({c['train_texts_per_s']:,.0f} sentences/s)",
+                  f"- style probabilities of the {c['texts']:,} texts: **{c['predict_texts_per_s']:,.0f} texts/s** "
+                  f"(on this machine's CPU, {c['cpu_all_threads']['threads']} threads, "
+                  f"{c['cpu_all_threads']['texts']:,} texts: "
+                  f"{c['cpu_all_threads']['texts_per_s']:,.0f} texts/s)",
+                  f"- largest difference of a probability, CUDA vs CPU: {c['max_abs_diff_proba_cuda_vs_cpu']:.1e}",
+                  ""]
     if "score" in r:
         sc = r["score"]
         lines += [f"## `tsteval score` on {sc['pairs']:,} DualRL Yelp pairs (`{' '.join(sc['args'])}`, no style "

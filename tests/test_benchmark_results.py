@@ -30,6 +30,9 @@ def test_gpu_ratios_follow_from_the_seconds() -> None:
     assert lm["speedup_vs_per_text"] == pytest.approx(
         (lm["texts"] / budget["seconds"]) / (lm["per_text"]["texts"] / lm["per_text"]["seconds"]))
     assert encoder["default_batch_size"] == 1024 and lm["default_budget"] == 16_384
+    classifier = REPORT["classifier"]
+    assert classifier["predict_texts_per_s"] == pytest.approx(classifier["texts"] / classifier["predict_s"])
+    assert classifier["train_texts_per_s"] == pytest.approx(classifier["train_texts"] / classifier["fit_s"])
 
 
 def test_projection_takes_the_measured_gpu_rate() -> None:
