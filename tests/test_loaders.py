@@ -166,28 +166,23 @@ def test_table_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown table suffix '.xlsx'") as err:
         load_table_corpus(write(tmp_path / "t.xlsx", "x"))
     assert str(tmp_path / "t.xlsx") in str(err.value)
-    holes = write(tmp_path / "holes.csv", "text,label\nfine,0\n,1\n")
-    with pytest.raises(InputError, match=f"{holes}:3: row 2: the text .* is missing"):
-        load_table_corpus(holes)
-    nulls = write(tmp_path / "nulls.jsonl", '{"text": "a", "label": 0}\n{"text": null, "label": 1}\n')
-    with pytest.raises(InputError, match=f"{nulls}:2: row 2: the text .* is missing"):
-        load_table_corpus(nulls)
-    broken = write(tmp_path / "broken.jsonl", '{"text": "a", "label": 0}\n{"text": \n')
-    with pytest.raises(InputError, match=f"{broken}:2: invalid JSON"):
-        load_table_corpus(broken)
     pd.DataFrame({"text": ["a", None], "label": [0, 1]}).to_parquet(tmp_path / "nan.parquet")
     with pytest.raises(InputError, match="row 2: the text"):
         load_table_corpus(tmp_path / "nan.parquet")
-    no_label = write(tmp_path / "no_label.csv", "text,label\nfine,0\ngood,\n")
-    with pytest.raises(InputError, match=f"{no_label}:3: row 2: the label .* is missing"):
-        load_table_corpus(no_label)
-    no_style = write(tmp_path / "no_style.csv", "input,output,source_style,target_style\na,b,0,1\nc,d,1,\ne,f,0,1\n")
-    with pytest.raises(InputError, match=f"{no_style}:3: row 2: the target_style .* is missing"):
-        load_table_transfers(no_style)
-    numbers = write(tmp_path / "numbers.jsonl", '{"text": "a", "label": 0}\n{"text": "a", "label": 1}\n'
-                                               '{"text": 7, "label": 1}\n')
-    with pytest.raises(InputError, match=f"{numbers}:3: row 3: the text .* is int 7, not text"):
-        load_table_corpus(numbers)
+    # A bad cell is named by file, line and row: (file, content, loader, what the message says after "file:line: ")
+    cells = [("holes.csv", "text,label\nfine,0\n,1\n", load_table_corpus, "3: row 2: the text .* is missing"),
+             ("nulls.jsonl", '{"text": "a", "label": 0}\n{"text": null, "label": 1}\n', load_table_corpus,
+              "2: row 2: the text .* is missing"),
+             ("broken.jsonl", '{"text": "a", "label": 0}\n{"text": \n', load_table_corpus, "2: invalid JSON"),
+             ("no_label.csv", "text,label\nfine,0\ngood,\n", load_table_corpus, "3: row 2: the label .* is missing"),
+             ("no_style.csv", "input,output,source_style,target_style\na,b,0,1\nc,d,1,\ne,f,0,1\n",
+              load_table_transfers, "3: row 2: the target_style .* is missing"),
+             ("numbers.jsonl", '{"text": "a", "label": 0}\n{"text": "a", "label": 1}\n{"text": 7, "label": 1}\n',
+              load_table_corpus, "3: row 3: the text .* is int 7, not text")]
+    for name, content, loader, message in cells:
+        path = write(tmp_path / name, content)
+        with pytest.raises(InputError, match=f"{path}:{message}"):
+            loader(path)
 
 
 # --- Hugging Face datasets -------------------------------------------------------------------------------------
