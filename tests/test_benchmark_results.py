@@ -1,5 +1,6 @@
-"""The committed GPU benchmark's summary: its ratios recomputed from the raw seconds, its page re-rendered from its
-JSON, and the 10M-pair projection's GPU line from the encoder's measured rate."""
+"""The committed speed benchmarks: the GPU page's ratios recomputed from the raw seconds and the page re-rendered
+from its JSON; the end-to-end page's before/after ratios and pairs per CPU-second recomputed from its runs; the
+10M-pair projection's GPU line from the encoder's measured rate."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from benchmarks import speed_end_to_end, speed_gpu
 
 REPORT = json.loads((speed_gpu.OUT / "speed_gpu.json").read_text())
+END_TO_END = json.loads((speed_end_to_end.OUT / "speed_end_to_end.json").read_text())
 
 
 def test_gpu_page_is_its_json_rendered() -> None:
@@ -44,3 +46,25 @@ def test_projection_takes_the_measured_gpu_rate() -> None:
     assert p["gpu"]["texts_per_s"] == REPORT["encoder"]["sentence_encoder"]["1024"]["texts_per_s"]
     assert p["gpu"]["hours_one_core_beside_the_gpu"] == pytest.approx(
         (1e7 * rest + 4e7 / p["gpu"]["texts_per_s"]) / 3600)
+
+
+def test_end_to_end_page_is_its_json_rendered() -> None:
+    assert (speed_end_to_end.OUT / "speed_end_to_end.md").read_text() == speed_end_to_end.markdown(END_TO_END)
+
+
+def test_end_to_end_ratios_follow_from_the_runs() -> None:
+    rows, page = END_TO_END["rows"], (speed_end_to_end.OUT / "speed_end_to_end.md").read_text()
+    for row in rows:
+        assert row["pairs_per_cpu_s"] == pytest.approx(row["pairs"] / row["cpu_s"])
+    conditions = set()
+    for s in END_TO_END["speedups"]:
+        before = [r for r in rows if r["code"] == "before" and r["commit"] == s["commit"]
+                  and r["shared"] == s["shared"]]
+        after = [r for r in rows if r["code"] == "after" and r["cache"] == "cold" and r["shared"] == s["shared"]
+                 and r["pairs"] == s["pairs"]]
+        assert len(before) == len(after) == 1
+        assert s["ratio"] == pytest.approx(before[0]["cpu_s"] / after[0]["cpu_s"])
+        assert f"{before[0]['cpu_s']:.1f} -> {after[0]['cpu_s']:.1f} CPU s, **{s['ratio']:.2f}x**" in page
+        conditions.add((s["commit"], s["shared"]))
+    assert conditions == {(commit, False) for commit in speed_end_to_end.BEFORE} | {("b2ec621", True)}
+    assert speed_end_to_end.speedups(rows) == END_TO_END["speedups"]
