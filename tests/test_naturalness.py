@@ -155,6 +155,19 @@ def test_kneser_ney_against_hand_computation() -> None:
     assert "unigram:add-one" in card.signatures["slor@kn2"]
 
 
+def test_kneser_ney_reused_ngrams_give_each_texts_own_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sentence_log_probs reuses n-gram probabilities across texts, and forgets them past KNOWN_NGRAMS: either way
+    each text's sum is that of its own n-grams, computed alone."""
+    import tsteval.metrics.naturalness.language_model as language_model
+
+    lm = KneserNeyLM(order=3, min_count=1).fit(["the food was good", "the service was slow", "good food"])
+    texts = ["the food was slow", "good food was good", "the food was slow", "service was the food"]
+    alone = [math.fsum(lm.log_probs(t)) for t in texts]
+    np.testing.assert_array_equal(lm.sentence_log_probs(texts).lm, alone)
+    monkeypatch.setattr(language_model, "KNOWN_NGRAMS", 2)
+    np.testing.assert_array_equal(lm.sentence_log_probs(texts).lm, alone)
+
+
 def test_agreement_hand_example() -> None:
     machine = judgement(np.array([1.0, 0.0, 0.5, 0.0, 1.0]))
     human = np.array(["output", "input", "tie", "output", "tie"], dtype=object)

@@ -26,6 +26,7 @@ from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 # Used when Ney's estimate n1 / (n1 + 2 n2) is undefined (tiny corpora without singletons or doubletons).
 FALLBACK_DISCOUNT = 0.75
+KNOWN_NGRAMS = 500_000  # n-gram probabilities kept for reuse within a call (then forgotten): memory stays bounded
 DECLARED = {m.name: m for m in NATURALNESS}
 
 
@@ -116,13 +117,15 @@ class KneserNeyLM:
         for i in range(n - 1, len(padded)):
             gram = tuple(padded[i - n + 1:i + 1])
             if gram not in known:
+                if len(known) >= KNOWN_NGRAMS:
+                    known.clear()
                 known[gram] = math.log(self._prob(gram[:-1], gram[-1]))
             out.append(known[gram])
         return out
 
     def sentence_log_probs(self, texts: Sequence[str]) -> SentenceLogProbs:
         """Summed LM and unigram log-probabilities of each text's words and ``</s>``, and their number (each
-        distinct n-gram's probability computed once per call)."""
+        distinct n-gram's probability computed once per call, up to :data:`KNOWN_NGRAMS` of them kept at a time)."""
         self._check_fitted()
         counted = [self._mapped(tokenize(t)) for t in check_texts(texts)]
         known: dict[tuple[str, ...], float] = {}
