@@ -5,6 +5,8 @@ torch only when called, so importing this module stays cheap.
 
 >>> check_threads(2), check_threads(None)
 (2, None)
+>>> batch_for("cpu", None, cpu=64, gpu=1024, name="batch_size"), batch_for("cuda", None, cpu=64, gpu=1024, name="b")
+(64, 1024)
 """
 
 from __future__ import annotations
@@ -30,6 +32,14 @@ def resolve_device(device: str | None) -> str:
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise TstevalError(f"--device {device}: torch sees no CUDA device here; use --device cpu or auto")
     return device
+
+
+def batch_for(device: str, value: int | None, *, cpu: int, gpu: int, name: str) -> int:
+    """A batch size: ``value`` when given (a one-line error naming ``name`` when below 1), else ``cpu`` on the
+    CPU and ``gpu`` on any other device."""
+    if value is not None and value < 1:
+        raise TstevalError(f"{name} must be >= 1, not {value}")
+    return value or (cpu if device == "cpu" else gpu)
 
 
 def check_threads(threads: int | None) -> int | None:

@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tsteval.core.devices import check_threads, resolve_device, torch_threads
-from tsteval.core.errors import TstevalError
+from tsteval.core.devices import batch_for, check_threads, resolve_device, torch_threads
 from tsteval.core.progress import progress
 from tsteval.core.tokenize import tokens_of
 from tsteval.lexicons.erasure import StyleEraser
@@ -196,9 +195,7 @@ class SentenceEncoder:
         self.model = model or default_model()
         self.device = resolve_device(device)
         self.threads = check_threads(threads)
-        if batch_size is not None and batch_size < 1:
-            raise TstevalError(f"batch_size must be >= 1, not {batch_size}")
-        self.batch_size = batch_size or (CPU_BATCH if self.device == "cpu" else GPU_BATCH)
+        self.batch_size = batch_for(self.device, batch_size, cpu=CPU_BATCH, gpu=GPU_BATCH, name="batch_size")
         self.max_length = max_length
         self.cache = None
         if cache:

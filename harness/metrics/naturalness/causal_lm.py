@@ -38,7 +38,7 @@ import numpy as np
 
 from tsteval.classifiers.base import check_texts
 from tsteval.core.cache import cached_dir
-from tsteval.core.devices import resolve_device, torch_threads
+from tsteval.core.devices import batch_for, resolve_device, torch_threads
 from tsteval.core.errors import TstevalError
 from tsteval.core.integrity import integrity_hash, sha256_file
 from tsteval.core.progress import is_quiet, progress
@@ -154,10 +154,9 @@ class CausalLM:
         if model == SMOLLM2:
             path = smollm2_path()
             model, gguf_file = str(path.parent), path.name
-        if batch_tokens is not None and batch_tokens < 1:
-            raise TstevalError(f"batch_tokens must be >= 1, not {batch_tokens}")
         self.device = resolve_device(device)
-        self.batch_tokens = batch_tokens or (CPU_BATCH_TOKENS if self.device == "cpu" else GPU_BATCH_TOKENS)
+        self.batch_tokens = batch_for(self.device, batch_tokens, cpu=CPU_BATCH_TOKENS, gpu=GPU_BATCH_TOKENS,
+                                      name="batch_tokens")
         self.name, self.gguf_file, self.threads = model, gguf_file, threads
         source = converted_gguf(Path(model) / gguf_file) if gguf_file else model
         try:
