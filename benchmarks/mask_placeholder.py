@@ -25,8 +25,8 @@ from benchmarks.common import mir_and_yelp
 from tsteval.core.datapaths import dataset_dir
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.lexicons.modify import modify_texts
-from tsteval.metrics.content.erasure import Erasure
 from tsteval.metrics.content.scorer import score_content
+from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -54,7 +54,8 @@ def main() -> None:
     for label, token in PLACEHOLDERS.items():
         modified = ([t.replace(DEFAULT, token) for t in masked_in], [t.replace(DEFAULT, token) for t in masked_out])
         score_content(card, ["sbert"], modification="mask", lexicon=lexicon, modified=modified, tag=label)
-    score_content(card, ["sbert"], modification="erase", erasure=Erasure(corpus, seed=SEED))
+    score_content(card, ["sbert"], modification="erase",
+                  resources=Resources(ResourceOptions(corpus=corpus, seed=SEED)))
     frame = card.frame
     n_masked = np.array([a.split().count(DEFAULT) + b.split().count(DEFAULT)
                          for a, b in zip(masked_in, masked_out, strict=True)])

@@ -33,6 +33,7 @@ from tsteval.lexicons.lexicon import Lexicon
 from tsteval.lexicons.modify import modify_texts
 from tsteval.metrics.content.scorer import score_content
 from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
+from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.readers.published import MIR_SETTINGS
 from tsteval.scorecard import Scorecard
 
@@ -109,10 +110,15 @@ def score_attribution_masked(card: Scorecard, corpus: Corpus, w2v: WordVectors, 
         modified = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
         label = f"attribution-{mode}"
         counts |= score_content(card, TEXT_METRICS, modification=label, modified=modified)
-        counts |= score_content(card, VECTOR_METRICS, modification=label, modified=modified, word_vectors=w2v)
-        counts |= score_content(card, VECTOR_METRICS, modification=label, modified=modified, word_vectors=glove,
+        counts |= score_content(card, VECTOR_METRICS, modification=label, modified=modified, resources=vectors(w2v))
+        counts |= score_content(card, VECTOR_METRICS, modification=label, modified=modified, resources=vectors(glove),
                                 tag="glove")
     return counts
+
+
+def vectors(word_vectors: object) -> Resources:
+    """Resources whose word vectors are ``word_vectors``."""
+    return Resources(ResourceOptions(vectors=word_vectors))
 
 
 def fmt(pair: tuple[float, float] | None) -> str:
@@ -140,9 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             w2v = word2vec_for(corpus.texts, lexicon, modification, args.seed) if modification == "mask" else plain_w2v
             counts |= score_content(card, TEXT_METRICS, modification=modification, lexicon=lexicon, tag=tag)
             counts |= score_content(card, VECTOR_METRICS, modification=modification, lexicon=lexicon, tag=tag,
-                                    word_vectors=w2v)
+                                    resources=vectors(w2v))
             counts |= score_content(card, VECTOR_METRICS, modification=modification, lexicon=lexicon,
-                                    tag=f"{tag},glove" if tag else "glove", word_vectors=glove)
+                                    tag=f"{tag},glove" if tag else "glove", resources=vectors(glove))
             print(f"scored {modification} with lexicon {lex_name} ({time.perf_counter() - start:.0f} s)")
 
     counts |= score_attribution_masked(card, corpus, plain_w2v, glove, args.seed)

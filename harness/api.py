@@ -45,9 +45,11 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
     all, or one per row), or a ``table`` file (CSV/JSONL/Parquet with input, output, source_style, target_style).
-    ``metrics`` names metrics of :data:`tsteval.METRICS` (a style metric adds all four style columns,
-    ``hh`` and ``hh_content`` need ``hh=``) or naturalness scorers (``unigram``, ``textcnn``, ``unigram-pooled``,
-    ``kn3``, ``smollm2``; ``device`` and ``threads`` apply to SmolLM2).
+    ``metrics`` names metrics of :data:`tsteval.METRICS`, with parameters for a content metric
+    (``"bleu:smooth_method=floor"``), naturalness scorers (``unigram``, ``textcnn``, ``unigram-pooled``, ``kn3``,
+    ``smollm2``; ``device`` and ``threads`` apply to SmolLM2) or ``recommended``
+    (:mod:`tsteval.metrics.selection`): a style metric adds all four style columns, ``ppl`` the ``kn3`` scorer's
+    columns, ``joint`` STRAP's J; a metric whose resource is missing (``hh`` without ``hh=``) is one error line.
     ``classifier`` is a saved folder, a fitted classifier, a backend name trained on ``corpus`` (labelled texts:
     a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
     a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
@@ -80,8 +82,6 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     True
     """
     from tsteval.experiment.plan import Plan, run
-    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-    from tsteval.metrics.registry import METRICS
 
     if table is not None:
         if inputs is not None or outputs is not None:
@@ -98,28 +98,25 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
             raise TstevalError("inputs and outputs are lists of texts, not one string")
         transfers = Transfers.from_pairs(list(inputs), list(outputs), source_style=source_style,
                                          target_style=target_style, system=system, setting=setting)
-    names = list(metrics)
-    unknown = [m for m in names if m not in METRICS and m not in NATURALNESS_METRICS]
-    if unknown:
-        raise TstevalError(f"unknown metrics {unknown}; choose from {sorted(METRICS)} or the naturalness scorers "
-                           f"{list(NATURALNESS_METRICS)}")
-    wants_style = any(METRICS[m].aspect == "style" for m in names if m in METRICS)
-    if wants_style and classifier is None:
-        raise TstevalError("style metrics need classifier= (a saved folder, a fitted classifier or a backend name)")
-    pair_metrics = [m for m in names if m in METRICS and "pair_classifier" in METRICS[m].needs and m != "ah"]
-    if pair_metrics and not hh:
-        raise TstevalError(f"the metrics {pair_metrics} need hh={{NAME: pair classifier folder or fitted pair "
-                           "classifier}")
+    from tsteval.metrics.selection import select
+
+    chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh))
+    if chosen.recommended:
+        from tsteval.metrics.recommended import recommended_options
+
+        content, modifications, naturalness = recommended_options(chosen.content, list(modifications),
+                                                                  chosen.naturalness, 1 if classifier else 0)
+        chosen.content, chosen.naturalness, chosen.style = content, naturalness, True
     training = _corpus(corpus)
     classifiers = {}
-    if wants_style:
+    if chosen.style:
         given = classifier if isinstance(classifier, Mapping) else {"clf": classifier}
         classifiers = {str(name): _classifier_source(value, training) for name, value in given.items()}
-    plan = Plan(transfers, classifiers=classifiers, ground=ground,
-                content=tuple(m for m in names if m in METRICS and METRICS[m].aspect == "content"),
-                modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
-                naturalness=tuple(m for m in names if m in NATURALNESS_METRICS), human=human, folds=folds,
-                hh=dict(hh or {}) if pair_metrics else {}, references=references, baselines=tuple(baselines),
-                joint=joint, attribution=attribution, corpus=training, seed=seed, device=device, threads=threads,
-                engine=engine, address=address, workers=workers)
+    plan = Plan(transfers, classifiers=classifiers, ground=ground, content=tuple(chosen.content),
+                params=chosen.params, modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
+                naturalness=tuple(chosen.naturalness), human=human, folds=folds,
+                hh=dict(hh or {}) if chosen.pairs else {}, references=references, baselines=tuple(baselines),
+                joint="strap" if chosen.joint and joint == "auto" else joint, attribution=attribution,
+                corpus=training, seed=seed, device=device, threads=threads, engine=engine, address=address,
+                workers=workers)
     return run(plan)

@@ -181,7 +181,7 @@ def test_quiet_silences_library_bars(capsys) -> None:
 
 
 def test_plan_log_rounds_accuracy() -> None:
-    from tsteval.experiment.plan import _rounded
+    from tsteval.experiment.models import rounded as _rounded
 
     assert _rounded(0.8991596638655462) == "0.899"
     assert _rounded(None) == "none"

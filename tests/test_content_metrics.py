@@ -25,6 +25,7 @@ from tsteval.metrics.content.sentence_embedding import encode, sentence_cosine
 from tsteval.metrics.content.wmd import mir_normalized_inverse, wmd, wmd_similarity
 from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
 from tsteval.metrics.content.wordnet import load_wordnet, wordnet_dir
+from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
 PAIRS = [("the food was good and cheap .", "the food was bad and cheap ."),
@@ -316,7 +317,8 @@ def test_score_content_columns_and_signatures(toy: WordVectors) -> None:
     frame = pd.DataFrame({"system": "s", "setting": "x", "item": [0, 1],
                           "input": ["a good b", "good"], "output": ["a bad b", "bad"]})
     card = Scorecard(frame)
-    counts = score_content(card, ["bleu", "wmd"], modification="remove", lexicon={"good", "bad"}, word_vectors=toy)
+    counts = score_content(card, ["bleu", "wmd"], modification="remove", lexicon={"good", "bad"},
+                           resources=Resources(ResourceOptions(vectors=toy)))
     assert set(card.metrics) == {"bleu@remove", "wmd@remove"}
     assert counts["wmd@remove"]["n_both_empty"] == 1
     assert card.frame["wmd@remove"].tolist() == [0.0, 0.0]

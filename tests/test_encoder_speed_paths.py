@@ -43,7 +43,7 @@ def test_word_pieces_from_tokenizer_json_match_transformers(yelp_texts: list[str
     text, accents, CJK, control characters and a text past the 256-token truncation."""
     from transformers import AutoTokenizer
 
-    loaded = sentence_embedding._load(default_model(), "cpu")
+    loaded = sentence_embedding.loaded_encoder(default_model(), "cpu")
     tokenizer = AutoTokenizer.from_pretrained(default_model())
     texts = [*yelp_texts, "Café CRÈME brûlée 東京 naïve\x00 \t\u200b ok", "good " * 300]
     ids, counts = token_counts(texts, loaded)
@@ -189,7 +189,7 @@ def test_encoder_takes_the_lean_path_in_equal_length_batches(yelp_texts: list[st
     monkeypatch.setattr(BertForward, "__call__", lambda self, ids, mask: calls.append(tuple(ids.shape)) or
                         original(self, ids, mask))
     SentenceEncoder(threads=1, cache=False, batch_size=4).embed(yelp_texts[:20])
-    ids, _ = token_counts(yelp_texts[:20], sentence_embedding._load(default_model(), "cpu"))
+    ids, _ = token_counts(yelp_texts[:20], sentence_embedding.loaded_encoder(default_model(), "cpu"))
     per_length = Counter(len(i) for i in ids)
     expected = [(min(4, n - start), length) for length, n in per_length.items() for start in range(0, n, 4)]
     assert sorted(calls) == sorted(expected) and sum(n for n, _ in calls) == 20
@@ -204,7 +204,7 @@ def test_padded_batches_of_the_gpu_path_give_the_equal_length_embeddings(yelp_te
 
     from tsteval.metrics.content.bert_forward import BertForward
 
-    loaded = sentence_embedding._load(default_model(), "cpu")
+    loaded = sentence_embedding.loaded_encoder(default_model(), "cpu")
     ids, counts = token_counts(yelp_texts, loaded)
     shapes = []
     original = BertForward.__call__
@@ -229,9 +229,9 @@ def test_padded_batches_of_the_gpu_path_give_the_equal_length_embeddings(yelp_te
 def test_a_gpu_encoder_takes_padded_batches_of_1024(yelp_texts: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """On CUDA (resolved device faked here; the forward pass runs on the CPU) the encoder asks for padded batches
     of 1,024 texts; on the CPU for equal-length batches of 64."""
-    loaded = sentence_embedding._load(default_model(), "cpu")
+    loaded = sentence_embedding.loaded_encoder(default_model(), "cpu")
     encode, calls = sentence_embedding._encode_ids, []
-    monkeypatch.setattr(sentence_embedding, "_load", lambda model, device: loaded)
+    monkeypatch.setattr(sentence_embedding, "loaded_encoder", lambda model, device: loaded)
     monkeypatch.setattr(sentence_embedding, "_encode_ids", lambda ids, enc, device, size, padded=False: calls.append(
         (device, size, padded)) or encode(ids, enc, "cpu", size, padded))
     SentenceEncoder(cache=False).embed(yelp_texts[:5])

@@ -73,7 +73,7 @@ def test_scores_in_range_and_signs_its_parameters(name: str, scored: Scorecard) 
         assert metric_of(column, signature) is metric
         fields = signature.split("|")
         assert fields[0] == f"metric:{metric.signature_name or name}"
-        for key, value in metric.params.items():
+        for key, value in {**metric.settings, **metric.params}.items():
             if not (key == "ground" and "ground:" in signature):
                 assert f"{key}:{value}" in fields, (key, signature)
         for library in metric.libraries:
@@ -83,7 +83,7 @@ def test_scores_in_range_and_signs_its_parameters(name: str, scored: Scorecard) 
 def test_signature_names_parameters_and_identities() -> None:
     for metric in METRICS.values():
         text = str(metric.signature(model="abc123", data="def456"))
-        for key, value in {**metric.params, "model": "abc123", "data": "def456"}.items():
+        for key, value in {**metric.settings, **metric.params, "model": "abc123", "data": "def456"}.items():
             assert f"|{key}:{value}|" in text
 
 

@@ -13,7 +13,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content import char_ngrams, overlap
-from tsteval.metrics.content.overlap import lcs_length, rouge_l, sentence_bleu, sentence_bleu_mir, sentence_chrf
+from tsteval.metrics.content.overlap import MIR_BLEU, lcs_length, rouge_l, sentence_bleu, sentence_chrf
 from tsteval.readers.published import load_dualrl
 
 
@@ -46,7 +46,7 @@ def test_bleu_equals_sacrebleu_sentence_score(pairs: tuple, monkeypatch: pytest.
     np.testing.assert_allclose(ours[both], np.array(theirs)[both], rtol=0, atol=1e-9)
     mir = BLEU(tokenize="none", force=True, smooth_method="floor", smooth_value=0.01)
     theirs = [mir.sentence_score(h, [r]).score for r, h in zip(_joined(tokens[0]), _joined(tokens[1]), strict=True)]
-    np.testing.assert_allclose(sentence_bleu_mir(refs, hyps).values[both], np.array(theirs)[both], atol=1e-9)
+    np.testing.assert_allclose(sentence_bleu(refs, hyps, **MIR_BLEU).values[both], np.array(theirs)[both], atol=1e-9)
 
 
 def test_chrf_equals_sacrebleu_sentence_score(pairs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:

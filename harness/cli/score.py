@@ -92,6 +92,8 @@ def _names(aspect: str) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``score`` to the subcommands and return its parser."""
+    from tsteval.metrics import registry
+    from tsteval.metrics.recommended import RECOMMENDED
     from tsteval.metrics.style.intensity import GROUND_KINDS
 
     score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
@@ -109,13 +111,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                      "file) with the --table columns")
     src.add_argument("--mir", action="store_true", help="Mir et al.'s CAAE/ARAE/DAR outputs from the data root")
     src.add_argument("--dualrl", metavar="DATASET", help="DualRL system outputs (yelp or GYAFC)")
-    score.add_argument("--metrics", choices=["recommended"],
-                       help="add the recommended metric of each aspect (tsteval.metrics.recommended: the output's "
-                            "target_prob with --classifier, sbert@none, ppl@kn3), chosen by tsteval meta-eval on "
-                            "the rated datasets")
+    score.add_argument("--metrics", metavar="NAMES",
+                       help="comma-separated metrics by name, each scored or refused with what it needs "
+                            f"(tsteval.metrics.selection): {', '.join(sorted(registry.METRICS))}; a naturalness "
+                            "scorer; NAME@SCORER (slor@smollm2); or recommended: the recommended metric of each "
+                            f"aspect ({', '.join(r.column('CLASSIFIER') for r in RECOMMENDED)}), chosen by "
+                            "tsteval meta-eval on the rated datasets")
     content = score.add_argument_group("content preservation")
     content.add_argument("--content", default="", metavar="METRICS",
-                         help=f"comma-separated: {_names('content')}")
+                         help=f"comma-separated: {_names('content')}; parameters after a colon, e.g. "
+                              "bleu:smooth_method=floor:smooth_value=0.1")
     content.add_argument("--modification", default="none", metavar="MODES",
                          help="comma-separated text modifications before content metrics: none, remove, mask "
                               "(lexicon words), attribution-mask, attribution-delete (the words a transformer "

@@ -32,8 +32,9 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
       NAME: {backend: fasttext|textcnn|tfidf-lr|transformer, params?: {...}, heldout?: 0.1, corpus?: {...}}
     lexicon?: {file: path} | {build: {penalty?: l1, C?: 3.0, D?: 2.0}}
     metrics:
+      names?: [sti, bleu, ppl, ...]  # any registered metric by name, routed as ``tsteval score --metrics``
       style?: {classifiers: [NAME, ...], ground?: nominal|ordinal}
-      content?: {metrics: [bleu_mir, ...],
+      content?: {metrics: [bleu_mir, "bleu:smooth_method=floor", ...],   # NAME:KEY=VALUE sets a parameter
                  modifications?: [none, mask, remove, attribution-mask, attribution-delete, erase],
                  vectors?: glove|word2vec|DIR, placeholder?: "<masked>",
                  attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16, neutral?: FILE},  # a transformer
@@ -63,7 +64,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -72,6 +73,9 @@ from tsteval.core.options import COLUMN_NAME
 from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
 from tsteval.readers.loaders import HUMAN_PREFIX
+
+if TYPE_CHECKING:
+    from tsteval.metrics.selection import Selection
 
 PUBLISHED_TRANSFERS = ("mir", "dualrl")
 PUBLISHED_CORPORA = ("yelp",)
@@ -274,6 +278,7 @@ class ContentSpec:
     placeholder: str = "<masked>"
     attribution: AttributionSpec | None = None
     references: tuple[Path, ...] | str | None = None
+    params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -295,6 +300,7 @@ class MetricsSpec:
     folds: int = 5
     human: Path | None = None
     compatibility: CompatibilitySpec = CompatibilitySpec()
+    joint: bool = False
 
 
 @dataclass(frozen=True)
@@ -660,12 +666,32 @@ def _references(r: _Reader, value: object) -> tuple[Path, ...] | str:
     return tuple(r.file(f, f"{key}[{i}]") for i, f in enumerate(files))
 
 
+def _selected(r: _Reader, d: Mapping[str, object], classifiers: Mapping[str, ClassifierSpec],
+              compatibility: CompatibilitySpec) -> Selection:
+    """``metrics.names`` routed as the command line's ``--metrics`` (:func:`tsteval.metrics.selection.select`)."""
+    from tsteval.metrics.selection import Selection, select
+
+    if "names" not in d:
+        return Selection()
+    names = r.strings(d["names"], "metrics.names")
+    try:
+        return select(names, classifiers=bool(classifiers), hh=bool(compatibility.hh), ah=bool(compatibility.ah))
+    except TstevalError as error:
+        raise r.error("metrics.names", str(error)) from None
+
+
 def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications, erasable
+    from tsteval.metrics.selection import parse_metric
     from tsteval.metrics.style.intensity import GROUND_KINDS
 
-    d = r.mapping(value, "metrics", ("style", "content", "naturalness", "folds", "human", "compatibility"))
-    style = StyleSpec()
+    d = r.mapping(value, "metrics", ("names", "style", "content", "naturalness", "folds", "human", "compatibility"))
+    compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
+    chosen = _selected(r, d, classifiers, compatibility)
+    if chosen.recommended:
+        raise r.error("metrics.names", "recommended is a command-line profile (tsteval score --metrics recommended)",
+                      fix="name the metrics: target_prob, sbert, lp_mean@kn3")
+    style = StyleSpec(tuple(classifiers)) if chosen.style else StyleSpec()
     if "style" in d:
         s = r.mapping(d["style"], "metrics.style", ("classifiers", "ground"), ("classifiers",))
         names = r.strings(s["classifiers"], "metrics.style.classifiers")
@@ -673,13 +699,18 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
             r.choice(name, f"metrics.style.classifiers[{i}]", list(classifiers), "classifier")
         style = StyleSpec(names, r.choice(s.get("ground", "nominal"), "metrics.style.ground", GROUND_KINDS,
                                           "ground"))
-    content = ContentSpec()
+    content = ContentSpec(tuple(chosen.content), params=MappingProxyType(chosen.params))
     if "content" in d:
         c = r.mapping(d["content"], "metrics.content", ("metrics", "modifications", "vectors", "placeholder",
                                                         "attribution", "references"), ("metrics",))
-        metrics = r.strings(c["metrics"], "metrics.content.metrics")
-        for i, m in enumerate(metrics):
-            r.choice(m, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
+        for i, entry in enumerate(r.strings(c["metrics"], "metrics.content.metrics")):
+            name, params = parse_metric(entry)
+            r.choice(name, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
+            try:
+                chosen.add_content(name, params)
+            except TstevalError as error:
+                raise r.error(f"metrics.content.metrics[{i}]", str(error)) from None
+        metrics = list(chosen.content)
         mods = r.strings(c.get("modifications", ["none"]), "metrics.content.modifications")
         for i, m in enumerate(mods):
             try:
@@ -699,16 +730,17 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
         if vectors not in ("glove", "word2vec"):
             vectors_dir = r.file(vectors, "metrics.content.vectors", directory=True)
             vectors = "dir"
-        content = ContentSpec(metrics, mods, vectors, vectors_dir,
+        content = ContentSpec(tuple(metrics), mods, vectors, vectors_dir,
                               r.string(c.get("placeholder", "<masked>"), "metrics.content.placeholder"), attribution,
-                              _references(r, c["references"]) if "references" in c else None)
+                              _references(r, c["references"]) if "references" in c else None,
+                              MappingProxyType(chosen.params))
     naturalness = r.strings(d["naturalness"], "metrics.naturalness") if "naturalness" in d else ()
     for i, name in enumerate(naturalness):
         r.choice(name, f"metrics.naturalness[{i}]", list(NATURALNESS_METRICS), "naturalness metric")
+    naturalness = tuple(dict.fromkeys([*naturalness, *chosen.naturalness]))
     folds = r.integer(d.get("folds", 5), "metrics.folds", 2)
     human = r.file(d["human"], "metrics.human") if "human" in d else None
-    compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
-    return MetricsSpec(style, content, naturalness, folds, human, compatibility)
+    return MetricsSpec(style, content, naturalness, folds, human, compatibility, chosen.joint)
 
 
 def _tradeoff(r: _Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING
 from tsteval.core.errors import TstevalError
 from tsteval.core.options import key_value_pairs, key_values
 from tsteval.core.records import Corpus, Transfers
-from tsteval.core.signature import content_hash
+from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
 if TYPE_CHECKING:
@@ -39,8 +38,6 @@ if TYPE_CHECKING:
 
 Log = Callable[[str], None]
 ENGINES = ("local", "ray")
-CLASSIFIER_MANIFEST = "tsteval-classifier.json"
-PAIR_MANIFEST = "tsteval-pair-classifier.json"
 # The J column without a recipe object: scored when STRAP's columns exist, required, or not at all.
 JOINT_MODES = ("auto", "strap", "none")
 
@@ -102,6 +99,7 @@ class Plan:
     references: object = None
     baselines: tuple[str, ...] = ()
     joint: object = "auto"
+    params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     corpus: Corpus | None = None
     seed: int = 0
     bootstrap_resamples: int = 1000
@@ -114,6 +112,7 @@ class Plan:
     def __post_init__(self) -> None:
         for name in ("classifiers", "hh", "ah"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "params", _frozen({m: _frozen(p) for m, p in self.params.items()}))
         for name in ("content", "modifications", "naturalness", "baselines"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.style is not None:
@@ -127,7 +126,7 @@ class Plan:
             from tsteval.experiment.baselines import add_baselines
 
             if "delete-lexicon" in self.baselines:
-                object.__setattr__(self, "lexicon", _lexicon(self))
+                object.__setattr__(self, "lexicon", Resources(resource_options(self)).get("lexicon").value)
             transfers, notes = add_baselines(self.transfers, self.baselines, self.lexicon, self.corpus)
             object.__setattr__(self, "transfers", transfers)
             self.baseline_notes.update(notes)
@@ -167,6 +166,11 @@ class Plan:
         if unknown:
             raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
         check_modifications(self.modifications)
+        for name, given in self.params.items():
+            if name not in self.content:
+                raise TstevalError(f"parameters for {name!r}, which is not among the content metrics "
+                                   f"{list(self.content)}")
+            registry.METRICS[name].check_params(given)
         if self.content and ERASE in self.modifications:
             if self.corpus is None or len(self.corpus.styles) < 2:
                 raise TstevalError("the erase modification fits a style eraser on a style-labelled corpus of at least "
@@ -236,19 +240,25 @@ class Plan:
 
         Names and files are checked here, before any model is loaded; :func:`run` loads the models.
         """
-        from tsteval.metrics import registry
         from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+        from tsteval.metrics.selection import content_metrics, select
         from tsteval.readers.loaders import report_empty_ratings
 
         transfers = _transfers_of_args(args)
         report_empty_ratings(transfers.frame)
         classifiers = key_values(args.classifier, "--classifier", "DIR", column_names=True)
         pair_classifiers = key_values(args.hh, "--hh", "DIR", column_names=True)
-        metrics = [m.strip() for m in args.content.split(",") if m.strip()]
+        metrics, params = content_metrics(m for m in args.content.split(",") if m.strip())
         modes = [m.strip() for m in args.modification.split(",") if m.strip()]
         names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
-        if getattr(args, "metrics", None) == "recommended":
+        chosen = select((m for m in (args.metrics or "").split(",") if m.strip()), classifiers=bool(classifiers),
+                        hh=bool(pair_classifiers))
+        for name in metrics:
+            chosen.add_content(name, params.get(name, {}))
+        metrics, params = chosen.content, chosen.params
+        names += [n for n in chosen.naturalness if n not in names]
+        if chosen.recommended:
             from tsteval.metrics.recommended import recommended_options
 
             metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers))
@@ -263,10 +273,6 @@ class Plan:
         if not metrics:
             modes = ["none"]
         else:
-            content = registry.names("content")
-            unknown = [m for m in metrics if m not in content]
-            if unknown:
-                raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(content)}")
             check_modifications(modes, "--modification")
             if ERASE in modes:
                 corpus_files = _style_files(args.erase_style, "--erase-style",
@@ -301,7 +307,8 @@ class Plan:
                    else None, naturalness=tuple(names), human=human, folds=args.folds,
                    device=args.device, threads=args.threads,
                    hh={n: Path(d) for n, d in pair_classifiers.items()},
-                   references=_references_of_args(args, metrics), baselines=baselines, joint=args.joint,
+                   references=_references_of_args(args, metrics), baselines=baselines,
+                   joint="strap" if chosen.joint and args.joint == "auto" else args.joint, params=params,
                    corpus=corpus, seed=args.seed, quiet=args.quiet,
                    engine=args.engine, address=args.address, workers=args.workers)
 
@@ -348,7 +355,8 @@ class Plan:
             attribution_neutral=loaders.read_lines(attribution.neutral) if attribution and attribution.neutral
             else None, naturalness=metrics.naturalness,
             human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
-            references=references, baselines=manifest.baselines, joint=manifest.joint, corpus=corpus,
+            references=references, baselines=manifest.baselines, params=content.params,
+            joint="strap" if metrics.joint and manifest.joint == "auto" else manifest.joint, corpus=corpus,
             seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet,
             device=manifest.device, threads=manifest.threads,
             engine=manifest.engine.name, address=manifest.engine.address, workers=manifest.engine.workers)
@@ -466,121 +474,6 @@ class Run:
     joint: JointRecipe | None = None
 
 
-def _saved_identity(model: object, manifest: str) -> str:
-    """The identity of a fitted model: the hash of the manifest it saves (which hashes every weight file)."""
-    with tempfile.TemporaryDirectory(prefix="tsteval-id-") as tmp:
-        model.save(Path(tmp) / "model")
-        return _manifest_hash(Path(tmp) / "model", manifest)
-
-
-def _manifest_hash(directory: Path, manifest: str) -> str:
-    """A short hash of a saved model's manifest file, naming the model in signatures."""
-    return content_hash((Path(directory) / manifest).read_text(), length=8)
-
-
-def _style_model(plan: Plan, name: str, source: object, log: Log, trained: dict[str, object],
-                 corpora: dict[str, Corpus]) -> tuple[object, str]:
-    """A style classifier and its identity, loaded, trained (through the cache) or as given."""
-    from tsteval.classifiers.base import backend_class, load_classifier
-    from tsteval.classifiers.training import TrainedClassifier, train_classifier
-    from tsteval.experiment.manifest import ClassifierSpec
-
-    if isinstance(source, (str, Path)):
-        model = load_classifier(source, expected_classes=None)
-        if hasattr(model, "verbose"):
-            model.verbose = not plan.quiet
-        return model, _manifest_hash(Path(source), CLASSIFIER_MANIFEST)
-    if isinstance(source, ClassifierSpec):
-        params = dict(source.params)
-        if "verbose" in backend_class(source.backend)._get_param_names():  # neural backends and the ensemble
-            params.setdefault("verbose", not plan.quiet)
-        corpus = plan.corpus
-        if source.corpus is not None:  # classifiers sharing a corpus spec share the loaded corpus
-            from tsteval.experiment.runner import load_corpus
-
-            if repr(source.corpus) not in corpora:
-                corpora[repr(source.corpus)] = load_corpus(source.corpus, plan.transfers, plan.seed)
-            corpus = corpora[repr(source.corpus)]
-        if corpus is None:
-            raise TstevalError(f"classifier {name!r} is to be trained ({source.backend}) but the plan has no corpus")
-        start = time.perf_counter()
-        backend = source.backend
-        source = train_classifier(backend, corpus, params, seed=plan.seed, heldout=source.heldout)
-        log(f"classifier {name} ({backend}): {'cache hit' if source.cached else 'trained'} "
-            f"{source.key} in {time.perf_counter() - start:.1f} s, held-out accuracy "
-            f"{_rounded(source.report.get('accuracy'))}")
-    if isinstance(source, TrainedClassifier):
-        trained[name] = source
-        return source.model, source.key
-    if not hasattr(source, "predict_proba") or not hasattr(source, "classes_"):
-        raise TstevalError(f"classifier {name!r} must be a saved folder, a fitted tsteval classifier, a trained "
-                           f"classifier or a training spec, not {type(source).__name__}")
-    return source, _saved_identity(source, CLASSIFIER_MANIFEST)
-
-
-def _rounded(value: float | None) -> str:
-    """A printed score: three decimals (``none`` without one)."""
-    return "none" if value is None else f"{value:.3f}"
-
-
-def _pair_model(source: object) -> tuple[object, str]:
-    if isinstance(source, (str, Path)):
-        from tsteval.classifiers.pairs import load_pair_classifier
-
-        return load_pair_classifier(source), _manifest_hash(Path(source), PAIR_MANIFEST)
-    return source, _saved_identity(source, PAIR_MANIFEST)
-
-
-def _lexicon(plan: Plan) -> object:
-    from tsteval.experiment.manifest import LexiconSpec
-
-    source = plan.lexicon
-    if isinstance(source, (str, Path)):
-        source = LexiconSpec(file=Path(source))
-    if not isinstance(source, LexiconSpec):
-        return source
-    from tsteval.lexicons.builder import build_lexicon
-    from tsteval.lexicons.lexicon import Lexicon
-
-    if source.file is not None:
-        return Lexicon.load(source.file)
-    if plan.corpus is None:
-        raise TstevalError("building a lexicon needs a training corpus")
-    return build_lexicon(plan.corpus, penalty=source.penalty, C=source.C, D=source.D, seed=plan.seed)
-
-
-class _Vectors:
-    """The word vectors of each modification, each loaded or trained once."""
-
-    def __init__(self, plan: Plan, lexicon: object) -> None:
-        self.plan = plan
-        self.lexicon = lexicon
-        self.cache: dict[str, object] = {}
-
-    def get(self, modification: str) -> object:
-        from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
-
-        source = self.plan.vectors
-        if isinstance(source, WordVectors):
-            return source
-        key = "mask" if source == "word2vec" and modification == "mask" else "plain"
-        if key not in self.cache:
-            if source == "glove":
-                self.cache[key] = load_glove()
-            elif source == "word2vec":
-                if self.plan.corpus is None:
-                    raise TstevalError("word2vec vectors are trained on the corpus, and the plan has none")
-                texts = self.plan.corpus.texts
-                if key == "mask":
-                    from tsteval.lexicons.modify import modify_texts
-
-                    texts = modify_texts(texts, self.lexicon, "mask", self.plan.placeholder)
-                self.cache[key] = train_word2vec(texts, seed=self.plan.seed)
-            else:
-                self.cache[key] = WordVectors.load(Path(source))
-        return self.cache[key]
-
-
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
     """Input and output texts of every attribution modification; integrated gradients run once per text."""
     from tsteval.lexicons.attribution import AttributionMasker
@@ -601,21 +494,6 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
     return out
 
 
-def _encoder(plan: Plan, log: Log) -> object:
-    """The run's sentence encoder (on ``plan.device``, ``plan.threads``) when a content metric needs one."""
-    from tsteval.metrics import registry
-
-    if not any("sentence_encoder" in registry.METRICS[m].needs for m in plan.content):
-        return None
-    if plan.engine == "ray":  # each worker makes its own (the embedding cache on disk is shared)
-        return None
-    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
-
-    encoder = SentenceEncoder(device=plan.device, threads=plan.threads)
-    log(f"sentence encoder on {encoder.device}, {plan.threads or 'default'} threads; cache {encoder.cache.folder}")
-    return encoder
-
-
 def execute(plan: Plan, log: Log = _silent) -> Run:
     """Score ``plan``: every resource first (loaded, trained or built), then the per-sentence columns (style and
     content: :func:`~tsteval.experiment.sentences.score_sentences`, here or on Ray with ``engine="ray"``), then
@@ -627,12 +505,22 @@ def execute(plan: Plan, log: Log = _silent) -> Run:
         return _execute(plan, log)
 
 
+def resource_options(plan: Plan) -> ResourceOptions:
+    """The options ``plan``'s resources are built from."""
+    return ResourceOptions(device=plan.device, threads=plan.threads, seed=plan.seed, quiet=plan.quiet,
+                           vectors=plan.vectors, placeholder=plan.placeholder, corpus=plan.corpus, lexicon=plan.lexicon,
+                           classifiers=plan.classifiers, human=plan.human,
+                           pair_classifiers={**{f"hh/{n}": c for n, c in plan.hh.items()},
+                                             **{f"ah/{n}": c for n, c in plan.ah.items()}},
+                           transfers=plan.transfers)
+
+
 def _execute(plan: Plan, log: Log) -> Run:
     """:func:`execute` inside its thread setting."""
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.experiment.sentences import SentenceJob, score_sentences
     from tsteval.metrics import registry
-    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning
 
@@ -642,28 +530,21 @@ def _execute(plan: Plan, log: Log) -> Run:
         log(f"baselines: {', '.join(plan.baselines)} added as systems"
             + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
                       for name, n in plan.baseline_notes.items() if n))
-    corpora: dict[str, Corpus] = {}
-    models = {name: _style_model(plan, name, source, log, result.trained, corpora)
-              for name, source in plan.classifiers.items()}
-    hh = {name: _pair_model(source) for name, source in plan.hh.items()}
-    ah = {name: _pair_model(source) for name, source in plan.ah.items()}
+    resources = Resources(resource_options(plan), log)
+    models = {name: (built.value, built.identity) for name in plan.classifiers
+              for built in [resources.get("style_classifier", name)]}
+    result.trained = resources.trained
+    pairs = {key: resources.get("pair_classifier", key) for key in resources.options.pair_classifiers}
     if plan.lexicon is not None:
-        result.lexicon = _lexicon(plan)
+        result.lexicon = resources.get("lexicon").value
         log(f"lexicon: {len(result.lexicon.words)} style words from {result.lexicon.origin}")
-    vectors = _Vectors(plan, result.lexicon)
     content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
-    needs_vectors = any("word_vectors" in registry.METRICS[m].needs for m in content)
-    encoder = _encoder(plan, log)
-    erasure = None
-    if content and ERASE in plan.modifications:
-        from tsteval.metrics.content.erasure import Erasure
-
-        erasure = Erasure(plan.corpus, seed=plan.seed)
+    for modification in plan.modifications:  # every resource built (or refused) before any score
+        for name in erasable(content) if modification == ERASE else content:
+            resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
     job = SentenceJob(models={name: models[name] for name in plan.style_names}, ground=plan.ground,
                       content=content, modifications=plan.modifications, lexicon=result.lexicon,
-                      placeholder=plan.placeholder, erasure=erasure, encoder=encoder,
-                      device=plan.device, threads=plan.threads,
-                      vectors={m: vectors.get(m) for m in plan.modifications} if needs_vectors else {})
+                      placeholder=plan.placeholder, resources=resources, params=plan.params)
     if plan.engine == "ray":
         from tsteval.experiment.ray_engine import score_sentences_on_ray
 
@@ -684,9 +565,8 @@ def _execute(plan: Plan, log: Log) -> Run:
         from tsteval.metrics.content.references import score_references
 
         start = time.perf_counter()
-        counts, result.corpus_references = score_references(
-            card, content, plan.references, word_vectors=vectors.get("none") if needs_vectors else None,
-            encoder=encoder)
+        counts, result.corpus_references = score_references(card, content, plan.references, resources=resources,
+                                                            params=plan.params)
         result.policy |= counts
         log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
             f"{time.perf_counter() - start:.1f} s")
@@ -694,16 +574,17 @@ def _execute(plan: Plan, log: Log) -> Run:
         start = time.perf_counter()
         NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds, device=plan.device, threads=plan.threads)
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
-    if hh or ah:
+    if pairs:
         from tsteval.metrics.compatibility.compliancy import match_probability
-    for metric, models_, texts in (("hh", hh, "input"), ("ah", ah, "document")):
-        pairs = list(zip(card.frame[texts], card.frame["output"], strict=True)) if models_ else []
-        for name, (model, identity) in models_.items():
-            probability = match_probability(model, pairs)
+    for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):
+        rows = list(zip(card.frame[texts], card.frame["output"], strict=True)) if names else []
+        for name in names:
+            built = pairs[f"{metric}/{name}"]
+            probability = match_probability(built.value, rows)
             columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
             for column in columns:
                 card.add(f"{column}@{name}", probability,
-                         str(registry.METRICS[column].signature(clf=f"{name}-{identity}")))
+                         str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
     result.joint = _joint(plan, card, log)
     return result
 

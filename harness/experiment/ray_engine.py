@@ -60,7 +60,7 @@ def ship(job: SentenceJob) -> ShippedJob:
             model.save(folder)
             models[name] = ({str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
                              if p.is_file()}, identity)
-    return ShippedJob(replace(job, models={}), models)
+    return ShippedJob(replace(job, models={}, resources=job.resources.shipped()), models)
 
 
 class SentenceWorker:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tsteval.metrics.resources import RESOURCES, Resources
 from tsteval.scorecard import Scorecard
 
 # The columns the per-sentence scorers read.
@@ -26,14 +27,11 @@ def _silent(_message: str) -> None:
 
 @dataclass(frozen=True)
 class SentenceJob:
-    """Loaded resources of the per-sentence metrics.
+    """What the per-sentence phase scores, with which resources.
 
     ``models``: style classifier and its identity (for the signatures) by name, for the style columns;
-    ``content`` metrics at each of ``modifications`` (``remove``/``mask`` with ``lexicon``), with ``vectors`` (the
-    word vectors of each modification) when a metric needs them; ``erasure`` (the style erasers,
-    :class:`~tsteval.metrics.content.erasure.Erasure`) for ``erase``; ``encoder`` (a
-    :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder`; made here on ``device`` with ``threads``
-    when None and a metric needs one) encodes every text any modification needs in one pass.
+    ``content`` metrics (with ``params`` by metric name) at each of ``modifications`` (``remove``/``mask`` with
+    ``lexicon``); ``resources`` (:class:`~tsteval.metrics.resources.Resources`) builds what the metrics need, once.
     """
 
     models: Mapping[str, tuple[object, str]] = field(default_factory=dict)
@@ -42,11 +40,8 @@ class SentenceJob:
     modifications: tuple[str, ...] = ("none",)
     lexicon: object = None
     placeholder: str = "<masked>"
-    vectors: Mapping[str, object] = field(default_factory=dict)
-    erasure: object = None
-    encoder: object = None
-    device: str = "cpu"
-    threads: int | None = None
+    resources: Resources = field(default_factory=Resources)
+    params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,22 +73,22 @@ def score_sentences(card: Scorecard, job: SentenceJob, *,
     attributed = attributed or {}
     texts = {m: attributed.get(m) or modified_texts(card, "none" if m == ERASE else m, job.lexicon, job.placeholder)
              for m in job.modifications}
-    encoder = job.encoder
-    if encoder is None and any("sentence_encoder" in registry.METRICS[m].needs for m in job.content):
-        from tsteval.metrics.content.sentence_embedding import SentenceEncoder
-
-        encoder = SentenceEncoder(device=job.device, threads=job.threads)
-    if encoder is not None:  # one encode over every text any modification needs
-        start = time.perf_counter()
-        encoder.prefetch([t for pair in texts.values() for side in pair for t in side])
-        log(f"sentence encoder: {encoder.encoded} texts encoded on {encoder.device} in "
-            f"{time.perf_counter() - start:.1f} s ({len(encoder.rows)} distinct; the rest from the cache)")
+    needed = sorted({need for m in job.content for need in registry.METRICS[m].needs})
+    every_text = [t for pair in texts.values() for side in pair for t in side]
+    for need in needed:  # a resource that embeds texts does it in one pass over every text any modification needs
+        if RESOURCES[need].variants:
+            continue
+        value = job.resources.get(need).value
+        if hasattr(value, "prefetch"):
+            start = time.perf_counter()
+            value.prefetch(every_text)
+            log(f"{need}: {getattr(value, 'encoded', len(every_text))} texts encoded on "
+                f"{getattr(value, 'device', 'cpu')} in {time.perf_counter() - start:.1f} s")
     for modification in job.modifications:
         start = time.perf_counter()
         counts = score_content(card, job.content, modification=modification, lexicon=job.lexicon,
                                placeholder=job.placeholder, modified=attributed.get(modification),
-                               texts=texts[modification], encoder=encoder,
-                               word_vectors=job.vectors.get(modification), erasure=job.erasure)
+                               texts=texts[modification], resources=job.resources, params=job.params)
         scores.policy |= counts
         flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}
         log(f"content @{modification}: {', '.join(job.content)} in {time.perf_counter() - start:.1f} s"

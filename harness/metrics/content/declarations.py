@@ -1,5 +1,8 @@
 """The content-preservation metrics (columns ``NAME@MODIFICATION``), scored by
-:func:`tsteval.metrics.content.scorer.score_content` after the modification of both texts."""
+:func:`tsteval.metrics.content.scorer.score_content` after the modification of both texts.
+
+``params`` are the scorer's keyword arguments (settable: ``--content bleu:smooth_method=floor``); ``settings`` are
+fixed facts of the computation, recorded in the signature."""
 
 from __future__ import annotations
 
@@ -9,20 +12,26 @@ from tsteval.metrics.content.policy import MAX_DISTANCE
 _OVERLAP = "tsteval.metrics.content.overlap"
 _EMBEDDING = "tsteval.metrics.content.embedding_metrics"
 _VECTORS = frozenset({"word_vectors"})
+_SMOOTHING = {"smooth_method": ("exp", "floor", "add-k", "none")}
 
 CONTENT = (
-    Metric("bleu", "content", True, (0.0, 100.0), "sentence BLEU (sacreBLEU, exponential smoothing)", frozenset(),
-           {"smooth": "exp", "eff_order": True, "tok": "tsteval"}, ("numpy", "sacrebleu"), f"{_OVERLAP}:sentence_bleu"),
+    Metric("bleu", "content", True, (0.0, 100.0), "sentence BLEU (sacreBLEU, exponential smoothing)",
+           settings={"tok": "tsteval"}, libraries=("numpy", "sacrebleu"), scorer=f"{_OVERLAP}:sentence_bleu",
+           params={"smooth_method": "exp", "smooth_value": None, "effective_order": True}, choices=_SMOOTHING,
+           corpus_scorer=f"{_OVERLAP}:corpus_bleu"),
     Metric("bleu_mir", "content", True, (0.0, 100.0), "sentence BLEU as Mir et al. computed it (floor smoothing)",
-           frozenset(), {"smooth": "floor", "smooth_value": 0.01, "eff_order": False, "tok": "tsteval"},
-           ("numpy", "sacrebleu"), f"{_OVERLAP}:sentence_bleu_mir"),
-    Metric("chrf", "content", True, (0.0, 100.0), "sentence chrF (sacreBLEU)", frozenset(),
-           {"char_order": 6, "word_order": 0, "beta": 2}, ("numpy", "sacrebleu"), f"{_OVERLAP}:sentence_chrf"),
+           settings={"tok": "tsteval"}, libraries=("numpy", "sacrebleu"), scorer=f"{_OVERLAP}:sentence_bleu",
+           params={"smooth_method": "floor", "smooth_value": 0.01, "effective_order": False}, choices=_SMOOTHING,
+           corpus_scorer=f"{_OVERLAP}:corpus_bleu"),
+    Metric("chrf", "content", True, (0.0, 100.0), "sentence chrF (sacreBLEU)", libraries=("numpy", "sacrebleu"),
+           scorer=f"{_OVERLAP}:sentence_chrf", params={"char_order": 6, "word_order": 0, "beta": 2},
+           corpus_scorer=f"{_OVERLAP}:corpus_chrf"),
     Metric("meteor", "content", True, (0.0, 1.0), "METEOR with Porter stemming and WordNet synonyms (NLTK)",
-           frozenset(), {"alpha": 0.9, "beta": 3.0, "gamma": 0.5, "stemmer": "porter", "wordnet": "debian-3.0"},
-           ("numpy", "nltk"), f"{_OVERLAP}:meteor"),
-    Metric("rougeL", "content", True, (0.0, 1.0), "ROUGE-L F-measure (rouge-score)", frozenset(),
-           {"stemmer": False, "f": "fmeasure"}, ("numpy", "rouge-score"), f"{_OVERLAP}:rouge_l"),
+           settings={"stemmer": "porter", "wordnet": "debian-3.0"}, libraries=("numpy", "nltk"),
+           scorer=f"{_OVERLAP}:meteor", params={"alpha": 0.9, "beta": 3.0, "gamma": 0.5}),
+    Metric("rougeL", "content", True, (0.0, 1.0), "ROUGE-L F-measure (rouge-score)",
+           settings={"stemmer": False, "f": "fmeasure"}, libraries=("numpy", "rouge-score"),
+           scorer=f"{_OVERLAP}:rouge_l"),
     Metric("embed_avg", "content", True, (-1.0, 1.0), "cosine of the mean word vectors", _VECTORS, {"unit": True},
            scorer=f"{_EMBEDDING}:embedding_average"),
     Metric("greedy", "content", True, (-1.0, 1.0), "greedy matching of word vectors", _VECTORS, {"unit": True},

@@ -30,13 +30,14 @@ import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
 from tsteval.metrics.content.char_ngrams import char_statistics
+from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.content.policy import MetricResult, Tokens, apply_policy, pair_tokens
 
 if TYPE_CHECKING:  # NLTK (about a CPU-second to import) only when METEOR runs
     from tsteval.metrics.content.wordnet import DebianWordNetReader
 
 MAX_ORDER = 4
-MIR_BLEU: dict[str, object] = {"smooth_method": "floor", "smooth_value": 0.01, "effective_order": False}
+MIR_BLEU: dict[str, object] = dict(next(m for m in CONTENT if m.name == "bleu_mir").params)
 _LOG_ZERO = -9999999999.0  # sacreBLEU's my_log(0)
 CHUNK = 4096  # pairs whose statistics are held at once: memory stays flat in the number of pairs
 REFERENCE_INFO = 50_000  # distinct references whose n-grams are kept for the next pairs that share them
@@ -142,11 +143,6 @@ def corpus_bleu(refs: Sequence[str], hyps: Sequence[str], smooth_method: str = "
     return float(bleu_from_statistics(total, smooth_method, smooth_value, effective_order)[0])
 
 
-def sentence_bleu_mir(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None = None) -> MetricResult:
-    """:func:`sentence_bleu` with Mir et al.'s settings (:data:`MIR_BLEU`)."""
-    return sentence_bleu(refs, hyps, **MIR_BLEU, tokens=tokens)
-
-
 def chrf_statistics(chrf: CHRF, tokens: Tokens) -> Iterator[np.ndarray]:
     """sacreBLEU's per-sentence chrF statistics on tokens joined by spaces, :data:`CHUNK` pairs at a time: in
     numpy (:func:`~tsteval.metrics.content.char_ngrams.char_statistics`, the same integers) for plain chrF,
@@ -171,6 +167,14 @@ def sentence_chrf(refs: Sequence[str], hyps: Sequence[str], char_order: int = 6,
     values = np.array([chrf._compute_f_score(row) for chunk in chrf_statistics(chrf, tokens)
                        for row in chunk.astype(np.int64).tolist()])
     return apply_policy(values, *tokens, scale=100.0)
+
+
+def corpus_chrf(refs: Sequence[str], hyps: Sequence[str], char_order: int = 6, word_order: int = 0,
+                beta: int = 2) -> float:
+    """Corpus chrF from the summed per-sentence statistics (``sacrebleu.corpus_chrf`` on our tokens)."""
+    chrf = CHRF(char_order=char_order, word_order=word_order, beta=beta)
+    chunks = [chunk.sum(axis=0) for chunk in chrf_statistics(chrf, pair_tokens(refs, hyps, None))]
+    return float(chrf._compute_f_score(np.sum(chunks, axis=0).astype(np.int64).tolist())) if chunks else 0.0
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:

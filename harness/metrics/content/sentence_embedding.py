@@ -60,7 +60,7 @@ class LoadedEncoder:
 
 
 @lru_cache(maxsize=2)
-def _load(model: str, device: str) -> LoadedEncoder:
+def loaded_encoder(model: str, device: str) -> LoadedEncoder:
     """``model`` on ``device``: a local plain-BERT folder with a ``tokenizer.json`` straight from its files (the
     tokenizers library and :func:`~tsteval.metrics.content.bert_forward.bert_folder`, transformers not imported);
     anything else through transformers."""
@@ -235,7 +235,7 @@ class SentenceEncoder:
         return self.vectors[[self.rows[t] for t in texts]]
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        encoder = _load(self.model, self.device)
+        encoder = loaded_encoder(self.model, self.device)
         with torch_threads(self.threads):
             ids, _ = token_counts(texts, encoder, self.max_length)
             return _encode_ids(ids, encoder, self.device, self.batch_size, padded=self.device != "cpu")

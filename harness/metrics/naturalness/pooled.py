@@ -126,6 +126,6 @@ def score_pooled_naturalness(card: Scorecard, backend: str = "unigram", *, corpu
     fields = {"clf": backend, "params": content_hash({**defaults, **params}),
               "human": "corpus" if corpus is not None else "inputs",
               "corpus": texts_hash(corpus) if corpus is not None else "none", "k": k, "seed": seed,
-              "norm": POOLED.params["norm"] if normalised else "none"}
+              "norm": POOLED.settings["norm"] if normalised else "none"}
     libraries = ("numpy", "scikit-learn") if backend == "unigram" else ("numpy", "torch")
     card.add(f"naturalness_pooled@{backend}", natural, str(POOLED.signature(libraries, **fields)))

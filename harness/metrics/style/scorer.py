@@ -81,7 +81,7 @@ def style_columns(card: Scorecard, classifier: object, name: str, *, model_id: s
         "target_acc": target_accuracy(p_out, target),
     }
     for metric in STYLE:
-        run = {"ground": ground} if "ground" in metric.params else {}
+        run = {"ground": ground} if "ground" in metric.settings else {}
         card.add(f"{metric.name}@{name}", values[metric.name],
                  str(metric.signature(**run, clf=f"{name}-{model_id}", classes=classes)))
     return p_in.argmax(axis=1) == target

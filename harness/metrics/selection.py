@@ -1,0 +1,153 @@
+"""Metrics asked for by name, the same way from the command line (``--metrics``, ``--content``), a manifest
+(``metrics.names``, ``metrics.content.metrics``) and ``tsteval.evaluate(metrics=...)``: every registered metric is
+either routed to what scores it or refused with one line saying what it needs.
+
+An entry is a metric name, optionally with parameters (``bleu:smooth_method=floor:smooth_value=0.1``), a
+naturalness scorer (``kn3``, ``smollm2``, ``unigram``, ...), a naturalness column family with its scorer
+(``slor@smollm2``) or ``recommended`` (one metric per aspect, :mod:`tsteval.metrics.recommended`).  A naturalness
+metric named alone is scored by its default scorer (``ppl``, ``lp_mean``, ``slor``: the Kneser-Ney trigram
+``kn3``; ``naturalness``, ``more_natural``: the ``unigram`` adversarial classifier).
+
+>>> parse_metric("bleu:smooth_method=floor:smooth_value=0.1")
+('bleu', {'smooth_method': 'floor', 'smooth_value': '0.1'})
+>>> s = select(["bleu:smooth_method=floor", "ppl", "slor@smollm2"], classifiers=False)
+>>> s.content, s.params["bleu"]["smooth_method"], s.naturalness
+(['bleu'], 'floor', ['kn3', 'smollm2'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tsteval.core.errors import TstevalError, quote
+
+# The scorer that produces a naturalness metric named without one.
+DEFAULT_SCORERS = {"naturalness": "unigram", "more_natural": "unigram", "naturalness_pooled": "unigram-pooled",
+                   "ppl": "kn3", "lp_mean": "kn3", "slor": "kn3"}
+RECOMMENDED = "recommended"
+_CLASSIFIER = "a style classifier (--classifier NAME=DIR; classifier= in evaluate; classifiers: in a manifest)"
+_HH = "an HH pair classifier (--hh NAME=DIR from tsteval train-pairs; hh= in evaluate; metrics.compatibility.hh " \
+      "in a manifest)"
+_AH = "an AH pair classifier and each transfer's source document (a manifest's metrics.compatibility: {ah: {NAME: " \
+      "DIR}, documents: FILE})"
+
+
+def parse_metric(entry: str) -> tuple[str, dict[str, str]]:
+    """``NAME`` or ``NAME:KEY=VALUE[:KEY=VALUE...]`` as the name and its parameters (strings, checked by
+    :meth:`~tsteval.metrics.base.Metric.check_params`)."""
+    name, *pairs = str(entry).strip().split(":")
+    params: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise TstevalError(f"metric {quote(entry)}: parameters look like {name}:KEY=VALUE, not {quote(pair)}")
+        if key.strip() in params:
+            raise TstevalError(f"metric {quote(entry)} sets {key.strip()} twice")
+        params[key.strip()] = value.strip()
+    return name, params
+
+
+@dataclass
+class Selection:
+    """What a list of names asks for: ``style`` columns (every style metric of each classifier), ``content``
+    metrics with their ``params``, ``naturalness`` scorers, the pair-classifier columns (``hh``, ``hh_content``,
+    ``ah``) and the ``joint`` score; ``recommended`` when that profile was asked for."""
+
+    style: bool = False
+    content: list[str] = field(default_factory=list)
+    params: dict[str, dict[str, object]] = field(default_factory=dict)
+    naturalness: list[str] = field(default_factory=list)
+    pairs: list[str] = field(default_factory=list)
+    joint: bool = False
+    recommended: bool = False
+
+    def add_content(self, name: str, params: dict[str, str]) -> None:
+        """Add content metric ``name`` with ``params`` (checked); a metric given twice with different parameters
+        is an error (its one column would not say which)."""
+        from tsteval.metrics.registry import METRICS
+
+        values = METRICS[name].check_params(params)
+        if name in self.content and self.params.get(name, values) != values:
+            raise TstevalError(f"content metric {name!r} is asked for twice with different parameters; one run scores "
+                               f"one set (its column is {name}@MODIFICATION)")
+        if name not in self.content:
+            self.content.append(name)
+        if params:
+            self.params[name] = values
+
+
+def _scorer(name: str, scorer: str) -> str:
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+
+    if scorer not in NATURALNESS_METRICS:
+        raise TstevalError(f"{name}@{scorer}: {scorer!r} is not a naturalness scorer; choose from "
+                           f"{list(NATURALNESS_METRICS)}")
+    return scorer
+
+
+def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: bool = False) -> Selection:
+    """Route every entry (see the module docstring); ``classifiers``, ``hh`` and ``ah`` say whether the run has
+    style classifiers and pair classifiers, so that a metric that needs one it lacks is refused here."""
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+    from tsteval.metrics.registry import METRICS
+
+    selection = Selection()
+    for entry in entries:
+        name, params = parse_metric(entry)
+        if name == RECOMMENDED:
+            selection.recommended = True
+            continue
+        family, _, scorer = name.partition("@")
+        metric = METRICS.get(family)
+        if params and (metric is None or metric.aspect != "content"):
+            raise TstevalError(f"{quote(entry)}: only content metrics take parameters here")
+        if name in NATURALNESS_METRICS:
+            scorers = [name]
+        elif metric is None:
+            raise TstevalError(f"unknown metric {quote(name)}; choose from {sorted(METRICS)}, the naturalness scorers "
+                               f"{list(NATURALNESS_METRICS)} or {RECOMMENDED}")
+        elif scorer and metric.aspect != "naturalness":
+            raise TstevalError(f"{quote(name)}: only naturalness metrics name a scorer after '@'")
+        elif metric.aspect == "naturalness":
+            scorers = [_scorer(family, scorer or DEFAULT_SCORERS[family])]
+        else:
+            scorers = []
+            _route(selection, metric.name, metric.aspect, params, classifiers=classifiers, hh=hh, ah=ah)
+        selection.naturalness += [s for s in scorers if s not in selection.naturalness]
+    return selection
+
+
+def _route(selection: Selection, name: str, aspect: str, params: dict[str, str], *, classifiers: bool, hh: bool,
+           ah: bool) -> None:
+    """Add the registered metric ``name`` of ``aspect`` (not naturalness) to ``selection``, or refuse it."""
+    if name in ("hh", "hh_content") and not hh:
+        raise TstevalError(f"{name} needs {_HH}")
+    if name == "ah" and not ah:
+        raise TstevalError(f"ah needs {_AH}")
+    if aspect == "style":
+        if not classifiers:
+            raise TstevalError(f"{name} needs {_CLASSIFIER}")
+        selection.style = True
+    elif name in ("hh", "hh_content", "ah"):
+        selection.pairs += [name] if name not in selection.pairs else []
+        if name == "hh_content":
+            selection.content += [name] if name not in selection.content else []
+    elif aspect == "content":
+        selection.add_content(name, params)
+    elif aspect == "joint":
+        selection.joint = True
+
+
+def content_metrics(entries: Iterable[str]) -> tuple[list[str], dict[str, dict[str, object]]]:
+    """Content metric entries (``--content``, ``metrics.content.metrics``) as names and their parameters; anything
+    that is not a content metric is one error line."""
+    from tsteval.metrics.registry import METRICS, names
+
+    selection = Selection()
+    for entry in entries:
+        name, params = parse_metric(entry)
+        if name not in METRICS or METRICS[name].aspect != "content":
+            raise TstevalError(f"unknown content metric {quote(name)}; choose from {sorted(names('content'))}")
+        selection.add_content(name, params)
+    return selection.content, selection.params
