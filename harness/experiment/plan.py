@@ -283,7 +283,7 @@ class Plan:
                 raise TstevalError("--modification remove/mask needs --lexicon FILE (build one with build-lexicon)")
             if any(m in ATTRIBUTION_MODIFICATIONS for m in modes):
                 attribution = _attribution_of_args(args, classifiers)
-        if not (classifiers or metrics or names or pair_classifiers):
+        if not (classifiers or metrics or names or pair_classifiers or chosen.joint):
             raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval "
                                "train-classifier), --content METRICS, --naturalness NAMES or --hh NAME=DIR")
         unknown = [n for n in names if n not in NATURALNESS_METRICS]
@@ -601,8 +601,8 @@ def _joint(plan: Plan, card: Scorecard, log: Log) -> JointRecipe | None:
         if recipe is None:
             missing = missing_for_strap(card, plan.style_names)
             if plan.joint == "strap":
-                raise TstevalError(f"STRAP's J needs {' and '.join(missing)}; score them or give a J recipe "
-                                   "STYLE,CONTENT,FLUENCY")
+                raise TstevalError(f"the joint score (STRAP's J) needs {' and '.join(missing)}; score them or give "
+                                   "a J recipe STYLE,CONTENT,FLUENCY")
             log(f"joint score J not computed: STRAP's recipe needs {' and '.join(missing)}")
             return None
     column = score_joint(card, recipe)

@@ -135,8 +135,9 @@ def _route(selection: Selection, name: str, aspect: str, params: dict[str, str],
             selection.content += [name] if name not in selection.content else []
     elif aspect == "content":
         selection.add_content(name, params)
-    elif aspect == "joint":
+    elif aspect == "joint":  # STRAP's J: its style factor is target_acc of the first classifier
         selection.joint = True
+        selection.style = selection.style or classifiers
 
 
 def content_metrics(entries: Iterable[str]) -> tuple[list[str], dict[str, dict[str, object]]]:
