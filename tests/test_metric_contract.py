@@ -91,11 +91,11 @@ def test_signature_names_parameters_and_identities() -> None:
                                   if m.aspect == "content" and "pair_classifier" not in m.needs])
 def test_content_metric_follows_empty_policy(name: str) -> None:
     from tsteval.metrics.content.word_vectors import WordVectors
+    from tsteval.metrics.resources import ResourceOptions, Resources
 
     metric = METRICS[name]
-    kwargs = {}
-    if "word_vectors" in metric.needs:
-        kwargs["word_vectors"] = WordVectors({"a": 0, "b": 1}, np.eye(2, dtype=np.float32), "toy")
+    toy = WordVectors({"a": 0, "b": 1}, np.eye(2, dtype=np.float32), "toy")
+    kwargs, _ = Resources(ResourceOptions(vectors=toy)).scorer_arguments(metric)
     result = metric.function()(["", "", "a b"], ["", "a", ""], **kwargs)
     best, worst = (metric.range[0], MAX_DISTANCE) if not metric.higher_is_better else (metric.range[1], 0.0)
     if name in ("embed_avg", "greedy", "extrema", "sbert"):
