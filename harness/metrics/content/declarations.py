@@ -13,6 +13,7 @@ _OVERLAP = "tsteval.metrics.content.overlap"
 _EMBEDDING = "tsteval.metrics.content.embedding_metrics"
 _VECTORS = frozenset({"word_vectors"})
 _SMOOTHING = {"smooth_method": ("exp", "floor", "add-k", "none")}
+_BERTSCORE = "tsteval.metrics.content.bertscore"
 
 CONTENT = (
     Metric("bleu", "content", True, (0.0, 100.0), "sentence BLEU (sacreBLEU, exponential smoothing)",
@@ -44,4 +45,8 @@ CONTENT = (
     Metric("sbert", "content", True, (-1.0, 1.0), "cosine of sentence embeddings (packaged all-MiniLM-L6-v2)",
            frozenset({"sentence_encoder"}), {"pool": "mean", "norm": "l2"}, ("numpy", "torch", "transformers"),
            "tsteval.metrics.content.sentence_embedding:sentence_cosine"),
+    *(Metric(f"bertscore_{short}", "content", True, (-1.0, 1.0), f"BERTScore {part} (Zhang et al. 2020): greedy "
+             "cosine matching of the encoder's last-layer token embeddings", frozenset({"sentence_encoder"}),
+             {"layer": "last", "rescale": False}, ("numpy", "torch", "transformers"), f"{_BERTSCORE}:bertscore_{part}",
+             params={"idf": False}) for short, part in (("p", "precision"), ("r", "recall"), ("f1", "f1"))),
 )

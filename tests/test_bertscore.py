@@ -1,0 +1,107 @@
+"""BERTScore: equal to the ``bert-score`` package with the same local model and layer, scored through every front
+end and engine, and part of the meta-evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from bert_score import score as bert_score
+
+import tsteval
+from tsteval.experiment.metaeval import registered_columns
+from tsteval.experiment.plan import Plan, execute
+from tsteval.metrics.content.bertscore import bertscore, token_states
+from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model
+from tsteval.metrics.registry import METRICS
+
+COLUMNS = ("bertscore_p", "bertscore_r", "bertscore_f1")
+
+
+@pytest.fixture(scope="module")
+def pairs() -> tuple[list[str], list[str]]:
+    """120 of Mir et al.'s transfers (inputs repeat across systems, as in any comparison)."""
+    from tsteval.readers.published import load_mir
+
+    frame = load_mir().frame.groupby("system", sort=False).head(40)
+    return frame["input"].tolist(), frame["output"].tolist()
+
+
+def _clamped(refs: list[str], hyps: list[str], idf: bool) -> np.ndarray:
+    """P, R, F1 with every token's best cosine raised to at least 0: what bert-score computes for a pair whose
+    text was padded in its batch (its padded similarities are 0 and take part in the max), recomputed here from
+    the token states with bert-score's weights (CLS/SEP 0; IDF ln((M+1)/(df+1)) over the references)."""
+    states = token_states([*refs, *hyps], SentenceEncoder(cache=False))
+    unit = {t: s / np.linalg.norm(s, axis=1, keepdims=True) for t, (_, s) in states.items()}
+    ids = {t: i for t, (i, _) in states.items()}
+    df: dict[int, int] = {}
+    for ref in refs:
+        for piece in set(ids[ref]):
+            df[piece] = df.get(piece, 0) + 1
+
+    def weights(text: str) -> np.ndarray:
+        pieces = ids[text]
+        w = np.array([np.log((len(refs) + 1) / (df.get(i, 0) + 1)) if idf else 1.0 for i in pieces])
+        w[[0, -1]] = 0.0
+        return w
+
+    out = []
+    for ref, hyp in zip(refs, hyps, strict=True):
+        sim = unit[hyp] @ unit[ref].T
+        wh, wr = weights(hyp), weights(ref)
+        p = (np.maximum(sim.max(1), 0) * wh).sum() / wh.sum()
+        r = (np.maximum(sim.max(0), 0) * wr).sum() / wr.sum()
+        out.append((p, r, 2 * p * r / (p + r)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_equals_the_bert_score_package(pairs: tuple[list[str], list[str]], idf: bool) -> None:
+    """Equal to 1e-5 on every pair, except where bert-score's padding raises a negative best match to 0: there
+    it equals the same computation with that clamp (a batching artefact of the package; ours takes the max over
+    the real tokens only, as the paper defines it)."""
+    refs, hyps = pairs
+    with torch.inference_mode():
+        p, r, f = bert_score(hyps, refs, model_type=default_model(), num_layers=6, idf=idf, nthreads=0,
+                             batch_size=64)
+    theirs = np.stack([p.numpy(), r.numpy(), f.numpy()], axis=1)
+    ours = bertscore(refs, hyps, SentenceEncoder(cache=False), idf=idf)
+    same = np.isclose(ours, theirs, atol=1e-5).all(axis=1)
+    assert same.mean() > 0.95
+    np.testing.assert_allclose(_clamped(refs, hyps, idf)[~same], theirs[~same], atol=1e-5)
+    card = tsteval.evaluate(refs, hyps, source_style="0", target_style="1",
+                            metrics=[f"{c}:idf={str(idf).lower()}" for c in COLUMNS])
+    for k, column in enumerate(COLUMNS):
+        np.testing.assert_allclose(card.frame[f"{column}@none"].to_numpy(float), ours[:, k], atol=1e-9)
+        assert f"idf:{idf}" in card.signatures[f"{column}@none"].split("|")
+
+
+def test_padded_gpu_batches_give_the_same_states(pairs: tuple[list[str], list[str]]) -> None:
+    """The GPU path (length-sorted padded batches with a mask) on the CPU: the same token states."""
+    texts = sorted(set(pairs[0]))[:40]
+    encoder = SentenceEncoder(cache=False, batch_size=16)
+    plain, padded = token_states(texts, encoder), token_states(texts, encoder, padded=True)
+    for text in texts:
+        assert plain[text][0] == padded[text][0]
+        np.testing.assert_allclose(plain[text][1], padded[text][1], atol=1e-5)
+
+
+def test_policy_and_erase(pairs: tuple[list[str], list[str]]) -> None:
+    """Empty texts follow the policy; the erase modification scores the BERTScore columns too."""
+    result = METRICS["bertscore_f1"].compute(["", "good food", ""], ["", "", "tasty"])
+    assert result.values.tolist() == [1.0, 0.0, 0.0] and result.counts["n_one_empty"] == 2
+    corpus = {"0": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
+              "1": ["the food was great", "lovely service", "i loved it", "good and warm"]}
+    card = tsteval.evaluate(pairs[0][:4], pairs[1][:4], source_style="0", target_style="1", corpus=corpus,
+                            metrics=["bertscore_f1"], modifications=["none", "erase"])
+    assert {"bertscore_f1@none", "bertscore_f1@erase"} <= set(card.metrics)
+    assert "eraser:leace-sentence-" in card.signatures["bertscore_f1@erase"]
+
+
+def test_runs_on_ray_and_is_meta_evaluated(pairs: tuple[list[str], list[str]]) -> None:
+    transfers = tsteval.Transfers.from_pairs(pairs[0][:30], pairs[1][:30], source_style="0", target_style="1")
+    local = execute(Plan(transfers, content=("bertscore_f1",))).card
+    ray = execute(Plan(transfers, content=("bertscore_f1",), engine="ray", workers=1)).card
+    np.testing.assert_allclose(ray.frame["bertscore_f1@none"], local.frame["bertscore_f1@none"], atol=1e-6)
+    assert ray.signatures == local.signatures
+    assert "bertscore_f1@none" in [c.column for c in registered_columns(local)]
