@@ -35,12 +35,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              table: str | Path | None = None, source_style: str | Sequence[str] | None = None,
              target_style: str | Sequence[str] | None = None, metrics: Iterable[str] = ("sti",),
              classifier: object = None, corpus: Corpus | Mapping[str, Sequence[str]] | None = None,
-             lexicon: object = None, modifications: Sequence[str] = ("none",), vectors: object = "glove",
-             human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None, folds: int = 5,
-             ground: str = "nominal", system: str = "system", setting: str = "default", seed: int = 0,
-             references: object = None, baselines: Sequence[str] = (), joint: object = "auto",
-             attribution: str | None = None, device: str = "cpu", threads: int | None = None,
-             engine: str = "local", address: str | None = None, workers: int | None = None) -> Scorecard:
+             lexicon: object = None, human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None,
+             system: str = "system", setting: str = "default", references: object = None,
+             attribution: str | None = None, **options: object) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 
     Give ``inputs`` and ``outputs`` (aligned lists) with ``source_style`` and ``target_style`` (one style for
@@ -53,20 +50,14 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     ``classifier`` is a saved folder, a fitted classifier, a backend name trained on ``corpus`` (labelled texts:
     a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
     a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
-    ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` ``modifications``; ``erase`` fits LEACE style
-    erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...); ``vectors`` is
-    ``"glove"``, ``"word2vec"`` (trained on ``corpus``) or a saved folder.  ``references`` adds the content
-    metrics against human references (columns ``metric@ref``): a list of reference sets, each a file or a list
-    of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` / ``"dualrl:yelp"``.  ``baselines``
-    (``copy``, ``delete-lexicon``, ``retrieve-nearest``) add those trivial systems' rows (``delete-lexicon`` uses
-    ``lexicon``, ``retrieve-nearest`` the target-style texts of ``corpus``).  ``joint`` is the J column
-    (:class:`tsteval.Plan`: ``"auto"``, ``"strap"``, ``"none"`` or ``"[NAME=]STYLE,CONTENT,FLUENCY"``).
-    ``attribution`` names the transformer classifier of the ``attribution-mask``/``attribution-delete``
-    modifications.  ``engine="ray"`` scores the per-sentence metrics on a Ray cluster (``address``; default: a
-    running one, else a new local one) with ``workers`` Ray Data workers (default: one per CPU); the scorecard is
-    the same.  ``device``
-    (``cpu``, ``cuda``, ``auto``) and ``threads`` (torch threads) apply to the neural models (``sbert``'s encoder,
-    SmolLM2).
+    ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` modifications; the ``erase`` modification
+    fits LEACE style erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...).
+    ``references`` adds the content metrics against human references (columns ``metric@ref``): a list of reference
+    sets, each a file or a list of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` /
+    ``"dualrl:yelp"``.  ``attribution`` names the transformer classifier of the ``attribution-mask``/
+    ``attribution-delete`` modifications.  ``options`` are the run options of
+    :data:`tsteval.experiment.options.OPTIONS` -- the same, with the same checks, as ``tsteval score``'s flags and
+    a manifest's keys (listed at the end of this text).
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],
@@ -81,8 +72,13 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     >>> bool(card.frame.loc[0, "sti@clf"] > 0)
     True
     """
+    from tsteval.experiment.options import OPTIONS
     from tsteval.experiment.plan import Plan, run
 
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise TstevalError(f"evaluate() has no option {unknown[0]!r}; its run options: {', '.join(OPTIONS)}")
+    options = {name: option.read(options.get(name)) for name, option in OPTIONS.items()}
     if table is not None:
         if inputs is not None or outputs is not None:
             raise TstevalError("give either inputs and outputs, or table=, not both")
@@ -104,19 +100,31 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     if chosen.recommended:
         from tsteval.metrics.recommended import recommended_options
 
-        content, modifications, naturalness = recommended_options(chosen.content, list(modifications),
+        content, modifications, naturalness = recommended_options(chosen.content, list(options["modifications"]),
                                                                   chosen.naturalness, 1 if classifier else 0)
         chosen.content, chosen.naturalness, chosen.style = content, naturalness, True
+        options["modifications"] = tuple(modifications)
     training = _corpus(corpus)
     classifiers = {}
     if chosen.style:
         given = classifier if isinstance(classifier, Mapping) else {"clf": classifier}
         classifiers = {str(name): _classifier_source(value, training) for name, value in given.items()}
-    plan = Plan(transfers, classifiers=classifiers, ground=ground, content=tuple(chosen.content),
-                params=chosen.params, modifications=tuple(modifications), lexicon=lexicon, vectors=vectors,
-                naturalness=tuple(chosen.naturalness), human=human, folds=folds,
-                hh=dict(hh or {}) if chosen.pairs else {}, references=references, baselines=tuple(baselines),
-                joint="strap" if chosen.joint and joint == "auto" else joint, attribution=attribution,
-                corpus=training, seed=seed, device=device, threads=threads, engine=engine, address=address,
-                workers=workers)
+    if chosen.joint and options["joint"] == "auto":
+        options["joint"] = "strap"
+    plan = Plan(transfers, classifiers=classifiers, content=tuple(chosen.content), params=chosen.params,
+                lexicon=lexicon, naturalness=tuple(chosen.naturalness), human=human,
+                hh=dict(hh or {}) if chosen.pairs else {}, references=references, attribution=attribution,
+                corpus=training, **options)
     return run(plan)
+
+
+def _options_doc() -> str:
+    """The run options' lines for :func:`evaluate`'s docstring."""
+    from tsteval.experiment.options import OPTIONS
+
+    lines = [f"    ``{o.name}`` (default {o.default!r}; ``{o.flag}``, manifest ``{o.manifest}``): {o.help}."
+             for o in OPTIONS.values()]
+    return "\n\n    Run options:\n\n" + "\n".join(lines) + "\n"
+
+
+evaluate.__doc__ = (evaluate.__doc__ or "") + _options_doc()

@@ -40,7 +40,8 @@ def test_a_classifier_name_must_make_a_clean_column(name: str, data: Path, tmp_p
         expect_error(command, capsys, f"--classifier name {name!r} may hold only letters, digits")
 
 
-@pytest.mark.parametrize(("seed", "fragment"), [("-3", "-3 is outside [0, 2**32)"), ("x", "'x' is not an integer")])
+@pytest.mark.parametrize(("seed", "fragment"), [("-3", "seed must be an integer in [0, 2**32), not '-3'"),
+                                                 ("x", "seed must be an integer in [0, 2**32), not 'x'")])
 def test_a_bad_seed_is_a_usage_error(seed: str, fragment: str, data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
     outcome = run_cli(argv("score", data, tmp_path / "run") + ["--seed", seed], capsys)
     assert outcome.code == 2 and "invalid seed_type value" not in outcome.err

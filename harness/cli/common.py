@@ -99,27 +99,6 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                         help="drop these sentences (e.g. your evaluation inputs) from the training data")
 
 
-def threads_type(text: str) -> int:
-    """A positive thread count for ``--threads``."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def add_device_arguments(parser: argparse.ArgumentParser, default: str | None = "cpu") -> None:
-    """``--device`` and ``--threads`` for the neural models (sentence encoder, SmolLM2, transformer classifiers)."""
-    parser.add_argument("--device", default=default, choices=["cpu", "cuda", "auto"],
-                        help="where neural models run (sbert's encoder, SmolLM2): cpu (default), cuda, or auto (CUDA "
-                             "when present)")
-    parser.add_argument("--threads", type=threads_type, metavar="N",
-                        help="torch threads for every neural model (default: torch's; 1 per process on a shared "
-                             "machine)")
-
-
 def add_format_arguments(parser: argparse.ArgumentParser) -> None:
     """``--format`` and ``--signature``: how the summary is printed on standard output."""
     parser.add_argument("--format", choices=FORMATS, default="markdown",

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from tsteval.cli.common import add_device_arguments, add_format_arguments, signature_lines, summary_json
+from tsteval.cli.common import add_format_arguments, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP
+from tsteval.experiment.options import OPTIONS, add_flags
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -19,7 +20,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tsteval.experiment.runner import run_experiment
 
     manifest = load_manifest(args.manifest)
-    manifest = replace(manifest, device=args.device or manifest.device, threads=args.threads or manifest.threads)
+    given = {name: OPTIONS[name].read(getattr(args, name)) for name in ("device", "threads")
+             if getattr(args, name) is not None}  # over the manifest's
+    manifest = replace(manifest, **given)
     out = Path(args.out) if args.out else manifest.output
     card = run_experiment(manifest, out=out, quiet=args.quiet, overwrite=args.overwrite)
     if args.format != "markdown":
@@ -41,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     run.add_argument("--out", help="run folder (default: the manifest's output)")
     run.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
-    add_device_arguments(run, default=None)
+    add_flags(run, ("device", "threads"))
     add_format_arguments(run)
     run.set_defaults(func=cmd_run)
     return run

@@ -10,15 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from tsteval.cli.common import (
-    STDIN_HELP,
-    add_device_arguments,
-    add_format_arguments,
-    seed_type,
-    signature_lines,
-    summary_json,
-)
+from tsteval.cli.common import STDIN_HELP, add_format_arguments, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
+from tsteval.experiment.options import add_flags
 
 EPILOG_SCORE = """examples:
   tsteval score --classifier ft=clf/ --pairs inputs.txt outputs.txt --source-style neg --target-style pos --out run/
@@ -46,27 +40,22 @@ EPILOG_SCORE = """examples:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Score transfers with every ``--classifier`` and write the scorecard and its summary."""
+    from tsteval.experiment.outputs import write_scored
     from tsteval.experiment.plan import Plan, execute
 
     check_output_directory(args.out, "scorecard", args.overwrite)
-    result = execute(Plan.from_args(args))
+    plan = Plan.from_args(args)
+    result = execute(plan)
     card = result.card
-    summary = card.summary(seed=args.seed)
+    summary = card.summary(seed=plan.seed)
     corpus = result.corpus_references
     board = None
     if result.joint is not None:
-        from tsteval.metrics.joint.score import leaderboard, write_leaderboard
+        from tsteval.metrics.joint.score import leaderboard
 
-        board = leaderboard(card, result.joint, seed=args.seed)
+        board = leaderboard(card, result.joint, seed=plan.seed)
     with output_directory(args.out, "scorecard", args.overwrite) as tmp:
-        card.write(tmp, summary)
-        if board is not None:
-            write_leaderboard(tmp, board, result.joint)
-        if corpus is not None and not corpus.empty:
-            from tsteval.metrics.content.references import corpus_markdown
-
-            corpus.to_csv(tmp / "references.csv", index=False)
-            (tmp / "references.md").write_text(corpus_markdown(corpus), encoding="utf-8")
+        write_scored(tmp, result, summary, board)
     notices = sys.stderr if args.format == "json" else sys.stdout
     flagged = {column: c for column, c in result.policy.items() if any(c.values())}
     for column, c in flagged.items():
@@ -94,7 +83,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``score`` to the subcommands and return its parser."""
     from tsteval.metrics import registry
     from tsteval.metrics.recommended import RECOMMENDED
-    from tsteval.metrics.style.intensity import GROUND_KINDS
 
     score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
                            epilog=EPILOG_SCORE, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -121,12 +109,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     content.add_argument("--content", default="", metavar="METRICS",
                          help=f"comma-separated: {_names('content')}; parameters after a colon, e.g. "
                               "bleu:smooth_method=floor:smooth_value=0.1")
-    content.add_argument("--modification", default="none", metavar="MODES",
-                         help="comma-separated text modifications before content metrics: none, remove, mask "
-                              "(lexicon words), attribution-mask, attribution-delete (the words a transformer "
-                              "classifier attributes the style to; see --attribution), erase (embedding metrics "
-                              "only: sbert and the word-vector metrics with the style erased by LEACE, fitted on "
-                              "--erase-style)")
     content.add_argument("--erase-style", action="append", default=[], metavar="NAME=FILE",
                          help="style-labelled sentences the erase modification fits its style erasers on, one per "
                               "line (repeat per style; e.g. the style classifier's training files)")
@@ -137,19 +119,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                          help="sentences of the domain without style, one a line: attribution-mask/-delete leave a "
                               "text unchanged unless the classifier's top probability on it is at least 0.1 above "
                               "its highest on these (default: above the uniform 1/k)")
-    content.add_argument("--attribution-threshold", type=float, default=0.2, metavar="SHARE",
-                         help="attribution-mask/-delete: mask the top words carrying this share of the "
-                              "attribution (default 0.2)")
     content.add_argument("--references", nargs="+", metavar="FILE",
                          help="human references: line i of each FILE is a reference for item i (transfer i of one "
                               "system); adds METRIC@ref columns (multi-reference BLEU/chrF, best of the references "
                               "for the others) and corpus BLEU/chrF in references.csv/.md. 'dualrl' takes the four "
                               "references of the --dualrl dataset")
     content.add_argument("--lexicon", help="style lexicon JSON for remove/mask (see build-lexicon)")
-    content.add_argument("--placeholder", default="<masked>", help="token that replaces masked style words")
-    content.add_argument("--vectors", default="glove",
-                         help="word vectors for embed_avg/greedy/extrema/wmd: 'glove' (GloVe 6B 50d) or a saved "
-                              "tsteval word-vector directory")
+    add_flags(content, ("modifications", "placeholder", "vectors", "attribution_threshold"))
     natural = score.add_argument_group("naturalness and content compatibility")
     natural.add_argument("--naturalness", default="", metavar="NAMES",
                          help="comma-separated: unigram, textcnn (cross-fitted adversarial classifiers, one per "
@@ -158,23 +134,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                               "lp_mean, slor)")
     natural.add_argument("--human", metavar="FILE",
                          help="human-written sentences of the target domain, one per line (default: the inputs)")
-    natural.add_argument("--folds", type=int, default=5, help="cross-fitting folds for the adversarial classifiers")
     natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
                          help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
                               "(repeatable)")
+    add_flags(natural, ("folds",))
     ranking = score.add_argument_group("ranking")
-    ranking.add_argument("--baselines", default="", metavar="NAMES",
-                         help="comma-separated trivial systems added for every input: copy (the input), "
-                              "delete-lexicon (the input without --lexicon's words), retrieve-nearest (the most "
-                              "TF-IDF-similar sentence of the target style in --baseline-corpus)")
+    add_flags(ranking, ("baselines", "joint"))
     ranking.add_argument("--baseline-corpus", action="append", default=[], metavar="STYLE=FILE",
                          help="sentences of one style, one a line, for retrieve-nearest (repeatable; a STYLE given "
                               "twice joins its files)")
-    ranking.add_argument("--joint", default="auto", metavar="RECIPE",
-                         help="the joint score J (per sentence, then averaged) and the leaderboard: 'auto' (STRAP's "
-                              "target_acc@CLF x sbert@none x naturalness@unigram>=0.5 when those are scored), "
-                              "'strap' (required), 'none', or [NAME=]STYLE,CONTENT,FLUENCY columns, each "
-                              "optionally COLUMN>=T / COLUMN<=T for an indicator")
     src.add_argument("--table-format", choices=["csv", "jsonl", "parquet"],
                      help="format of --table (default: from its suffix; needed for -)")
     src.add_argument("--split", help="split of the --hf dataset")
@@ -183,21 +151,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("--target-style", help="style the system was asked for (as --source-style)")
     score.add_argument("--system", default="system", help="system name (for --pairs/--tsv, or without a column)")
     score.add_argument("--setting", default="default", help="hyperparameter setting label (as --system)")
-    score.add_argument("--ground", default="nominal", choices=list(GROUND_KINDS),
-                       help="EMD ground distance between styles (ordinal for ordered styles)")
+    add_flags(score, ("ground", "seed", "device", "threads"))
     engine = score.add_argument_group("scale-out")
-    engine.add_argument("--engine", choices=["local", "ray"], default="local",
-                        help="where the per-sentence metrics (style, content) run: this process, or Ray Data workers "
-                             "(pip install 'tsteval[ray]')")
-    engine.add_argument("--address", help="with --engine ray: the Ray cluster to join (e.g. HOST:6379 from `ray start "
-                                          "--head`; default: a running one, else a new local one)")
-    engine.add_argument("--workers", type=int, help="with --engine ray: scoring workers (default: one per CPU of "
-                                                    "the cluster)")
-    score.add_argument("--seed", type=seed_type, default=0, help="bootstrap seed")
+    add_flags(engine, ("engine", "address", "workers"))
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
     score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")
-    add_device_arguments(score)
     add_format_arguments(score)
     score.set_defaults(func=cmd_score)
     return score

@@ -49,7 +49,7 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
     compare?: true | {metrics?: [COLUMN, ...], resamples?: N}   # system x system significance matrix
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
     engine?: local | ray | {name: ray, address?: HOST:PORT, workers?: N}   # ray: per-sentence metrics on Ray Data
-    device?: cpu | cuda | auto       # neural models (sentence encoder); auto = CUDA when present
+    device?: cpu | cuda | cuda:N | auto   # neural models (sentence encoder); auto = CUDA when present
     threads?: N                      # torch threads for every neural model (default: torch's)
 
 ``joint`` (default ``auto``: STRAP's J when its columns are scored) is the per-sentence joint score and the
@@ -648,9 +648,7 @@ def _attribution(r: _Reader, value: object, classifiers: Mapping[str, Classifier
         raise r.error(f"{key}.classifier", f"attribution masking needs a transformer classifier, and {name!r} is "
                                            f"{classifiers[name].backend}", fix="name a classifier with backend: "
                                                                                "transformer")
-    threshold = r.number(a.get("threshold", 0.2), f"{key}.threshold")
-    if not 0 < threshold <= 1:
-        raise r.error(f"{key}.threshold", f"must be in (0, 1], got {threshold}")
+    threshold = _option(r, "attribution_threshold", a.get("threshold"))
     return AttributionSpec(name, threshold, r.integer(a.get("steps", 16), f"{key}.steps", 1),
                            r.file(a["neutral"], f"{key}.neutral") if "neutral" in a else None)
 
@@ -681,9 +679,8 @@ def _selected(r: _Reader, d: Mapping[str, object], classifiers: Mapping[str, Cla
 
 
 def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
-    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications, erasable
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
     from tsteval.metrics.selection import parse_metric
-    from tsteval.metrics.style.intensity import GROUND_KINDS
 
     d = r.mapping(value, "metrics", ("names", "style", "content", "naturalness", "folds", "human", "compatibility"))
     compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
@@ -697,8 +694,7 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
         names = r.strings(s["classifiers"], "metrics.style.classifiers")
         for i, name in enumerate(names):
             r.choice(name, f"metrics.style.classifiers[{i}]", list(classifiers), "classifier")
-        style = StyleSpec(names, r.choice(s.get("ground", "nominal"), "metrics.style.ground", GROUND_KINDS,
-                                          "ground"))
+        style = StyleSpec(names, _option(r, "ground", s.get("ground")))
     content = ContentSpec(tuple(chosen.content), params=MappingProxyType(chosen.params))
     if "content" in d:
         c = r.mapping(d["content"], "metrics.content", ("metrics", "modifications", "vectors", "placeholder",
@@ -711,12 +707,7 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
             except TstevalError as error:
                 raise r.error(f"metrics.content.metrics[{i}]", str(error)) from None
         metrics = list(chosen.content)
-        mods = r.strings(c.get("modifications", ["none"]), "metrics.content.modifications")
-        for i, m in enumerate(mods):
-            try:
-                check_modifications([m])
-            except TstevalError as error:
-                raise r.error(f"metrics.content.modifications[{i}]", str(error)) from None
+        mods = _option(r, "modifications", c.get("modifications"))
         if ERASE in mods and not erasable(metrics):
             raise r.error("metrics.content.modifications", "erase applies to the embedding metrics only",
                           fix=f"add one of {erasable(registry.names('content'))} to metrics.content.metrics")
@@ -728,17 +719,17 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
         vectors = r.string(c.get("vectors", "glove"), "metrics.content.vectors")
         vectors_dir = None
         if vectors not in ("glove", "word2vec"):
-            vectors_dir = r.file(vectors, "metrics.content.vectors", directory=True)
+            vectors_dir = _option(r, "vectors", r.expand(vectors, "metrics.content.vectors"))
             vectors = "dir"
         content = ContentSpec(tuple(metrics), mods, vectors, vectors_dir,
-                              r.string(c.get("placeholder", "<masked>"), "metrics.content.placeholder"), attribution,
+                              _option(r, "placeholder", c.get("placeholder")), attribution,
                               _references(r, c["references"]) if "references" in c else None,
                               MappingProxyType(chosen.params))
     naturalness = r.strings(d["naturalness"], "metrics.naturalness") if "naturalness" in d else ()
     for i, name in enumerate(naturalness):
         r.choice(name, f"metrics.naturalness[{i}]", list(NATURALNESS_METRICS), "naturalness metric")
     naturalness = tuple(dict.fromkeys([*naturalness, *chosen.naturalness]))
-    folds = r.integer(d.get("folds", 5), "metrics.folds", 2)
+    folds = _option(r, "folds", d.get("folds"))
     human = r.file(d["human"], "metrics.human") if "human" in d else None
     return MetricsSpec(style, content, naturalness, folds, human, compatibility, chosen.joint)
 
@@ -788,46 +779,40 @@ def _meta_eval(r: _Reader, value: object) -> MetaEvalSpec:
 
 
 def _engine(r: _Reader, value: object) -> EngineSpec:
-    from tsteval.experiment.plan import ENGINES
-
     if not isinstance(value, dict):
-        return EngineSpec(r.choice(value, "engine", ENGINES, "engine"))
+        return EngineSpec(_option(r, "engine", value, "engine"))
     d = r.mapping(value, "engine", ("name", "address", "workers"), ("name",))
-    name = r.choice(d["name"], "engine.name", ENGINES, "engine")
+    name = _option(r, "engine", d["name"])
     if name != "ray" and ("address" in d or "workers" in d):
         raise r.error("engine", "address and workers are options of the ray engine", fix="set name: ray")
-    return EngineSpec(name, r.string(d["address"], "engine.address") if "address" in d else None,
-                      r.integer(d["workers"], "engine.workers", 1) if "workers" in d else None)
+    return EngineSpec(name, _option(r, "address", d.get("address")), _option(r, "workers", d.get("workers")))
 
 
 TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics", "tradeoff",
             "report", "meta_eval", "engine", "baselines", "joint", "compare", "device", "threads")
 
-DEVICES = ("cpu", "cuda", "auto")
+
+
+def _option(r: _Reader, name: str, value: object, key: str | None = None) -> object:
+    """The run option ``name`` (:data:`tsteval.experiment.options.OPTIONS`) from its manifest key; its one reader's
+    message, located to the key, when the value is bad."""
+    from tsteval.experiment.options import OPTIONS
+
+    try:
+        return OPTIONS[name].read(value)
+    except TstevalError as error:
+        raise r.error(key or OPTIONS[name].manifest, str(error)) from None
 
 
 def _baselines(r: _Reader, value: object) -> tuple[str, ...]:
-    from tsteval.experiment.baselines import BASELINES
-
-    names = r.strings(value, "baselines")
-    for i, name in enumerate(names):
-        r.choice(name, f"baselines[{i}]", BASELINES, "baseline")
-    if len(set(names)) != len(names):
-        raise r.error("baselines", f"a baseline repeats: {quote(names, 200)}")
-    return names
+    return _option(r, "baselines", r.strings(value, "baselines"))
 
 
 def _joint(r: _Reader, value: object) -> object:
     """``joint``: auto, strap, none, or a recipe mapping (checked as a :class:`JointRecipe`)."""
-    from tsteval.metrics.joint.score import JointRecipe
-
-    if isinstance(value, str):
-        return r.choice(value, "joint", ("auto", "strap", "none"), "J mode")
-    d = r.mapping(value, "joint", ("name", "style", "content", "fluency"), ("style", "content", "fluency"))
-    try:
-        return JointRecipe.parse({k: str(v) for k, v in d.items()})
-    except TstevalError as error:
-        raise r.error("joint", str(error)) from None
+    if isinstance(value, dict):
+        value = r.mapping(value, "joint", ("name", "style", "content", "fluency"), ("style", "content", "fluency"))
+    return _option(r, "joint", value)
 
 
 def _compare(r: _Reader, value: object) -> CompareSpec | None:
@@ -864,7 +849,7 @@ def load_manifest(path: str | Path) -> Manifest:
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")
     manifest = Manifest(
         path=path, name=r.string(d.get("name", path.stem), "name"),
-        seed=r.integer(d.get("seed", 0), "seed", 0),
+        seed=_option(r, "seed", d.get("seed")),
         output=r.expand(d.get("output", f"runs/{path.stem}"), "output"),
         transfers=_transfers(r, d["transfers"]),
         corpus=_corpus(r, d["corpus"], "corpus") if "corpus" in d else None,
@@ -875,8 +860,7 @@ def load_manifest(path: str | Path) -> Manifest:
         baselines=_baselines(r, d["baselines"]) if "baselines" in d else (),
         joint=_joint(r, d["joint"]) if "joint" in d else "auto",
         compare=_compare(r, d["compare"]) if "compare" in d else None,
-        device=r.choice(d.get("device", "cpu"), "device", DEVICES, "device"),
-        threads=None if d.get("threads") is None else r.integer(d["threads"], "threads", 1))
+        device=_option(r, "device", d.get("device")), threads=_option(r, "threads", d.get("threads")))
     if "delete-lexicon" in manifest.baselines and lexicon is None:
         raise r.error("baselines", "delete-lexicon needs a style lexicon",
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from tsteval.core.errors import TstevalError
 from tsteval.core.options import key_value_pairs, key_values
 from tsteval.core.records import Corpus, Transfers
+from tsteval.experiment.options import OPTIONS, from_args
 from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
@@ -40,6 +41,9 @@ Log = Callable[[str], None]
 ENGINES = ("local", "ray")
 # The J column without a recipe object: scored when STRAP's columns exist, required, or not at all.
 JOINT_MODES = ("auto", "strap", "none")
+# The run options tsteval score takes as flags (tsteval.experiment.options).
+SCORE_OPTIONS = ("device", "threads", "seed", "folds", "ground", "modifications", "placeholder", "vectors",
+                 "attribution_threshold", "baselines", "joint", "engine", "address", "workers")
 
 
 def _silent(_message: str) -> None:
@@ -113,15 +117,13 @@ class Plan:
         for name in ("classifiers", "hh", "ah"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "params", _frozen({m: _frozen(p) for m, p in self.params.items()}))
-        for name in ("content", "modifications", "naturalness", "baselines"):
+        for name in ("content", "naturalness"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.style is not None:
             object.__setattr__(self, "style", tuple(self.style))
+        for name, option in OPTIONS.items():  # the run options' one reader (tsteval.experiment.options)
+            object.__setattr__(self, name, option.read(getattr(self, name)))
         self.validate()
-        if isinstance(self.joint, str) and self.joint not in JOINT_MODES:
-            from tsteval.metrics.joint.score import JointRecipe
-
-            object.__setattr__(self, "joint", JointRecipe.parse(self.joint))
         if self.baselines:
             from tsteval.experiment.baselines import add_baselines
 
@@ -144,15 +146,8 @@ class Plan:
         """Every name known and every resource a metric needs given; one-line :class:`TstevalError` otherwise."""
         from tsteval.core.options import check_column_name
         from tsteval.metrics import registry
-        from tsteval.metrics.content.scorer import (
-            ATTRIBUTION_MODIFICATIONS,
-            CONTENT_METRICS,
-            ERASE,
-            check_modifications,
-            erasable,
-        )
+        from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, CONTENT_METRICS, ERASE, erasable
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-        from tsteval.metrics.style.intensity import GROUND_KINDS
 
         for kind in ("classifiers", "hh", "ah"):
             for name in getattr(self, kind):
@@ -160,12 +155,9 @@ class Plan:
         unknown = [n for n in self.style_names if n not in self.classifiers]
         if unknown:
             raise TstevalError(f"style classifiers {unknown} are not among the classifiers {list(self.classifiers)}")
-        if self.ground not in GROUND_KINDS:
-            raise TstevalError(f"ground must be one of {list(GROUND_KINDS)}, not {self.ground!r}")
         unknown = [m for m in self.content if m not in registry.names("content")]
         if unknown:
             raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
-        check_modifications(self.modifications)
         for name, given in self.params.items():
             if name not in self.content:
                 raise TstevalError(f"parameters for {name!r}, which is not among the content metrics "
@@ -179,11 +171,6 @@ class Plan:
             if not erasable(self.content):
                 raise TstevalError(f"the erase modification applies to the embedding metrics only "
                                    f"({', '.join(erasable(CONTENT_METRICS))}); none of {list(self.content)} is one")
-        from tsteval.metrics.joint.score import JointRecipe
-
-        if not isinstance(self.joint, (str, JointRecipe)):
-            raise TstevalError(f"joint must be one of {list(JOINT_MODES)}, a JointRecipe or 'S,C,F', not "
-                               f"{type(self.joint).__name__}")
         if self.content and any(m in ("mask", "remove") for m in self.modifications) and self.lexicon is None:
             raise TstevalError("the modifications remove/mask need a style lexicon (build one with build-lexicon)")
         if self.content and any(m in ATTRIBUTION_MODIFICATIONS for m in self.modifications) and (
@@ -195,9 +182,6 @@ class Plan:
             raise TstevalError(f"the content metrics {judged} are a pair classifier's judgement: give one "
                                "(--hh NAME=DIR from tsteval train-pairs; hh= in evaluate; compatibility.hh in a "
                                "manifest)")
-        from tsteval.experiment.baselines import check_baselines
-
-        check_baselines(self.baselines)
         if "delete-lexicon" in self.baselines and self.lexicon is None:
             raise TstevalError("the delete-lexicon baseline needs a style lexicon (--lexicon FILE, manifest lexicon:)")
         if "retrieve-nearest" in self.baselines and self.corpus is None:
@@ -206,13 +190,6 @@ class Plan:
         unknown = [n for n in self.naturalness if n not in NATURALNESS_METRICS]
         if unknown:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
-        if self.folds < 2:
-            raise TstevalError(f"folds must be at least 2, not {self.folds}")
-        from tsteval.core.devices import DEVICES, check_threads
-
-        if self.device not in DEVICES and not str(self.device).startswith("cuda:"):
-            raise TstevalError(f"device must be one of {list(DEVICES)} (or cuda:N), not {self.device!r}")
-        check_threads(self.threads)
         self._validate_engine()
         if self.references is not None and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
@@ -223,13 +200,9 @@ class Plan:
     def _validate_engine(self) -> None:
         from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
 
-        if self.engine not in ENGINES:
-            raise TstevalError(f"engine must be one of {list(ENGINES)}, not {self.engine!r}")
         if self.engine != "ray" and (self.address is not None or self.workers is not None):
             raise TstevalError("a Ray address and a number of workers need the ray engine (--engine ray, "
                                "engine: ray)")
-        if self.workers is not None and self.workers < 1:
-            raise TstevalError(f"workers must be at least 1, not {self.workers}")
         if self.engine == "ray" and self.content and any(m in ATTRIBUTION_MODIFICATIONS for m in self.modifications):
             raise TstevalError("the modifications attr-mask/attr-delete run on the local engine only: drop them, or "
                                "score them without --engine ray")
@@ -250,7 +223,8 @@ class Plan:
         classifiers = key_values(args.classifier, "--classifier", "DIR", column_names=True)
         pair_classifiers = key_values(args.hh, "--hh", "DIR", column_names=True)
         metrics, params = content_metrics(m for m in args.content.split(",") if m.strip())
-        modes = [m.strip() for m in args.modification.split(",") if m.strip()]
+        options = from_args(args, SCORE_OPTIONS)
+        modes = list(options["modifications"])
         names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
         chosen = select((m for m in (args.metrics or "").split(",") if m.strip()), classifiers=bool(classifiers),
                         hh=bool(pair_classifiers))
@@ -262,7 +236,7 @@ class Plan:
             from tsteval.metrics.recommended import recommended_options
 
             metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers))
-        baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
+        baselines = options["baselines"]
         lexicon = None
         if args.lexicon and (metrics or "delete-lexicon" in baselines):
             from tsteval.lexicons.lexicon import Lexicon
@@ -298,19 +272,14 @@ class Plan:
             for style, paths in _style_files(args.baseline_corpus, "--baseline-corpus", "").items():
                 corpus_files.setdefault(style, []).extend(paths)
         corpus = loaders.load_style_files(corpus_files) if corpus_files else None
-        vectors = args.vectors if args.vectors == "glove" else Path(args.vectors)
-        return cls(transfers, classifiers={n: Path(d) for n, d in classifiers.items()}, ground=args.ground,
-                   content=tuple(metrics), modifications=tuple(modes), lexicon=lexicon, vectors=vectors,
-                   placeholder=args.placeholder, attribution=attribution,
-                   attribution_threshold=args.attribution_threshold,
+        joint = options.pop("joint")
+        return cls(transfers, classifiers={n: Path(d) for n, d in classifiers.items()}, **{**options,
+                   "modifications": tuple(modes), "joint": "strap" if chosen.joint and joint == "auto" else joint},
+                   content=tuple(metrics), lexicon=lexicon, attribution=attribution,
                    attribution_neutral=loaders.read_lines(args.attribution_neutral) if args.attribution_neutral
-                   else None, naturalness=tuple(names), human=human, folds=args.folds,
-                   device=args.device, threads=args.threads,
+                   else None, naturalness=tuple(names), human=human,
                    hh={n: Path(d) for n, d in pair_classifiers.items()},
-                   references=_references_of_args(args, metrics), baselines=baselines,
-                   joint="strap" if chosen.joint and args.joint == "auto" else args.joint, params=params,
-                   corpus=corpus, seed=args.seed, quiet=args.quiet,
-                   engine=args.engine, address=args.address, workers=args.workers)
+                   references=_references_of_args(args, metrics), params=params, corpus=corpus, quiet=args.quiet)
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, quiet: bool = True, log: Log = _silent) -> Plan:

@@ -201,13 +201,16 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     """Run ``manifest`` (a :class:`Manifest` or a manifest file) and write its run folder; returns the scorecard.
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
-    ``summary.{csv,md}``, ``agreement.csv``, ``tradeoff_*.csv``, ``plots/``, ``run.json``, ``manifest.yaml``,
-    ``report.md``, ``report.html`` and ``explorer.html`` (:mod:`tsteval.experiment.explorer`), with
-    ``leaderboard.csv`` when J was scored and ``significance.csv`` with ``compare:``.  It follows
+    ``summary.{csv,md}``, ``policy.json``, ``references.{csv,md}`` with references (as ``tsteval score``:
+    :func:`~tsteval.experiment.outputs.write_scored`, with ``leaderboard.csv`` when J was scored),
+    ``agreement.csv``, ``tradeoff_*.csv``, ``plots/``, ``run.json``, ``manifest.yaml``, ``report.md``,
+    ``report.html`` and ``explorer.html`` (:mod:`tsteval.experiment.explorer`), and ``significance.csv`` with
+    ``compare:``.  It follows
     :mod:`tsteval.core.atomic`'s rule, checked before any work: a new or empty folder, or (with ``overwrite``) a run
     folder tsteval wrote, replaced whole.
     """
     from tsteval.experiment.explorer import write_explorer
+    from tsteval.experiment.outputs import write_scored
     from tsteval.experiment.report import write_report
 
     if not isinstance(manifest, Manifest):
@@ -230,11 +233,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     pairs = significance(card, manifest, result.joint)
 
     with output_directory(out, "run", overwrite) as tmp:
-        card.write(tmp, summary)
-        if board is not None:
-            from tsteval.metrics.joint.score import write_leaderboard
-
-            write_leaderboard(tmp, board, result.joint)
+        write_scored(tmp, result, summary, board)
         if pairs is not None:
             pairs.to_csv(tmp / "significance.csv", index=False)
         agreements.to_csv(tmp / "agreement.csv", index=False)

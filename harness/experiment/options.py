@@ -1,0 +1,198 @@
+"""Run options declared once: name, default, help, the command-line flag, the manifest key and one reader that
+converts and checks a value from any front end.
+
+``tsteval score`` derives its flags from :data:`OPTIONS` (:func:`add_flags`, :func:`from_args`), the manifest
+reader reads each option's key through the same :meth:`Option.read`, ``tsteval.evaluate`` takes each as a keyword,
+and :class:`~tsteval.Plan` validates its fields with the same readers, so a value means the same everywhere and a
+bad one is the same one-line message (the manifest adds its file and key, the command line ``tsteval: error:``).
+
+>>> OPTIONS["threads"].read("2"), OPTIONS["modifications"].read("none,mask")
+(2, ('none', 'mask'))
+>>> OPTIONS["device"].read("cuda:1")
+'cuda:1'
+>>> OPTIONS["folds"].read("1")
+Traceback (most recent call last):
+...
+tsteval.core.errors.TstevalError: folds must be an integer of at least 2, not '1'
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from tsteval.core.errors import TstevalError, quote
+
+
+@dataclass(frozen=True)
+class Option:
+    """One run option: ``name`` is the :class:`~tsteval.Plan` field and the ``evaluate`` keyword, ``flag`` the
+    ``tsteval score`` flag, ``manifest`` the dotted manifest key; ``reader`` converts and checks any front end's
+    value (text from the command line, a YAML scalar or list, a Python value) and raises one
+    :class:`TstevalError` line."""
+
+    name: str
+    default: object
+    help: str
+    reader: Callable[[str, object], object]
+    flag: str
+    manifest: str
+    metavar: str = "VALUE"
+
+    def read(self, value: object) -> object:
+        """``value`` converted and checked (the default when None)."""
+        return self.default if value is None else self.reader(self.name, value)
+
+
+def _integer(low: int, high: float = math.inf) -> Callable[[str, object], int]:
+    def read(name: str, value: object) -> int:
+        try:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            number = int(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or not low <= number < high:
+            bound = f"of at least {low}" if high == math.inf else f"in [{low}, {'2**32' if high == 2**32 else high})"
+            raise TstevalError(f"{name} must be an integer {bound}, not {quote(str(value))}")
+        return number
+    return read
+
+
+def _optional_positive(name: str, value: object) -> int | None:
+    return None if value in ("", "none") else _integer(1)(name, value)
+
+
+def _share(name: str, value: object) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = math.nan
+    if not 0 < share <= 1:
+        raise TstevalError(f"{name} must be a number in (0, 1], not {quote(str(value))}")
+    return share
+
+
+def _one_of(*choices: str) -> Callable[[str, object], str]:
+    def read(name: str, value: object) -> str:
+        if value not in choices:
+            raise TstevalError(f"{name} must be one of {list(choices)}, not {quote(str(value))}")
+        return str(value)
+    return read
+
+
+def _device(name: str, value: object) -> str:
+    from tsteval.core.devices import DEVICES
+
+    text = str(value)
+    if text not in DEVICES and not (text.startswith("cuda:") and text[5:].isdigit()):
+        raise TstevalError(f"{name} must be one of {list(DEVICES)} (or cuda:N), not {quote(text)}")
+    return text
+
+
+def _names(value: object) -> tuple[str, ...]:
+    """A comma-separated text (the command line) or a list (a manifest, Python) as names."""
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, Sequence):
+        return tuple(str(v) for v in value)
+    raise TstevalError(f"expected names, not {type(value).__name__}")
+
+
+def _modifications(name: str, value: object) -> tuple[str, ...]:
+    from tsteval.metrics.content.scorer import check_modifications
+
+    modifications = _names(value)
+    if not modifications:
+        raise TstevalError(f"{name}: give at least one (none, mask, remove, attribution-mask, attribution-delete, "
+                           "erase)")
+    return check_modifications(modifications, name)
+
+
+def _baselines(name: str, value: object) -> tuple[str, ...]:
+    from tsteval.experiment.baselines import check_baselines
+
+    return check_baselines(_names(value))
+
+
+def _vectors(name: str, value: object) -> object:
+    if value in ("glove", "word2vec") or not isinstance(value, (str, Path)):
+        return value
+    if not Path(value).is_dir():
+        raise TstevalError(f"{name} must be glove, word2vec or a folder of saved word vectors, not {quote(str(value))}")
+    return Path(value)
+
+
+def _joint(name: str, value: object) -> object:
+    from tsteval.metrics.joint.score import JointRecipe
+
+    if value in ("auto", "strap", "none") or isinstance(value, JointRecipe):
+        return value
+    if isinstance(value, (str, Mapping)):
+        try:
+            return JointRecipe.parse(value if isinstance(value, str) else {k: str(v) for k, v in value.items()})
+        except TstevalError as error:
+            raise TstevalError(f"{name}: {error}") from None
+    raise TstevalError(f"{name} must be auto, strap, none or a recipe STYLE,CONTENT,FLUENCY, not "
+                       f"{type(value).__name__}")
+
+
+def _text(name: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TstevalError(f"{name} must be a non-empty text, not {quote(str(value))}")
+    return value
+
+
+def _address(name: str, value: object) -> str | None:
+    return None if value is None else _text(name, value)
+
+
+OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
+    Option("device", "cpu", "where neural models run (the sentence encoder, SmolLM2): cpu, cuda, cuda:N or auto "
+           "(CUDA when present)", _device, "--device", "device", "DEVICE"),
+    Option("threads", None, "torch threads for every neural model (default: torch's; 1 per process on a shared "
+           "machine)", _optional_positive, "--threads", "threads", "N"),
+    Option("seed", 0, "seed of every sampled or trained thing and of the bootstrap", _integer(0, 2**32), "--seed",
+           "seed", "N"),
+    Option("folds", 5, "cross-fitting folds of the adversarial naturalness classifiers (at least 2)", _integer(2),
+           "--folds", "metrics.folds", "K"),
+    Option("ground", "nominal", "ground distance of STI: nominal (any two styles 1 apart) or ordinal (ordered "
+           "styles)", _one_of("nominal", "ordinal"), "--ground", "metrics.style.ground", "KIND"),
+    Option("modifications", ("none",), "text modifications before the content metrics: none, remove, mask (with "
+           "a lexicon), attribution-mask, attribution-delete (a transformer classifier), erase (LEACE on a "
+           "style-labelled corpus)", _modifications, "--modification", "metrics.content.modifications", "MODES"),
+    Option("placeholder", "<masked>", "token that replaces masked style words", _text, "--placeholder",
+           "metrics.content.placeholder", "TOKEN"),
+    Option("vectors", "glove", "word vectors of the embedding metrics: glove, word2vec (trained on the corpus) or "
+           "a saved folder", _vectors, "--vectors", "metrics.content.vectors", "VECTORS"),
+    Option("attribution_threshold", 0.2, "share of a text's attribution mass masked by attribution-mask/-delete",
+           _share, "--attribution-threshold", "metrics.content.attribution.threshold", "SHARE"),
+    Option("baselines", (), "trivial systems scored beside the real ones: copy, delete-lexicon, retrieve-nearest",
+           _baselines, "--baselines", "baselines", "NAMES"),
+    Option("joint", "auto", "the joint score J: auto (STRAP's when its columns are scored), strap, none, or "
+           "[NAME=]STYLE,CONTENT,FLUENCY>=T", _joint, "--joint", "joint", "RECIPE"),
+    Option("engine", "local", "where the per-sentence metrics run: local or ray", _one_of("local", "ray"),
+           "--engine", "engine.name", "ENGINE"),
+    Option("address", None, "with the ray engine: the Ray cluster to join (HOST:PORT from `ray start --head`)",
+           _address, "--address", "engine.address", "HOST:PORT"),
+    Option("workers", None, "with the ray engine: scoring workers (default: one per CPU of the cluster)",
+           _optional_positive, "--workers", "engine.workers", "N"),
+)})
+
+
+def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: Sequence[str]) -> None:
+    """Add the flags of ``names`` to ``parser``; values stay text until :func:`from_args` reads them."""
+    for name in names:
+        option = OPTIONS[name]
+        default = option.default if not isinstance(option.default, tuple) else ",".join(option.default)
+        parser.add_argument(option.flag, dest=name, metavar=option.metavar,
+                            help=f"{option.help} (default: {default or 'none'})".replace("%", "%%"))
+
+
+def from_args(args: argparse.Namespace, names: Sequence[str]) -> dict[str, object]:
+    """The options ``names`` as read from the command line (each default when not given)."""
+    return {name: OPTIONS[name].read(getattr(args, name, None)) for name in names}

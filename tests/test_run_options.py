@@ -1,0 +1,173 @@
+"""Run options declared once (tsteval.experiment.options): every option walked through the command line, a
+manifest and the Python API finds the same value, and a bad value the same one-line message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from badinput import run_cli
+
+import tsteval
+from tsteval.cli.main import build_parser
+from tsteval.core.errors import TstevalError
+from tsteval.experiment.manifest import ManifestError, load_manifest
+from tsteval.experiment.options import OPTIONS
+from tsteval.experiment.plan import Plan
+from tsteval.metrics.content.word_vectors import WordVectors
+from tsteval.metrics.joint.score import JointRecipe
+
+INPUTS = ["the food was cold .", "rude staff !", "i hated it ."]
+OUTPUTS = ["the food was warm .", "friendly staff !", "i loved it ."]
+
+# option: (good value as text, as YAML/Python, what the plan holds; a bad value; extra settings it needs)
+CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
+    "device": ("cuda:1", "cuda:1", "cuda:1", "tpu", {}),
+    "threads": ("3", 3, 3, 0, {}),
+    "seed": ("7", 7, 7, -1, {}),
+    "folds": ("3", 3, 3, 1, {}),
+    "ground": ("ordinal", "ordinal", "ordinal", "circular", {}),
+    "modifications": ("none,remove", ["none", "remove"], ("none", "remove"), ["shuffle"], {}),
+    "placeholder": ("<x>", "<x>", "<x>", " ", {}),
+    "vectors": ("VECTORS", "VECTORS", "VECTORS", "/no/such/folder", {}),
+    "attribution_threshold": ("0.5", 0.5, 0.5, 1.5, {}),
+    "baselines": ("copy", ["copy"], ("copy",), ["magic"], {}),
+    "joint": ("none", "none", "none", "x", {}),
+    "engine": ("ray", "ray", "ray", "spark", {}),
+    "address": ("127.0.0.1:6379", "127.0.0.1:6379", "127.0.0.1:6379", " ", {"engine": "ray"}),
+    "workers": ("2", 2, 2, 0, {"engine": "ray"}),
+}
+
+
+def test_the_cases_cover_every_option() -> None:
+    assert set(CASES) == set(OPTIONS)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("options")
+    (root / "in.txt").write_text("\n".join(INPUTS) + "\n")
+    (root / "out.txt").write_text("\n".join(OUTPUTS) + "\n")
+    (root / "table.csv").write_text("input,output,source_style,target_style\n"
+                                    + "".join(f"{i},{o},neg,pos\n" for i, o in zip(INPUTS, OUTPUTS, strict=True)))
+    (root / "lexicon.json").write_text('{"neg": [["cold", 1.0], ["rude", 1.0]], "pos": [["warm", 1.0]]}')
+    (root / "vectors").mkdir()
+    WordVectors({"food": 0, "warm": 1}, np.eye(2, dtype=np.float32), "toy").save(root / "vectors")
+    return root
+
+
+def _value(value: object, files: Path) -> object:
+    return str(files / "vectors") if value == "VECTORS" else value
+
+
+def _expected(name: str, value: object, files: Path) -> object:
+    if value == "VECTORS":
+        return files / "vectors"
+    return value
+
+
+def _cli(files: Path, flags: list[str]) -> list[str]:
+    return ["score", "--pairs", str(files / "in.txt"), str(files / "out.txt"), "--source-style", "neg",
+            "--target-style", "pos", "--content", "bleu", "--lexicon", str(files / "lexicon.json"), *flags,
+            "--out", str(files / "never-written")]
+
+
+def _flags(values: dict[str, object]) -> list[str]:
+    flags = []
+    for name, value in values.items():
+        text = ",".join(value) if isinstance(value, list) else str(value)
+        flags += [OPTIONS[name].flag, text]
+    return flags
+
+
+def _manifest(files: Path, values: dict[str, object], tag: str) -> Path:
+    data: dict[str, object] = {"transfers": {"table": str(files / "table.csv")},
+                               "lexicon": {"file": str(files / "lexicon.json")},
+                               "metrics": {"content": {"metrics": ["bleu"]}}}
+    for name, value in values.items():
+        *parents, last = OPTIONS[name].manifest.split(".")
+        node = data
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[last] = value
+    if "style" in data["metrics"]:  # the ground distance lives beside the style classifiers
+        data["classifiers"] = {"lr": {"backend": "tfidf-lr"}}
+        data["corpus"] = {"style": {"neg": str(files / "in.txt"), "pos": str(files / "out.txt")}}
+        data["metrics"]["style"]["classifiers"] = ["lr"]
+    if "attribution" in data["metrics"]["content"]:  # the threshold lives beside its classifier
+        data["classifiers"] = {"bert": {"backend": "transformer"}}
+        data["corpus"] = {"style": {"neg": str(files / "in.txt"), "pos": str(files / "out.txt")}}
+        data["metrics"]["content"]["attribution"]["classifier"] = "bert"
+        data["metrics"]["content"]["modifications"] = ["none", "attribution-mask"]
+    path = files / f"{tag}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_good_value_is_the_same_in_every_front_end(name: str, files: Path) -> None:
+    text, value, expected, _, extra = CASES[name]
+    expected = _expected(name, expected, files)
+    parser = build_parser()
+    args = parser.parse_args(_cli(files, _flags({**extra, name: _value(text, files)})))
+    plans = {"cli": Plan.from_args(args)}
+    if name != "attribution_threshold":  # attribution needs a transformer classifier; read through the manifest
+        manifest = load_manifest(_manifest(files, {**extra, name: _value(value, files)}, f"good-{name}"))
+        plans["manifest"] = Plan.from_manifest(manifest)
+    else:
+        manifest = load_manifest(_manifest(files, {name: value}, f"good-{name}"))
+        assert manifest.metrics.content.attribution.threshold == expected
+    transfers = tsteval.Transfers.from_pairs(INPUTS, OUTPUTS, source_style="neg", target_style="pos")
+    plans["python"] = Plan(transfers, content=("bleu",), lexicon=str(files / "lexicon.json"),
+                           **{**extra, name: _value(value, files)})
+    for front, plan in plans.items():
+        held = getattr(plan, name)
+        assert held == expected or (isinstance(held, JointRecipe) and str(held) == expected), (front, held)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_bad_value_is_the_same_line_in_every_front_end(name: str, files: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    _, _, _, bad, extra = CASES[name]
+    with pytest.raises(TstevalError) as error:
+        OPTIONS[name].read(bad)
+    message = str(error.value)
+    assert "\n" not in message and name in message
+    outcome = run_cli(_cli(files, _flags({**extra, name: bad})), capsys)
+    assert outcome.code == 2 and outcome.error == message
+    with pytest.raises(ManifestError) as error:
+        load_manifest(_manifest(files, {**extra, name: bad}, f"bad-{name}"))
+    assert f": {OPTIONS[name].manifest}: {message}" in str(error.value)
+    with pytest.raises(TstevalError) as error:
+        tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["bleu"],
+                         **{**extra, name: bad})
+    assert str(error.value) == message
+
+
+def test_evaluate_refuses_an_unknown_option() -> None:
+    with pytest.raises(TstevalError, match="evaluate\\(\\) has no option 'fold'; its run options: device"):
+        tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["bleu"], fold=3)
+
+
+def test_score_and_run_write_the_same_files(files: Path, capsys: pytest.CaptureFixture) -> None:
+    """A manifest run writes what tsteval score writes (scorecard, summary, references, policy counts)."""
+    references = files / "refs.txt"
+    references.write_text("\n".join(OUTPUTS) + "\n")
+    out = files / "scored"
+    outcome = run_cli(["score", "--pairs", str(files / "in.txt"), str(files / "out.txt"), "--source-style", "neg",
+                       "--target-style", "pos", "--content", "bleu,chrf", "--references", str(references),
+                       "--out", str(out), "--quiet"], capsys)
+    assert outcome.code == 0, outcome.err
+    path = files / "with-refs.yaml"
+    path.write_text(yaml.safe_dump({"transfers": {"table": str(files / "table.csv")},
+                                    "metrics": {"content": {"metrics": ["bleu", "chrf"],
+                                                            "references": [str(references)]}}}))
+    run = files / "run"
+    assert run_cli(["run", str(path), "--out", str(run), "--quiet"], capsys).code == 0
+    scored = {p.name for p in out.iterdir()}
+    assert scored <= {p.name for p in run.iterdir()}
+    assert {"references.csv", "references.md", "policy.json"} <= scored
+    assert (out / "references.csv").read_text() == (run / "references.csv").read_text()
+    assert (out / "policy.json").read_text() == (run / "policy.json").read_text()
