@@ -45,7 +45,10 @@ def rating_table(result: MetaEvaluation, rating: str, method: str = SHOWN_METHOD
     """One row per metric for ``rating``: r [lo, hi] at each level, the best sentence-level r marked (and tsteval's
     best, when a published score is better), and whether it beats the baseline."""
     part = result.table[(result.table["rating"] == rating) & (result.table["method"] == method)]
-    wide = part.pivot_table(index=["metric", "source"], columns="level", values=["r", "lo", "hi"], sort=False)
+    # unstack keeps an undefined level (all NaN, e.g. the system level of 2 systems), shown as "undefined"; the
+    # reindex keeps the table's metric order
+    wide = part.set_index(["metric", "source", "level"])[["r", "lo", "hi"]].unstack("level").reindex(
+        pd.MultiIndex.from_frame(part[["metric", "source"]].drop_duplicates()))
     sentence = wide[("r", "sentence")]
     best = sentence.idxmax() if sentence.notna().any() else None
     ours = sentence[[source == "tsteval" for _, source in sentence.index]]
