@@ -20,7 +20,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
-REPORT_FILES = ("agreement.csv", "manifest.yaml", "report.html", "report.md", "run.json", "summary.md",
+REPORT_FILES = ("manifest.yaml", "report.html", "report.md", "run.json", "summary.md",
                 "tradeoff_content_intersections.csv", "tradeoff_content_points.csv",
                 "tradeoff_naturalness_intersections.csv", "tradeoff_naturalness_points.csv")
 
@@ -49,13 +49,15 @@ def screenshot(page: Path, png: Path, width: int = 1400) -> None:
 
 
 def refresh_report(run: Path, name: str) -> None:
-    """Copy the run's report files and plots into ``benchmarks/results/NAME_report/``."""
+    """Copy the run's report files, plots and agreement (``meta_eval/``) into ``benchmarks/results/NAME_report/``."""
     target = RESULTS / f"{name}_report"
     target.mkdir(exist_ok=True)
     for file in REPORT_FILES:
         if (run / file).is_file():
             shutil.copy2(run / file, target / file)
-    shutil.copytree(run / "plots", target / "plots", dirs_exist_ok=True)
+    for folder in ("plots", "meta_eval"):
+        if (run / folder).is_dir():
+            shutil.copytree(run / folder, target / folder, dirs_exist_ok=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -26,7 +26,7 @@ import pandas as pd
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus
-from tsteval.experiment.agreement import agreement_table
+from tsteval.experiment.agreement import by_system
 from tsteval.lexicons.attribution import AttributionMasker
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.lexicons.lexicon import Lexicon
@@ -66,9 +66,8 @@ TEXT_METRICS = ("bleu_mir", "meteor", "chrf", "rougeL", "sbert")
 
 def abs_correlations(frame: pd.DataFrame, column: str) -> dict[str, tuple[float, float]]:
     """|r| and Mir's margin per model (settings pooled) and their mean over the models."""
-    table = agreement_table(frame, [column], [HUMAN], methods=("pearson",), levels=("segment",),
-                            per_system=True).set_index("system")
-    out = {model: (abs(float(table.at[model, "r"])), float(table.at[model, "margin"])) for model in MODELS}
+    table = by_system(frame, column, HUMAN)
+    out = {model: (abs(table[model].r), table[model].margin) for model in MODELS}
     out["Average"] = tuple(float(np.mean([out[m][i] for m in MODELS])) for i in range(2))
     return out
 

@@ -24,7 +24,7 @@ import torch
 from benchmarks.common import mir_and_yelp
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.agreement import agreement_table
+from tsteval.experiment.agreement import by_system
 from tsteval.metrics.naturalness.adversarial import (
     absolute_judgement,
     judgement,
@@ -105,16 +105,14 @@ def correlation_rows(rated: pd.DataFrame, columns: dict[str, np.ndarray]) -> lis
     targets = {"absolute output rating": rated["human_naturalness_output"].to_numpy(dtype=float),
                "relative (+1 output, 0 tie, -1 input)": relative}
     frame = pd.DataFrame({"system": rated["system"].to_numpy(), **columns, **targets})
-    table = agreement_table(frame, list(columns), list(targets), methods=("pearson", "spearman"),
-                            levels=("segment",), per_system=True).set_index(["metric", "human", "system", "method"])
     rows = []
     for name in columns:
         for target in targets:
+            pearson, spearman = (by_system(frame, name, target, method) for method in ("pearson", "spearman"))
             for model in (*MODELS, "all"):
-                p, s = (table.loc[(name, target, model, method)] for method in ("pearson", "spearman"))
-                rows.append({"score": name, "target": target, "model": model, "n": int(p["n"]),
-                             "pearson": float(p["r"]), "pearson_p": float(p["p_value"]),
-                             "spearman": float(s["r"]), "spearman_p": float(s["p_value"])})
+                p, s = pearson[model], spearman[model]
+                rows.append({"score": name, "target": target, "model": model, "n": p.n, "pearson": p.r,
+                             "pearson_p": p.p_value, "spearman": s.r, "spearman_p": s.p_value})
     return rows
 
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from tsteval.classifiers.training import train_classifier
-from tsteval.experiment.agreement import agreement_table
+from tsteval.experiment.agreement import by_system
 from tsteval.metrics.style.intensity import target_probability
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.published import load_mir_stored_style
@@ -49,10 +49,8 @@ CLASSIFIER_PARAMS = {"fasttext": {}, "textcnn": {"epochs": 3}}
 
 def correlations(frame: pd.DataFrame, column: str, human: str = "human_style_intensity") -> dict[str, tuple]:
     """Pearson r and Mir's margin per model (settings pooled) and their mean over models ("Average")."""
-    table = agreement_table(frame, [column], [human], methods=("pearson",), levels=("segment",),
-                            per_system=True).set_index("system")
-    out = {model: (float(table.at[model, "r"]), float(table.at[model, "margin"]), float(table.at[model, "se"]),
-                   int(table.at[model, "n"])) for model in MODELS}
+    table = by_system(frame, column, human)
+    out = {model: (table[model].r, table[model].margin, table[model].se, table[model].n) for model in MODELS}
     out["Average"] = tuple(float(np.mean([out[m][i] for m in MODELS])) for i in range(3)) + (len(frame),)
     return out
 

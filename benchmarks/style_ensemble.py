@@ -33,7 +33,7 @@ from tsteval.classifiers.training import split_heldout, train_classifier
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.tokenize import tokenize
-from tsteval.experiment.agreement import agreement_table, compare_dependent_correlations, correlate
+from tsteval.experiment.agreement import by_system, compare_dependent_correlations, correlate
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.loaders import load_style_files
 from tsteval.readers.published import load_lai
@@ -80,20 +80,19 @@ def heldout_row(name: str, kind: str, proba: np.ndarray, y: np.ndarray, temperat
 def correlations(frame: pd.DataFrame, names: list[str], human: str, systems: tuple[str, ...]) -> pd.DataFrame:
     """Sentence-level Pearson r with the human rating, pooled (95% Fisher interval) and per system of ``systems``
     with their mean (Mir et al.'s "Average")."""
-    columns = [f"{metric}@{name}" for name in names for metric in METRICS]
-    table = agreement_table(frame, columns, [human], methods=("pearson",), levels=("segment",),
-                            per_system=bool(systems))
     rows = []
-    for column, part in table.groupby("metric", sort=False):
-        metric, name = column.split("@")
-        by_system = part.set_index("system")
-        pooled = by_system.loc["all"]
-        row = {"classifier": name, "metric": metric, "r_pooled": float(pooled["r"]),
-               "ci_low": float(pooled["fisher_low"]), "ci_high": float(pooled["fisher_high"])}
-        if systems:
-            row.update({f"r_{m}": float(by_system.at[m, "r"]) for m in systems})
-            row["r_model_mean"] = float(np.mean([by_system.at[m, "r"] for m in systems]))
-        rows.append({**row, "n": int(pooled["n"])})
+    for name in names:
+        for metric in METRICS:
+            column = f"{metric}@{name}"
+            rated = frame.dropna(subset=[column, human])
+            pooled = correlate(rated[column], rated[human])
+            row = {"classifier": name, "metric": metric, "r_pooled": pooled.r, "ci_low": pooled.fisher_low,
+                   "ci_high": pooled.fisher_high}
+            if systems:
+                table = by_system(rated, column, human)
+                row.update({f"r_{m}": table[m].r for m in systems})
+                row["r_model_mean"] = float(np.mean([table[m].r for m in systems]))
+            rows.append({**row, "n": pooled.n})
     return pd.DataFrame(rows)
 
 

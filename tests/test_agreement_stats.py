@@ -1,4 +1,4 @@
-"""Rank correlations, Williams' t, system-level correlation, the agreement table and Fleiss' kappa."""
+"""Rank correlations, Williams' t, per-system correlations (Mir's per-model tables) and Fleiss' kappa."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ from tsteval.core.errors import InputError
 from tsteval.experiment.agreement import (
     FIELLER_KENDALL,
     Correlation,
-    agreement_table,
+    by_system,
     compare_dependent_correlations,
     fleiss_kappa,
     kendall,
-    pearson,
     spearman,
-    system_level,
     williams_t,
 )
 
@@ -103,7 +101,7 @@ def test_compare_dependent_correlations() -> None:
         compare_dependent_correlations(a[:-1], b, human)
 
 
-# --- system level and the table ---------------------------------------------------------------------------------
+# --- per system -----------------------------------------------------------------------------------------------
 
 def _frame() -> pd.DataFrame:
     rng = np.random.default_rng(4)
@@ -120,52 +118,30 @@ def _frame() -> pd.DataFrame:
     return frame
 
 
-def test_system_level_is_correlation_of_means() -> None:
+def test_by_system_pools_then_each_system() -> None:
     frame = _frame()
-    c = system_level(frame, "m1", "human_x")
-    means = frame.dropna(subset=["m1", "human_x"]).groupby(["system", "setting"])[["m1", "human_x"]].mean()
-    assert c.n == 6
-    assert c.r == pytest.approx(stats.pearsonr(means["m1"], means["human_x"]).statistic, abs=1e-12)
-    assert system_level(frame, "m1", "human_x", method="kendall").method == "kendall"
-    with pytest.raises(InputError, match="at least 3 groups"):
-        system_level(frame, "m1", "human_x", by=("setting",))
+    table = by_system(frame, "m1", "human_x", "spearman")
+    assert list(table) == ["all", "A", "B", "C"]
+    rated = frame.dropna(subset=["human_x"])
+    assert table["all"].n == 239 and table["all"].method == "spearman"
+    assert table["all"].r == pytest.approx(stats.spearmanr(rated["m1"], rated["human_x"]).statistic, abs=1e-12)
+    for system, part in rated.groupby("system"):
+        c = by_system(frame, "m1", "human_x")[system]
+        assert c.n == len(part)
+        assert c.r == pytest.approx(stats.pearsonr(part["m1"], part["human_x"]).statistic, abs=1e-12)
+        assert c.margin == pytest.approx(1.96 * (1 - c.r ** 2) / np.sqrt(c.n), rel=1e-12)
 
 
-def test_agreement_table() -> None:
+def test_by_system_refuses_bad_columns_and_undefined_correlations() -> None:
     frame = _frame()
-    table = agreement_table(frame, ["m1", "m2"], ["human_x", "human_y"], aspect="content")
-    assert len(table) == 2 * 2 * 3 * 2
-    assert set(table["level"]) == {"segment", "system"} and set(table["method"]) == {"pearson", "spearman", "kendall"}
-    row = table.query("level == 'segment' and metric == 'm1' and human == 'human_x' and method == 'spearman'").iloc[0]
-    ok = frame["human_x"].notna()
-    assert row["n"] == 239
-    assert row["r"] == pytest.approx(stats.spearmanr(frame.loc[ok, "m1"], frame.loc[ok, "human_x"]).statistic)
-    assert {"se", "margin", "fisher_low", "fisher_high", "p_value", "aspect"} <= set(table.columns)
-    row = table.query("level == 'segment' and metric == 'm1' and human == 'human_x' and method == 'pearson'").iloc[0]
-    assert row["r"] == pytest.approx(pearson(frame.loc[ok, "m1"], frame.loc[ok, "human_x"]).r)
     frame["label"] = "tie"
-    with pytest.raises(InputError, match="not numeric"):
-        agreement_table(frame, ["m1"], ["label"])
-    with pytest.raises(InputError, match="not in the frame"):
-        agreement_table(frame, ["nope"], ["human_x"])
-
-
-def test_agreement_table_per_system_and_undefined_correlations() -> None:
-    frame = _frame()
-    table = agreement_table(frame, ["m1"], ["human_x"], methods=("pearson",), per_system=True, skip_undefined=True)
-    assert list(table["system"]) == ["all", "all", "A", "B", "C"]  # a system's 2 settings give no system level
-    for system, part in frame.dropna(subset=["human_x"]).groupby("system"):
-        row = table[table["system"] == system].iloc[0]
-        assert row["level"] == "segment" and row["n"] == len(part)
-        assert row["r"] == pytest.approx(stats.pearsonr(part["m1"], part["human_x"]).statistic, abs=1e-12)
+    with pytest.raises(InputError, match="'label' is not numeric"):
+        by_system(frame, "m1", "label")
+    with pytest.raises(InputError, match="'nope' not in the frame"):
+        by_system(frame, "nope", "human_x")
     frame.loc[frame["system"] == "B", "m1"] = 1.0
     with pytest.raises(InputError, match="constant"):
-        agreement_table(frame, ["m1"], ["human_x"], methods=("pearson",), levels=("segment",), per_system=True)
-    table = agreement_table(frame, ["m1"], ["human_x"], methods=("pearson",), levels=("segment",),
-                            per_system=True, skip_undefined=True)
-    assert list(table["system"]) == ["all", "A", "C"]
-    with pytest.raises(InputError, match="unknown agreement level 'corpus'"):
-        agreement_table(frame, ["m1"], ["human_x"], levels=("corpus",))
+        by_system(frame, "m1", "human_x")
 
 
 # --- Fleiss' kappa ----------------------------------------------------------------------------------------------

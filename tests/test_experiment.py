@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from scipy import stats
 
 from tsteval.cli.main import main
 from tsteval.experiment.explorer import read_explorer_data
@@ -30,8 +31,8 @@ def first_run(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path
 
 
 def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
-    for name in ("scorecard.csv", "scorecard.parquet", "signatures.json", "summary.csv", "agreement.csv",
-                 "run.json", "manifest.yaml", "report.md", "report.html", "explorer.html"):
+    for name in ("scorecard.csv", "scorecard.parquet", "signatures.json", "summary.csv", "meta_eval/metaeval.csv",
+                 "meta_eval/metaeval.md", "run.json", "manifest.yaml", "report.md", "report.html", "explorer.html"):
         assert (first_run / name).stat().st_size > 0, name
     for stem in ("tradeoff_content", "tradeoff_naturalness"):
         for suffix in (".png", ".svg"):
@@ -43,12 +44,40 @@ def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
     for section in ("## Corpus aggregates", "## Tradeoff curves", "## Agreement with human ratings",
                     "## Worst-scoring examples", "Pareto frontier", "`sti@lr`"):
         assert section in md, section
-    agreement = (first_run / "agreement.csv").read_text()
-    assert "human_style_intensity" in agreement and "human_content_preservation" in agreement
-    assert "human_naturalness_output" in agreement
-    meta = (first_run / "meta_eval" / "metaeval.csv").read_text()  # the manifest's meta_eval key
-    assert "bleu_mir@mask" in meta and "human_content_preservation" in meta and "sti@lr" in meta
+    agreement = pd.read_csv(first_run / "meta_eval" / "metaeval.csv")  # the manifest's meta_eval key
+    assert set(agreement["rating"]) == {"human_style_intensity", "human_content_preservation",
+                                        "human_naturalness_output"}
+    assert {"bleu_mir@mask", "sti@lr", "naturalness@unigram"} <= set(agreement["metric"])
+    assert list(dict.fromkeys(agreement["level"])) == ["sentence", "within_system", "system"]
     assert not list(first_run.parent.glob(".run.*")), "no temporary folder is left behind"
+
+
+def test_run_and_meta_eval_give_the_same_agreement(first_run: Path, tmp_path: Path) -> None:
+    """``tsteval run`` and ``tsteval meta-eval`` on its scorecard, with the ratings read from the scorecard or joined
+    from a file of their own, write the same tables; a sentence-level r is scipy's on the joined rows."""
+    ratings = ["--rating", "style=human_style_intensity", "--rating", "content=human_content_preservation",
+               "--rating", "naturalness=human_naturalness_output"]
+    card = Scorecard.load(first_run).frame
+    keys = ["item", "system", "setting"]
+    humans = ["human_style_intensity", "human_content_preservation", "human_naturalness_output"]
+    card[[*keys, *humans]].to_csv(tmp_path / "ratings.csv", index=False)
+    for extra in ([], ["--ratings", str(tmp_path / "ratings.csv"), "--key", ",".join(keys)]):
+        out = tmp_path / f"meta{len(extra)}"
+        assert main(["meta-eval", "--scorecard", str(first_run), *ratings, *extra, "--resamples", "100",
+                     "--seed", "0", "--out", str(out), "--quiet"]) == 0
+        for name in ("metaeval.csv", "baseline.csv", "counts.csv"):
+            pd.testing.assert_frame_equal(pd.read_csv(out / name), pd.read_csv(first_run / "meta_eval" / name))
+    joined = card.drop(columns=humans).merge(pd.read_csv(tmp_path / "ratings.csv"), on=keys)
+    rows = joined.dropna(subset=["human_content_preservation", "bleu_mir@mask", "bleu_mir@none", "chrf@mask",
+                                 "chrf@none"])
+    table = pd.read_csv(first_run / "meta_eval" / "metaeval.csv")
+    assert sorted(set(table.query("rating == 'human_content_preservation'")["metric"])) == [
+        "bleu_mir@mask", "bleu_mir@none", "chrf@mask", "chrf@none"]
+    row = table.query("metric == 'chrf@mask' and rating == 'human_content_preservation' and level == 'sentence' "
+                      "and method == 'pearson'").iloc[0]
+    assert row["n"] == len(rows)
+    assert row["r"] == pytest.approx(stats.pearsonr(rows["chrf@mask"], rows["human_content_preservation"])
+                                     .statistic, abs=1e-12)
 
 
 def test_run_explorer_embeds_the_scorecard_and_the_masked_text(first_run: Path) -> None:

@@ -263,7 +263,8 @@ def test_manifest_meta_eval_key(tmp_path: Path, data_root: Path) -> None:
 
     tiny = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
     spec = load_manifest(tiny).meta_eval
-    assert spec.ratings == (("human_style_intensity", "style"), ("human_content_preservation", "content"))
+    assert spec.ratings == (("human_style_intensity", "style"), ("human_content_preservation", "content"),
+                            ("human_naturalness_output", "naturalness"))
     assert spec.resamples == 100
     data = yaml.safe_load(tiny.read_text())
     data["meta_eval"]["ratings"] = {"fluency": "human_naturalness_output"}

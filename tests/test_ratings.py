@@ -87,7 +87,7 @@ def test_csv_jsonl_and_parquet_give_the_same_scorecard_and_report(tmp_path: Path
         reports[suffix] = report[report.index("## Corpus aggregates"):]
     assert dtypes[".csv"] == dtypes[".jsonl"] == dtypes[".parquet"] == ["float64", "float64"]
     assert "### Human ratings" in reports[".csv"]
-    assert "### content: pearson with `human_content_preservation` (n = 21 rated transfers pooled)" in reports[".csv"]
+    assert "### content: `human_content_preservation` (n = 21 rated transfers)" in reports[".csv"]
     assert reports[".csv"] == reports[".parquet"] == reports[".jsonl"]
 
 
@@ -99,8 +99,12 @@ def test_empty_ratings_are_counted_printed_and_recorded(tmp_path: Path, capsys: 
     run = json.loads((out / "run.json").read_text())
     assert run["human_ratings"] == {"columns": list(RATINGS),
                                     "empty": {"human_content_preservation": 3, "human_style_intensity": 1}}
-    agreement = pd.read_csv(out / "agreement.csv")
-    assert set(agreement.query("system == 'all' and level == 'segment'")["n"]) == {21}
+    agreement = pd.read_csv(out / "meta_eval" / "metaeval.csv")
+    assert set(agreement["rating"]) == {"human_content_preservation"}  # no style metric was scored
+    assert set(agreement.query("level == 'sentence'")["n"]) == {21}
+    counts = pd.read_csv(out / "meta_eval" / "counts.csv").set_index("rating")
+    assert counts.loc["human_content_preservation", ["rated", "unrated", "used"]].tolist() == [21, 3, 21]
+    assert counts.loc["human_style_intensity", ["rated", "unrated", "metrics"]].tolist() == [23, 1, 0]
 
 
 def _bad_cell(frame: pd.DataFrame, row: int, column: str, value: object) -> pd.DataFrame:

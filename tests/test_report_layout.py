@@ -9,7 +9,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsteval.experiment.report import Table, aggregates_table, agreement_tables, points_table, to_html, to_markdown
+from tsteval.experiment.metaeval import meta_evaluate
+from tsteval.experiment.report import (
+    Heading,
+    Table,
+    Text,
+    aggregates_table,
+    agreement_blocks,
+    points_table,
+    to_html,
+    to_markdown,
+)
 from tsteval.experiment.tradeoff import (
     MARKERS,
     draw_tradeoff,
@@ -44,16 +54,21 @@ def _header_and_cells(html: str) -> list[tuple[int, list[int]]]:
 
 def test_aggregate_and_agreement_tables_have_no_empty_pivot_column() -> None:
     frame = _frame(3)
+    frame["input"] = frame["item"].astype(str)
+    frame["human_content"] = frame["bleu@none"] + np.arange(len(frame)) % 5
     card = Scorecard(frame.drop(columns=["sti@c", "bleu@none"]))
     card.add("sti@c", frame["sti@c"], "metric:sti|x")
     card.add("bleu@none", frame["bleu@none"], "metric:bleu|x")
     table = aggregates_table(card.summary(n_resamples=20), ["sti@c", "bleu@none"])
     assert table.columns.name is None and list(table.columns) == ["system", "setting", "n", "sti@c", "bleu@none"]
-    agreements = pd.DataFrame({"aspect": "content", "human": "human_content", "method": "pearson", "level": "segment",
-                               "metric": ["bleu@none"] * 2, "system": ["all", "System_00"], "r": [0.5, 0.4],
-                               "fisher_low": [0.1, 0.0], "fisher_high": [0.8, 0.7], "n": [12, 4]})
-    (_, wide), = agreement_tables(agreements)
-    assert wide.columns.name is None and list(wide.columns) == ["metric", "all", "System_00"]
+    agreements = meta_evaluate(card, {"human_content": "content"}, n_resamples=20)
+    blocks = agreement_blocks(agreements)
+    assert [type(b) for b in blocks] == [Text, Heading, Table]
+    assert agreement_blocks(None)[0].text.startswith("No agreement to show")
+    assert blocks[1].text == "content: `human_content` (n = 12 rated transfers)"
+    wide = blocks[2].frame
+    assert wide.columns.name is None and list(wide.columns) == [
+        "metric", "source", "sentence r [95% CI]", "within_system r", "system r", "beats baseline? (sentence)"]
     html = to_html([Table(table), Table(wide)], "t", Path("."))
     for header, cells in _header_and_cells(html):
         assert cells and all(n == header for n in cells), "every header cell has a column beneath it"

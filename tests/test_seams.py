@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -65,10 +66,12 @@ def ci_cell(cell: str) -> tuple[float, float, float]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
-    """The tiny manifest plus WMD (word2vec on the training corpus) as the content axis, run once via the CLI."""
+    """The tiny manifest plus WMD (word2vec on the training corpus) as the content axis, without its ``meta_eval``
+    key, run once via the CLI."""
     spec = yaml.safe_load(TINY.read_text())
     spec["metrics"]["content"].update(metrics=["bleu_mir", "chrf", "wmd"], vectors="word2vec")
     spec["tradeoff"]["content"] = CONTENT
+    del spec["meta_eval"]  # agreement with the rating column of each aspect, report.bootstrap_resamples resamples
     folder = tmp_path_factory.mktemp("seams")
     manifest = folder / "seams.yaml"
     manifest.write_text(yaml.safe_dump(spec))
@@ -121,65 +124,69 @@ def test_signatures_name_every_metric_column_and_the_installed_versions(run: Pat
 
 @pytest.fixture(scope="module")
 def agreement(run: Path) -> pd.DataFrame:
-    return pd.read_csv(run / "agreement.csv")
+    return pd.read_csv(run / "meta_eval" / "metaeval.csv")
 
 
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+
+
+def _judged_rows(agreement: pd.DataFrame, card: pd.DataFrame, human: str) -> pd.DataFrame:
+    """The rows a rating's statistics use: rated, with every metric judged against it (as metaeval.csv names them)."""
+    judged = sorted(set(agreement.loc[agreement["rating"] == human, "metric"]))
+    return card.dropna(subset=[human, *judged])
+
+
+def _statistic(fn: Callable, x: pd.Series, y: pd.Series) -> float:
+    """The scipy correlation, NaN where a side is constant (as the table leaves it undefined)."""
+    return np.nan if x.nunique() < 2 or y.nunique() < 2 else float(fn(x, y).statistic)
 
 
 @pytest.mark.parametrize("aspect, metric", [("style", STYLE), ("content", CONTENT), ("content", "chrf@none"),
                                             ("naturalness", NATURALNESS)])
 def test_agreement_rows_equal_scipy_on_the_scorecard(agreement: pd.DataFrame, card: pd.DataFrame, aspect: str,
                                                      metric: str) -> None:
+    """Without ``meta_eval:`` the run judges each metric against the rating of its aspect: every level and method of
+    ``meta_eval/metaeval.csv`` recomputed with scipy on the scorecard's rows (lower-is-better sign-flipped)."""
     human = HUMAN[aspect]
-    rated = card.dropna(subset=[metric, human])
-    rows = agreement[(agreement["metric"] == metric) & (agreement["human"] == human)]
-    assert set(rows["aspect"]) == {aspect}
-    checked = 0
+    rated = _judged_rows(agreement, card, human)
+    rows = agreement[(agreement["metric"] == metric) & (agreement["rating"] == human)].set_index(["level", "method"])
+    assert set(rows["aspect"]) == {aspect} and len(rows) == 3 * 3
+    x = rated[metric] * (-1 if _lower_is_better(metric) else 1)
+    y = rated[human]
+    groups = rated.assign(x=x).groupby(["system", "setting"])
+    means = groups[["x", human]].mean()
     for method, fn in SCIPY.items():
-        for system in ["all", *sorted(rated["system"].unique())]:
-            part = rated if system == "all" else rated[rated["system"] == system]
-            means = part.groupby(["system", "setting"])[[metric, human]].mean()
-            for level, data in (("segment", part), ("system", means)):
-                found = rows.query("method == @method and system == @system and level == @level")
-                if level == "system" and len(data) < 3:
-                    assert found.empty
-                    continue
-                expected = fn(data[metric], data[human])
-                assert len(found) == 1, (method, system, level)
-                row = found.iloc[0]
-                assert row["r"] == pytest.approx(expected.statistic, abs=1e-12), (method, system, level)
-                assert row["n"] == len(data)
-                assert row["fisher_low"] <= row["r"] <= row["fisher_high"]
-                checked += 1
-    assert checked >= 3 * 4 * 2 - 3
-    pooled = rows.query("method == 'pearson' and system == 'all' and level == 'segment'").iloc[0]
-    # the direction of agreement: a higher-is-better metric rises with the human rating, a distance falls
-    assert np.sign(pooled["r"]) == np.sign(stats.pearsonr(rated[metric], rated[human]).statistic)
+        within = [_statistic(fn, part["x"], part[human]) for _, part in groups]
+        expected = {"sentence": _statistic(fn, x, y), "within_system": np.nanmean(within),
+                    "system": _statistic(fn, means["x"], means[human])}
+        for level, value in expected.items():
+            row = rows.loc[(level, method)]
+            assert row["r"] == pytest.approx(value, abs=1e-12), (level, method)
+            assert row["n"] == (len(means) if level == "system" else len(rated))
+            assert row["lo"] < row["hi"]
+    assert rows["n_inputs"].iloc[0] == rated["input"].nunique() and rows["n_groups"].iloc[0] == len(means)
+    # sign-flipped, a lower-is-better metric agrees positively; style and content track the raters
     if metric in (STYLE, CONTENT):
-        assert pooled["r"] * (-1 if _lower_is_better(metric) else 1) > 0.2
-    # Mir's "±": 1.96 x Bowley's standard error; Fisher's interval from atanh(r) +/- 1.96 / sqrt(n - 3)
-    assert pooled["margin"] == pytest.approx(1.96 * (1 - pooled["r"] ** 2) / np.sqrt(pooled["n"]), rel=1e-9)
-    z, half = np.arctanh(pooled["r"]), stats.norm.ppf(0.975) / np.sqrt(pooled["n"] - 3)
-    assert (pooled["fisher_low"], pooled["fisher_high"]) == pytest.approx((np.tanh(z - half), np.tanh(z + half)))
+        assert rows.loc[("sentence", "pearson"), "r"] > 0.2
 
 
-def test_report_agreement_tables_print_the_scipy_correlation(run: Path, card: pd.DataFrame) -> None:
+def test_report_agreement_tables_print_the_scipy_correlation(run: Path, card: pd.DataFrame,
+                                                             agreement: pd.DataFrame) -> None:
     report = (run / "report.md").read_text()
     html = (run / "report.html").read_text()
     for aspect, metric in (("style", STYLE), ("content", CONTENT)):
         human = HUMAN[aspect]
-        rated = card.dropna(subset=[metric, human])
-        r = stats.pearsonr(rated[metric], rated[human]).statistic
-        z, half = np.arctanh(r), 1.959963984540054 / np.sqrt(len(rated) - 3)
-        cell = f"{r:.3f} [{np.tanh(z - half):.3f}, {np.tanh(z + half):.3f}]"
-        heading = f"### {aspect}: pearson with `{human}` (n = {len(rated)} rated transfers pooled)"
-        table = md_table(report, heading)
-        assert table.set_index("metric").loc[metric, "all"] == cell
+        rated = _judged_rows(agreement, card, human)
+        sign = -1 if _lower_is_better(metric) else 1
+        r = stats.pearsonr(sign * rated[metric], rated[human]).statistic
+        table = md_table(report, f"### {aspect}: `{human}` (n = {len(rated)} rated transfers)")
+        table["metric"] = table["metric"].str.replace(r" \(best.*\)$", "", regex=True)
+        cell = table.set_index("metric").loc[metric, "sentence r [95% CI]"]
+        assert ci_cell(cell)[0] == pytest.approx(r, abs=5e-4)
+        row = agreement.query("metric == @metric and rating == @human and method == 'pearson' "
+                              "and level == 'sentence'").iloc[0]
+        assert cell == f"{row['r']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}]"
         assert cell in html
-        dar = rated[rated["system"] == "DAR"]
-        assert table.set_index("metric").loc[metric, "DAR"].startswith(
-            f"{stats.pearsonr(dar[metric], dar[human]).statistic:.3f} [")
 
 
 def _heading(report: str, start: str) -> str:

@@ -149,7 +149,8 @@ def test_run_report_and_summary_escape_outputs_and_names(tmp_path: Path, capsys:
     assert outcome.code == 0, outcome.err
     report = (tmp_path / "out" / "report.md").read_text()
     _no_html(report)
-    assert "### content: pearson with `human_content_preservation`" in report
+    assert "### content: `human_content_preservation` (n = 12 rated transfers)" in report
+    assert "| undefined |" in report  # two systems of one setting each: no system-level correlation
     assert "&lt;img src=x onerror=alert(1)&gt;" in report and "&lt;b&gt;sys\\|A&lt;/b&gt;" in report
     _tables_are_intact(report)
     summary = (tmp_path / "out" / "summary.md").read_text()

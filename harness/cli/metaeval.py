@@ -74,10 +74,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         "meta-eval", help="correlate metric columns with human ratings (clustered bootstrap, vs a baseline)",
         description="For every metric column of a scorecard and every human rating column of its aspect: Pearson, "
-        "Spearman and Kendall at sentence level, within system (mean of per-system r) and system level, with 95%% "
-        "intervals from a bootstrap clustered by input, and the difference from a baseline metric (default "
-        "bleu@none for content, target_prob for style, the LM's length-normalised score for naturalness) with its "
-        "interval and Williams' t.  Writes metaeval.csv, baseline.csv, counts.csv, metaeval.md and metaeval.png.",
+        "Spearman and Kendall at the levels sentence, within_system (mean of the per-(system, setting) r) and "
+        "system, with 95%% intervals from a bootstrap clustered by input, and the difference from a baseline metric "
+        "(default bleu@none for content, target_prob for style, the LM's length-normalised score for naturalness) "
+        "with its interval and Williams' t.  Writes metaeval.csv, baseline.csv, counts.csv, metaeval.md and "
+        "metaeval.png (tsteval run writes the same files to meta_eval/ of its run folder).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scorecard", metavar="RUN", help="a folder written by tsteval score or tsteval run")
     parser.add_argument("--ratings", metavar="FILE", help="human ratings (CSV/JSONL/Parquet) joined on --key; "

@@ -6,13 +6,13 @@ Bonett & Wright (2000), ``var(atanh rho) = (1 + rho^2 / 2) / (n - 3)``, and Fiel
 (1957), ``var(atanh tau) = 0.437 / (n - 4)``; their ``se`` is the delta-method standard error on the
 correlation scale, ``(1 - r^2) * se_z``.  Williams' t (Williams 1959; Steiger 1980's T2) compares two
 metrics' correlations with the same human scores, which are dependent because they share those scores.
-p-values are information only: the intervals are what tables should report.
+p-values are information only: the intervals are what tables should report.  The agreement tables of
+``tsteval run`` and ``tsteval meta-eval`` are :mod:`tsteval.experiment.metaeval`'s, which uses Williams' t here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -28,11 +28,6 @@ MIR_Z = 1.96
 FIELLER_KENDALL = 0.437
 METHODS = ("pearson", "spearman", "kendall")
 Method = Literal["pearson", "spearman", "kendall"]
-# Segment level: one point per rated transfer; system level: one point per (system, setting) mean.
-LEVELS = ("segment", "system")
-Level = Literal["segment", "system"]
-# The ``system`` of agreement-table rows that pool every system.
-POOLED = "all"
 
 
 @dataclass(frozen=True)
@@ -219,81 +214,29 @@ def compare_dependent_correlations(metric_a: ArrayLike, metric_b: ArrayLike, hum
     return DependentComparison(r1=r1, r2=r2, r12=r12, t=t, df=df, p_value=float(p), n=n, method=method)
 
 
-# --- system level and tables -------------------------------------------------------------------------------------
+# --- per system --------------------------------------------------------------------------------------------------
 
-def _numeric_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
-    """Every column exists and is numeric (e.g. not Mir's input/output/tie naturalness labels)."""
-    for column in columns:
+# The key of :func:`by_system`'s correlation over every system's rows.
+POOLED = "all"
+
+
+def by_system(frame: pd.DataFrame, metric: str, human: str, method: Method = "pearson") -> dict[str, Correlation]:
+    """Sentence-level correlation of ``metric`` with ``human`` over all rows (key "all") and per ``system``.
+
+    Mir et al.'s per-model tables (with their "±"); rows missing either value are left out.  Human agreement of a
+    run or a scorecard is :mod:`tsteval.experiment.metaeval`'s (sentence, within_system and system level).
+    """
+    for column in (metric, human, "system"):
         if column not in frame.columns:
             raise InputError(f"column {column!r} not in the frame", fix=f"choose from {list(frame.columns)}")
+    for column in (metric, human):
         if not pd.api.types.is_numeric_dtype(frame[column]):
             raise InputError(f"column {column!r} is not numeric ({frame[column].dtype})",
                              fix="correlate numeric scores only; encode categorical ratings first")
-
-
-def system_means(frame: pd.DataFrame, metric: str, human: str,
-                 by: Sequence[str] = ("system", "setting")) -> pd.DataFrame:
-    """Per-group means of ``metric`` and ``human`` over the rows where both are present."""
-    by = list(by)
-    _numeric_columns(frame, [metric, human])
-    missing = [c for c in by if c not in frame.columns]
-    if missing:
-        raise InputError(f"grouping columns {missing} not in the frame")
-    rows = frame.dropna(subset=[metric, human])
-    return rows.groupby(by, sort=True)[[metric, human]].mean().reset_index()
-
-
-def system_level(frame: pd.DataFrame, metric: str, human: str, by: Sequence[str] = ("system", "setting"),
-                 method: Method = "pearson") -> Correlation:
-    """Correlation of per-system means (one point per ``by`` group), as system-level metric tables report."""
-    means = system_means(frame, metric, human, by)
-    if len(means) < 3:
-        raise InputError(f"system-level correlation needs at least 3 groups of {list(by)}, got {len(means)}")
-    return correlate(means[metric].to_numpy(), means[human].to_numpy(), method)
-
-
-# The columns of :func:`agreement_table` (and of a run's ``agreement.csv``).
-TABLE_COLUMNS = ["aspect", "level", "metric", "human", "system", *(f.name for f in fields(Correlation))]
-
-
-def agreement_table(frame: pd.DataFrame, metrics: Sequence[str], humans: Sequence[str],
-                    by: Sequence[str] = ("system", "setting"), methods: Sequence[Method] = METHODS,
-                    aspect: str = "", levels: Sequence[Level] = LEVELS, per_system: bool = False,
-                    skip_undefined: bool = False) -> pd.DataFrame:
-    """One tidy table for an aspect: every metric x human column x method, at segment and system level.
-
-    Segment level pairs the rows where both columns are present; system level correlates the means per
-    ``by`` group.  Rows pool every system (``system`` = "all"); with ``per_system`` each system's own rows
-    follow, as Mir et al.'s per-model tables.  An undefined correlation (a constant sample, too few pairs or
-    groups) is an error, or with ``skip_undefined`` no row.  Columns: aspect, level, metric, human, system,
-    then the fields of :class:`Correlation`.
-    """
-    if not metrics or not humans:
-        raise InputError("agreement_table needs at least one metric and one human rating column")
-    unknown = sorted(set(levels) - set(LEVELS))
-    if unknown:
-        raise InputError(f"unknown agreement level {unknown[0]!r}", fix=f"use one of {LEVELS}")
-    _numeric_columns(frame, [*metrics, *humans])
-    rows = []
-    for metric in metrics:
-        for human in humans:
-            paired = frame.dropna(subset=[metric, human])
-            groups = [(POOLED, paired)]
-            if per_system:
-                groups += [(str(system), rows_) for system, rows_ in paired.groupby("system", sort=False)]
-            for system, part in groups:
-                for method in methods:
-                    for level in levels:
-                        try:
-                            result = (correlate(part[metric].to_numpy(), part[human].to_numpy(), method)
-                                      if level == "segment" else system_level(part, metric, human, by, method))
-                        except InputError:
-                            if skip_undefined:
-                                continue
-                            raise
-                        rows.append({"aspect": aspect, "level": level, "metric": metric, "human": human,
-                                     "system": system, **asdict(result)})
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+    paired = frame.dropna(subset=[metric, human])
+    parts = [(POOLED, paired), *((str(system), rows) for system, rows in paired.groupby("system", sort=False))]
+    return {name: correlate(rows[metric].to_numpy(), rows[human].to_numpy(), method)
+            for name, rows in parts}
 
 
 # --- inter-rater agreement ---------------------------------------------------------------------------------------

@@ -48,13 +48,17 @@ them can expand to gigabytes) and without repeated keys.  Schema (``?`` = option
     joint?: auto | strap | none | {name?: custom, style: COLUMN, content: COLUMN, fluency: COLUMN>=T}
     compare?: true | {metrics?: [COLUMN, ...], resamples?: N}   # system x system significance matrix
     report?: {worst_examples?: 3, bootstrap_resamples?: 1000}
+    meta_eval?: {ratings: {ASPECT: COLUMN or [COLUMN, ...]}, baselines?: {ASPECT or COLUMN: COLUMN}, resamples?: N}
     engine?: local | ray | {name: ray, address?: HOST:PORT, workers?: N}   # ray: per-sentence metrics on Ray Data
     device?: cpu | cuda | cuda:N | auto   # neural models (sentence encoder); auto = CUDA when present
     threads?: N                      # torch threads for every neural model (default: torch's)
 
 ``joint`` (default ``auto``: STRAP's J when its columns are scored) is the per-sentence joint score and the
 leaderboard (:mod:`tsteval.metrics.joint.score`); ``compare`` adds to the report one significance matrix per column
-(default: the tradeoff axes and J), paired bootstrap over shared inputs with Holm's correction.
+(default: the tradeoff axes and J), paired bootstrap over shared inputs with Holm's correction.  ``meta_eval``
+picks the ratings, baselines and resamples of the run's agreement with human ratings (``meta_eval/``, as ``tsteval
+meta-eval`` writes it); without it every ``human_style_intensity``, ``human_content_preservation`` and
+``human_naturalness_output`` column the transfers carry is used, with ``report.bootstrap_resamples`` resamples.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ correlations give tied values their average rank (Kendall's tau-b).
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -196,19 +197,29 @@ def correlations(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
 
 
 def _group_means(values: np.ndarray, groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-group means of the rows of ``values`` (n, k) and which groups have rows."""
-    counts = np.bincount(groups, minlength=n_groups).astype(float)
-    sums = np.zeros((n_groups, values.shape[1]))
-    np.add.at(sums, groups, values)
+    """Per-group means of the rows of ``values`` (n, k) and which groups have rows.
+
+    Sums are exact (``math.fsum``, then one rounding), so they do not depend on the order of the rows and groups
+    whose values sum to the same number get the same mean: tied group means stay tied for the rank correlations.
+
+    >>> values = np.array([[0.1], [0.2], [0.3], [0.3], [0.2], [0.1]])  # 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1
+    >>> means, present = _group_means(values, np.array([0, 0, 0, 2, 2, 2]), 3)
+    >>> bool(means[0, 0] == means[1, 0]), present.tolist()
+    (True, [True, False, True])
+    """
+    counts = np.bincount(groups, minlength=n_groups)
     present = counts > 0
-    return sums[present] / counts[present, None], present
+    order = np.argsort(groups, kind="stable")
+    parts = np.split(values[order].T, np.cumsum(counts[present])[:-1], axis=1)
+    sums = np.array([[math.fsum(column) for column in part.tolist()] for part in parts])
+    return sums / counts[present, None], present
 
 
 def level_statistics(x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int,
                      methods: Sequence[str] = METHODS) -> np.ndarray:
     """Correlations of each column of ``x`` with ``y``, shape (levels, methods, k) in the order of :data:`LEVELS`.
 
-    ``groups`` are integer group codes (system and setting); within-system is the mean over the groups whose
+    ``groups`` are integer group codes (system and setting); ``within_system`` is the mean over the groups whose
     correlation is defined, system level correlates the group means.
     """
     k = x.shape[1]

@@ -1,7 +1,8 @@
 """The pages of a meta-evaluation: ``metaeval.md`` (escaped Markdown tables), the plot, and the atomic output folder.
 
-The Markdown shows, per rating column, every metric's sentence-, within-system- and system-level correlation with
-its clustered-bootstrap interval, the best metric of each column marked, and whether it beats the baseline.
+The Markdown shows, per rating column, every metric's correlation at each level (``sentence``, ``within_system``,
+``system``) with its clustered-bootstrap interval, the best metric of each column marked, and whether it beats the
+baseline.  The run report (:mod:`tsteval.experiment.report`) shows the same tables.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ def rating_table(result: MetaEvaluation, rating: str, method: str = SHOWN_METHOD
     """One row per metric for ``rating``: r [lo, hi] at each level, the best sentence-level r marked (and tsteval's
     best, when a published score is better), and whether it beats the baseline."""
     part = result.table[(result.table["rating"] == rating) & (result.table["method"] == method)]
-    wide = part.pivot_table(index=["metric", "source"], columns="level", values=["r", "lo", "hi"], sort=False)
+    # unstack keeps an undefined level (all NaN, e.g. the system level of 2 systems), shown as "undefined"; the
+    # reindex keeps the table's metric order
+    wide = part.set_index(["metric", "source", "level"])[["r", "lo", "hi"]].unstack("level").reindex(
+        pd.MultiIndex.from_frame(part[["metric", "source"]].drop_duplicates()))
     sentence = wide[("r", "sentence")]
     best = sentence.idxmax() if sentence.notna().any() else None
     ours = sentence[[source == "tsteval" for _, source in sentence.index]]
@@ -56,35 +60,45 @@ def rating_table(result: MetaEvaluation, rating: str, method: str = SHOWN_METHOD
                  for level in ("sentence", "within_system", "system")}
         mark = " (best)" if key == best else " (best of tsteval)" if key == best_ours else ""
         rows.append({"metric": metric + mark, "source": source,
-                     "sentence r [95% CI]": cells["sentence"], "within-system r": cells["within_system"],
+                     "sentence r [95% CI]": cells["sentence"], "within_system r": cells["within_system"],
                      "system r": cells["system"],
                      "beats baseline? (sentence)": _beats(result.baseline, rating, metric, "sentence", method)})
     return pd.DataFrame(rows)
+
+
+def statistics_note(info: dict) -> str:
+    """What the tables show, in plain text with `code` spans: the levels, the intervals, the signs, the verdict."""
+    return (f"Pearson r with 95% percentile intervals from {info['resamples']} bootstrap resamples clustered by "
+            f"`{info['cluster']}` (seed {info['seed']}; the same resamples for every metric, so differences are "
+            "paired), at three levels: `sentence` (one point per rated transfer), `within_system` (the mean of the "
+            f"per-group correlations; groups: {', '.join(f'`{g}`' for g in info['group'])}) and `system` (the "
+            "correlation of the group means). Lower-is-better metrics are sign-flipped, so higher r is better "
+            "agreement. \"beats baseline?\": yes / no when the 95% interval of the difference from the baseline "
+            "excludes 0, else not significant.")
+
+
+def rating_tables(result: MetaEvaluation) -> list[tuple[str, str, pd.DataFrame]]:
+    """(rating column, aspect, :func:`rating_table`) for each rating column that some metric was judged against."""
+    return [(rating, aspect, rating_table(result, rating)) for rating, aspect in result.info["ratings"].items()
+            if (result.table["rating"] == rating).any()]
 
 
 def markdown(result: MetaEvaluation, title: str = "Meta-evaluation") -> str:
     """The whole page: settings, the counts per rating, then one table per rating column."""
     info = result.info
     lines = [f"# {md.escape(title)}", "",
-             f"Pearson r with 95% percentile intervals from {info['resamples']} bootstrap resamples clustered by "
-             f"`{md.escape(info['cluster'])}` (seed {info['seed']}; the same resamples for every metric, so "
-             "differences are paired). Within-system: mean of the per-group correlations (groups: "
-             f"{md.escape(', '.join(info['group']))}); system: correlation of the group means. Lower-is-better "
-             "metrics are sign-flipped, so higher r is better agreement. Spearman and Kendall: `metaeval.csv`; "
-             "differences from the baseline with Williams' t: `baseline.csv`. \"beats baseline?\": yes / no when "
-             "the 95% interval of the difference excludes 0, else not significant.", "",
+             md.inline(statistics_note(info) + " Spearman and Kendall: `metaeval.csv`; differences from the baseline "
+                       "with Williams' t: `baseline.csv`."), "",
              "## Rows", "", md.table(result.counts), "",
              "Policy: unrated rows and rows with a missing metric value are counted above and left out of that "
              "rating's statistics; identical outputs of several systems for the same input are kept (each is a "
              "rated transfer), counted in `duplicate_outputs`; rank correlations give ties their average rank "
              "(Kendall: tau-b).", ""]
-    for rating, aspect in info["ratings"].items():
-        if not (result.table["rating"] == rating).any():
-            continue
+    for rating, aspect, table in rating_tables(result):
         base = info["baselines"].get(rating)
         lines += [f"## {md.escape(rating)} ({md.escape(aspect)})", "",
                   f"Baseline: `{md.escape(base)}`." if base else "No baseline column present.", "",
-                  md.table(rating_table(result, rating)), ""]
+                  md.table(table), ""]
     return "\n".join(lines)
 
 

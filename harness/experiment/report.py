@@ -2,8 +2,8 @@
 
 Sections: run metadata and signatures, corpus aggregates with bootstrap intervals, the J leaderboard per transfer
 direction and the system x system significance matrices, tradeoff plots with their reading, agreement with human
-ratings (one table per aspect and statistic), and the worst-scoring examples per system.  The HTML embeds its plots
-as base64 PNG and links nothing external.
+ratings (the meta-evaluation's tables, one per rating column), and the worst-scoring examples per system.  The
+HTML embeds its plots as base64 PNG and links nothing external.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import pandas as pd
 
 from tsteval.core import markdown as md
 from tsteval.experiment.manifest import ReportSpec
+from tsteval.experiment.metaeval import MetaEvaluation
+from tsteval.experiment.metaeval_report import rating_tables, statistics_note
 from tsteval.experiment.significance import matrix_table
 from tsteval.experiment.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
 from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables
@@ -90,23 +92,6 @@ def human_table(frame: pd.DataFrame, humans: list[str], seed: int, n_resamples: 
     return table
 
 
-def agreement_tables(agreements: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """One table per (aspect, human rating, statistic, level): metrics as rows, "all" and each system as columns."""
-    out = []
-    for (aspect, human, method, level), part in agreements.groupby(["aspect", "human", "method", "level"],
-                                                                   sort=False):
-        cells = part.assign(cell=[f"{r:.3f} [{lo:.3f}, {hi:.3f}]" for r, lo, hi in
-                                  zip(part["r"], part["fisher_low"], part["fisher_high"], strict=True)])
-        wide = cells.pivot_table(index="metric", columns="system", values="cell", aggfunc="first", sort=False)
-        systems = ["all", *[s for s in wide.columns if s != "all"]]
-        n = part[part["system"] == "all"]["n"]
-        n = int(n.iloc[0]) if len(n) else "?"
-        title = (f"{aspect}: {method} with `{human}` (n = {n} rated transfers pooled)" if level == "segment" else
-                 f"{aspect}: {method} with `{human}`, system level (n = {n} setting means pooled)")
-        out.append((title, wide.reindex(columns=systems).reset_index().rename_axis(columns=None)))
-    return out
-
-
 def worst_examples(frame: pd.DataFrame, column: str, k: int, extra: list[str]) -> pd.DataFrame:
     """The ``k`` rows of each system that score worst on ``column``: the lowest, or the highest for a metric that
     declares lower values better (WMD, perplexity)."""
@@ -158,7 +143,21 @@ def ranking_blocks(board: pd.DataFrame | None, recipe: JointRecipe | None, pairs
     return blocks
 
 
-def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: pd.DataFrame,
+def agreement_blocks(agreements: MetaEvaluation | None) -> list[Block]:
+    """The meta-evaluation of the run's metrics against its human ratings: one table per rating column."""
+    if agreements is None or agreements.table.empty:
+        return [Text("No agreement to show: the transfers carry no human ratings (`human_*` columns) for the scored "
+                     "aspects.")]
+    blocks: list[Block] = [Text(statistics_note(agreements.info) + " The same computation as `tsteval meta-eval`; "
+                                "Spearman, Kendall, the baseline comparisons with Williams' t and the counts of rows "
+                                "used: `meta_eval/` (`metaeval.csv`, `baseline.csv`, `counts.csv`).")]
+    used = agreements.counts.set_index("rating")["used"]
+    for rating, aspect, table in rating_tables(agreements):
+        blocks += [Heading(3, f"{aspect}: `{rating}` (n = {int(used[rating])} rated transfers)"), Table(table)]
+    return blocks
+
+
+def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: MetaEvaluation | None,
                  curves: list[Tradeoff], plots: dict[int, list[Path]], humans: list[str],
                  spec: ReportSpec, style_column: str | None, content_column: str | None,
                  board: pd.DataFrame | None = None, recipe: JointRecipe | None = None,
@@ -216,18 +215,7 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
         blocks.append(Table(points_table(t)))
 
     blocks.append(Heading(2, "Agreement with human ratings"))
-    tables = agreement_tables(agreements)
-    if not tables:
-        blocks.append(Text("No agreement to show: the transfers carry no human ratings (`human_*` columns) for the "
-                           "scored aspects, or too few rated transfers with varying scores."))
-    else:
-        blocks.append(Text("Each cell: correlation [95% Fisher-z interval] of the metric with the mean human rating, "
-                           "over all systems and per system (settings pooled); at segment level each rated transfer "
-                           "is a point, at system level each (system, setting) mean. For distance metrics (WMD) "
-                           "agreement shows as a negative correlation. Full table, with p-values and Mir's ± "
-                           "(`margin`): `agreement.csv`."))
-    for title, table in tables:
-        blocks += [Heading(3, title), Table(table)]
+    blocks += agreement_blocks(agreements)
 
     blocks.append(Heading(2, "Worst-scoring examples"))
     extra = [c for c in (style_column, content_column) if c] + [h for h in humans if h in card.frame.columns]
@@ -300,8 +288,9 @@ def to_html(blocks: list[Block], title: str, directory: Path) -> str:
             f"<style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def write_report(directory: Path, metadata: dict, card: Scorecard, summary: pd.DataFrame, agreements: pd.DataFrame,
-                 curves: list[Tradeoff], plots: dict[int, list[Path]], humans: list[str], spec: ReportSpec,
+def write_report(directory: Path, metadata: dict, card: Scorecard, summary: pd.DataFrame,
+                 agreements: MetaEvaluation | None, curves: list[Tradeoff], plots: dict[int, list[Path]],
+                 humans: list[str], spec: ReportSpec,
                  style_column: str | None = None, content_column: str | None = None,
                  board: pd.DataFrame | None = None, recipe: JointRecipe | None = None,
                  pairs: pd.DataFrame | None = None) -> None:

@@ -21,16 +21,23 @@ from tsteval.core.datapaths import portable
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash, package_version
-from tsteval.experiment import agreement
-from tsteval.experiment.manifest import HUMAN_PREFIX, CorpusSpec, Manifest, TransfersSpec, load_manifest
+from tsteval.experiment.manifest import (
+    HUMAN_PREFIX,
+    CorpusSpec,
+    Manifest,
+    MetaEvalSpec,
+    TransfersSpec,
+    load_manifest,
+)
+from tsteval.experiment.metaeval import MetaEvaluation, Rating, meta_evaluate
+from tsteval.experiment.metaeval_report import write_files
 from tsteval.experiment.plan import Plan, Run, execute
 from tsteval.experiment.tradeoff import Tradeoff, plot_tradeoff, tradeoff_curves
-from tsteval.metrics.registry import find_metric
 from tsteval.readers.loaders import empty_ratings
 from tsteval.scorecard import Scorecard
 
-# Which human rating column each aspect's metrics are checked against; a metric column's aspect is the one its
-# metric declares (tsteval.metrics.registry).
+# The rating column of each aspect that a run without ``meta_eval:`` judges its metrics against (a metric column's
+# aspect is the one its metric declares, tsteval.metrics.registry; content ratings also judge compatibility).
 HUMAN_ASPECTS = {"style": ("human_style_intensity",), "content": ("human_content_preservation",),
                  "naturalness": ("human_naturalness_output",)}
 
@@ -95,26 +102,19 @@ def load_corpus(spec: CorpusSpec, transfers: Transfers, seed: int) -> Corpus:
     return corpus
 
 
-def metric_aspect(column: str, manifest: Manifest | None = None, signature: str | None = None) -> str | None:
-    """The aspect (style, content, naturalness, compatibility) a scorecard metric column measures, as its
-    metric declares it (:data:`tsteval.metrics.registry.METRICS`); None for a column that is no metric."""
-    metric = find_metric(column, signature)
-    return None if metric is None else metric.aspect
-
-
-def agreement_frame(card: Scorecard, manifest: Manifest) -> pd.DataFrame:
-    """Every metric against every human rating of its aspect: ``agreement.agreement_table`` at segment and system
-    level, pooled ("all") and per system.  Unrated rows are left out; an undefined correlation gives no row."""
-    frame = card.frame
-    humans = human_columns(frame)  # loaders parse ratings to numbers; a text column is never coerced here
-    parts = []
-    for aspect, aspect_humans in HUMAN_ASPECTS.items():
-        metrics = [m for m in card.metrics if metric_aspect(m, manifest) == aspect]
-        rated = [h for h in aspect_humans if h in humans]
-        if metrics and rated:
-            parts.append(agreement.agreement_table(frame, metrics, rated, aspect=aspect, per_system=True,
-                                                   skip_undefined=True))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=agreement.TABLE_COLUMNS)
+def agreement(card: Scorecard, manifest: Manifest) -> MetaEvaluation | None:
+    """Every metric against the human ratings of its aspect, by :func:`tsteval.meta_evaluate` (what ``tsteval
+    meta-eval`` computes): the manifest's ``meta_eval`` ratings, baselines and resamples, else each rating column of
+    :data:`HUMAN_ASPECTS` the transfers fill with ``report.bootstrap_resamples``; None without a rating column."""
+    spec = manifest.meta_eval
+    if spec is None:
+        humans = [h for h in human_columns(card.frame) if card.frame[h].notna().any()]
+        spec = MetaEvalSpec(tuple((h, aspect) for aspect, columns in HUMAN_ASPECTS.items() for h in columns
+                                  if h in humans), resamples=manifest.report.bootstrap_resamples)
+    if not spec.ratings:
+        return None
+    return meta_evaluate(card, [Rating(column, aspect) for column, aspect in spec.ratings],
+                         baselines=dict(spec.baselines), n_resamples=spec.resamples, seed=manifest.seed)
 
 
 def human_columns(frame: pd.DataFrame) -> list[str]:
@@ -184,27 +184,16 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
     }
 
 
-def _meta_evaluate(card: Scorecard, manifest: Manifest, folder: Path) -> None:
-    """The manifest's ``meta_eval``: :func:`tsteval.meta_evaluate` on the run's scorecard, written to ``folder``."""
-    from tsteval.experiment.metaeval import Rating, meta_evaluate
-    from tsteval.experiment.metaeval_report import write_files
-
-    spec = manifest.meta_eval
-    result = meta_evaluate(card, [Rating(column, aspect) for column, aspect in spec.ratings],
-                           baselines=dict(spec.baselines), n_resamples=spec.resamples, seed=manifest.seed)
-    folder.mkdir()
-    write_files(result, folder, f"{manifest.name}: meta-evaluation")
-
-
 def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = None,
                    quiet: bool = False, overwrite: bool = False) -> Scorecard:
     """Run ``manifest`` (a :class:`Manifest` or a manifest file) and write its run folder; returns the scorecard.
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
-    ``summary.{csv,md}``, ``policy.json``, ``references.{csv,md}`` with references (as ``tsteval score``:
-    :func:`~tsteval.experiment.outputs.write_scored`, with ``leaderboard.csv`` when J was scored),
-    ``agreement.csv``, ``tradeoff_*.csv``, ``plots/``, ``run.json``, ``manifest.yaml``, ``report.md``,
-    ``report.html`` and ``explorer.html`` (:mod:`tsteval.experiment.explorer`), and ``significance.csv`` with
+    ``summary.{csv,md}``, ``policy.json``, ``references.{csv,md}`` with references and ``leaderboard.csv`` when J
+    was scored (as ``tsteval score``: :func:`~tsteval.experiment.outputs.write_scored`), ``tradeoff_*.csv``,
+    ``plots/``, ``run.json``, ``manifest.yaml``, ``report.md``, ``report.html`` and ``explorer.html``
+    (:mod:`tsteval.experiment.explorer`), with ``meta_eval/`` (the agreement with human ratings: :func:`agreement`,
+    written as ``tsteval meta-eval`` writes it) when the transfers carry ratings and ``significance.csv`` with
     ``compare:``.  It follows
     :mod:`tsteval.core.atomic`'s rule, checked before any work: a new or empty folder, or (with ``overwrite``) a run
     folder tsteval wrote, replaced whole.
@@ -223,7 +212,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     result = execute(plan, log)
     card = result.card
     summary = card.summary(seed=manifest.seed, n_resamples=manifest.report.bootstrap_resamples)
-    agreements = agreement_frame(card, manifest)
+    agreements = agreement(card, manifest)
     curves = tradeoffs(card, manifest)
     board = None
     if result.joint is not None:
@@ -236,7 +225,9 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
         write_scored(tmp, result, summary, board)
         if pairs is not None:
             pairs.to_csv(tmp / "significance.csv", index=False)
-        agreements.to_csv(tmp / "agreement.csv", index=False)
+        if agreements is not None:
+            (tmp / "meta_eval").mkdir()
+            write_files(agreements, tmp / "meta_eval", f"{manifest.name}: agreement with human ratings")
         plots = {}
         for k, t in enumerate(curves):
             stem = f"tradeoff_{t.y_aspect.split()[0].lower()}"
@@ -246,8 +237,6 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
         (tmp / "manifest.yaml").write_text(manifest.text, encoding="utf-8")
         metadata = _metadata(manifest, plan, result, time.perf_counter() - start, out)
         (tmp / "run.json").write_text(json.dumps(metadata, indent=2, default=str))
-        if manifest.meta_eval is not None:
-            _meta_evaluate(card, manifest, tmp / "meta_eval")
         write_report(tmp, metadata, card, summary, agreements, curves,
                      {k: [p.relative_to(tmp) for p in v] for k, v in plots.items()}, human_columns(card.frame),
                      manifest.report, manifest.tradeoff.style, manifest.tradeoff.content, board=board,
