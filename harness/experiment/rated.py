@@ -33,7 +33,7 @@ from tsteval.scorecard import Scorecard
 
 DATASETS = ("mir", "lai")
 STYLE_BACKENDS = ("fasttext", "tfidf-lr", "ensemble")
-CONTENT = ("bleu", "chrf", "meteor", "rougeL", "wmd", "sbert")
+CONTENT = ("bleu", "chrf", "meteor", "rougeL", "wmd", "sbert", "bertscore_p", "bertscore_r", "bertscore_f1")
 MODIFICATIONS = ("none", "mask", "erase")
 NATURALNESS = ("kn3", "smollm2", "unigram", "unigram-pooled")
 # Human-written text for the naturalness scorers: a seeded sample keeps the cross-fitted classifiers cheap.
