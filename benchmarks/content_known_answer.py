@@ -32,7 +32,8 @@ from benchmarks.bible_compliancy import HELDOUT_BOOKS
 from benchmarks.clustered import clustered_bootstrap
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
 from tsteval.core.records import Corpus, Transfers
-from tsteval.experiment.plan import Plan, execute
+from tsteval.experiment.execute import execute
+from tsteval.experiment.plan import Plan
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.metrics.registry import metric_of
 from tsteval.readers.bible import known_answer_pairs, parallel_verses

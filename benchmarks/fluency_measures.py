@@ -23,7 +23,8 @@ from scipy import stats
 
 from benchmarks.common import mir_and_yelp
 from tsteval.core.markdown import escape
-from tsteval.experiment.plan import Plan, execute
+from tsteval.experiment.execute import execute
+from tsteval.experiment.plan import Plan
 from tsteval.metrics.registry import metric_of
 
 RESULTS = Path(__file__).parent / "results"

@@ -25,7 +25,8 @@ import numpy as np
 
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.records import Transfers
-from tsteval.experiment.plan import Plan, execute
+from tsteval.experiment.execute import execute
+from tsteval.experiment.plan import Plan
 from tsteval.readers.published import load_dualrl, load_yelp_corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"

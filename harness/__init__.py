@@ -17,9 +17,10 @@ from importlib.metadata import PackageNotFoundError, version
 
 from tsteval.api import evaluate
 from tsteval.core.records import Corpus, Transfers
+from tsteval.experiment.execute import run
 from tsteval.experiment.manifest import load_manifest
 from tsteval.experiment.metaeval import meta_evaluate
-from tsteval.experiment.plan import Plan, run
+from tsteval.experiment.plan import Plan
 from tsteval.metrics.registry import METRICS
 from tsteval.scorecard import Scorecard
 

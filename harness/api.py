@@ -72,8 +72,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     >>> bool(card.frame.loc[0, "sti@clf"] > 0)
     True
     """
+    from tsteval.experiment.execute import run
     from tsteval.experiment.options import OPTIONS
-    from tsteval.experiment.plan import Plan, run
+    from tsteval.experiment.plan import Plan
 
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:

@@ -174,8 +174,9 @@ def test_manifest_erase_is_validated(tmp_path, content: str, fragment: str) -> N
 
 
 def test_manifest_with_erase_runs(tmp_path) -> None:
+    from tsteval.experiment.execute import run
     from tsteval.experiment.manifest import load_manifest
-    from tsteval.experiment.plan import Plan, run
+    from tsteval.experiment.plan import Plan
 
     (tmp_path / "t.csv").write_text("input,output,source_style,target_style\n" + "".join(
         f"{a},{b},neg,pos\n" for a, b in zip(INPUTS, OUTPUTS, strict=True)))

@@ -15,7 +15,8 @@ import tsteval
 from tsteval.classifiers.base import make_classifier
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, make_pair_classifier
 from tsteval.core.records import Transfers
-from tsteval.experiment.plan import Plan, execute
+from tsteval.experiment.execute import execute
+from tsteval.experiment.plan import Plan
 from tsteval.experiment.report import worst_examples
 from tsteval.experiment.tradeoff import axis_label, tradeoff_curves
 from tsteval.metrics.content.policy import MAX_DISTANCE

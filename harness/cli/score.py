@@ -1,7 +1,7 @@
 """``tsteval score``: score system outputs into a per-sentence scorecard and its summary.
 
 The command builds a :class:`~tsteval.experiment.plan.Plan` from its arguments and runs it; the scoring itself
-lives in :mod:`tsteval.experiment.plan`.
+lives in :mod:`tsteval.experiment.execute`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ EPILOG_SCORE = """examples:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Score transfers with every ``--classifier`` and write the scorecard and its summary."""
+    from tsteval.experiment.execute import execute
     from tsteval.experiment.outputs import write_scored
-    from tsteval.experiment.plan import Plan, execute
+    from tsteval.experiment.plan import Plan
 
     check_output_directory(args.out, "scorecard", args.overwrite)
     plan = Plan.from_args(args)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tsteval.experiment.plan import Run
+    from tsteval.experiment.execute import Run
 
 POLICY_FILE = "policy.json"
 

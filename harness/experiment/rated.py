@@ -71,7 +71,8 @@ def _classifiers() -> dict[str, object]:
 def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
            references: object = None, style_view: Transfers | None = None, log: Log = print) -> Scorecard:
     """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, in one scorecard."""
-    from tsteval.experiment.plan import Plan, run
+    from tsteval.experiment.execute import run
+    from tsteval.experiment.plan import Plan
 
     log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "
         f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}")

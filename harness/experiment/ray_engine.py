@@ -1,6 +1,6 @@
 """The Ray engine: the per-sentence phase of a plan on Ray Data workers (``tsteval score --engine ray``).
 
-The driver (:func:`tsteval.experiment.plan.execute`) loads or trains every resource as for the local engine and
+The driver (:func:`tsteval.experiment.execute.execute`) loads or trains every resource as for the local engine and
 reads and checks the transfers with the same readers (so a bad file is one error line before any work).  Here
 the rows become a Ray dataset, sorted by input so that the transfers of one input share a block (each distinct
 text is classified and encoded once per block), and ``map_batches`` runs :class:`SentenceWorker`: each worker

@@ -21,6 +21,7 @@ from tsteval.core.datapaths import portable
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash, package_version
+from tsteval.experiment.execute import Run, execute
 from tsteval.experiment.manifest import (
     HUMAN_PREFIX,
     CorpusSpec,
@@ -31,7 +32,7 @@ from tsteval.experiment.manifest import (
 )
 from tsteval.experiment.metaeval import MetaEvaluation, Rating, meta_evaluate
 from tsteval.experiment.metaeval_report import write_files
-from tsteval.experiment.plan import Plan, Run, execute
+from tsteval.experiment.plan import Plan
 from tsteval.experiment.tradeoff import Tradeoff, plot_tradeoff, tradeoff_curves
 from tsteval.readers.loaders import empty_ratings
 from tsteval.scorecard import Scorecard

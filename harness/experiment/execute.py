@@ -1,0 +1,166 @@
+"""Executing a :class:`~tsteval.experiment.plan.Plan`: every resource first (loaded, trained or built), then the
+per-sentence columns (here or on Ray), then what needs whole groups of rows, into one scorecard (:func:`run`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tsteval.core.errors import TstevalError
+from tsteval.experiment.plan import Log, Plan, resource_options, silent
+from tsteval.metrics.resources import Resources
+from tsteval.scorecard import Scorecard
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tsteval.metrics.joint.score import JointRecipe
+
+
+@dataclass
+class Run:
+    """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
+    resources it used (trained classifiers by name, the lexicon), for the run's metadata."""
+
+    card: Scorecard
+    policy: dict[str, dict[str, int]] = field(default_factory=dict)
+    trained: dict[str, object] = field(default_factory=dict)
+    lexicon: object = None
+    corpus_references: pd.DataFrame | None = None
+    joint: JointRecipe | None = None
+
+
+def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
+    """Input and output texts of every attribution modification; integrated gradients run once per text."""
+    from tsteval.lexicons.attribution import AttributionMasker
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+
+    frame = card.frame
+    texts = sorted(set(frame["input"]) | set(frame["output"]))
+    results = AttributionMasker(classifier, threshold=plan.attribution_threshold,
+                                n_steps=plan.attribution_steps).attributions(texts)
+    out = {}
+    for label, mode in ATTRIBUTION_MODIFICATIONS.items():
+        if label in plan.modifications:
+            masker = AttributionMasker(classifier, threshold=plan.attribution_threshold, mode=mode,
+                                       placeholder=plan.placeholder, n_steps=plan.attribution_steps,
+                                       neutral_texts=plan.attribution_neutral)
+            rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
+            out[label] = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
+    return out
+
+
+def execute(plan: Plan, log: Log = silent) -> Run:
+    """Score ``plan``: every resource first (loaded, trained or built), then the per-sentence columns (style and
+    content: :func:`~tsteval.experiment.sentences.score_sentences`, here or on Ray with ``engine="ray"``), then
+    what needs whole groups of rows (references' corpus scores, naturalness, pair classifiers); torch runs on
+    ``plan.threads`` threads throughout (every neural model)."""
+    from tsteval.core.devices import torch_threads
+
+    with torch_threads(plan.threads):
+        return _execute(plan, log)
+
+
+def _execute(plan: Plan, log: Log) -> Run:
+    """:func:`execute` inside its thread setting."""
+    from tsteval.classifiers.corpus_checks import warn
+    from tsteval.experiment.sentences import SentenceJob, score_sentences
+    from tsteval.metrics import registry
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+    from tsteval.metrics.style.scorer import swapped_labels_warning
+
+    result = Run(Scorecard.from_transfers(plan.transfers))
+    card = result.card
+    if plan.baselines:
+        log(f"baselines: {', '.join(plan.baselines)} added as systems"
+            + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
+                      for name, n in plan.baseline_notes.items() if n))
+    resources = Resources(resource_options(plan), log)
+    models = {name: (built.value, built.identity) for name in plan.classifiers
+              for built in [resources.get("style_classifier", name)]}
+    result.trained = resources.trained
+    pairs = {key: resources.get("pair_classifier", key) for key in resources.options.pair_classifiers}
+    if plan.lexicon is not None:
+        result.lexicon = resources.get("lexicon").value
+        log(f"lexicon: {len(result.lexicon.words)} style words from {result.lexicon.origin}")
+    content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
+    for modification in plan.modifications:  # every resource built (or refused) before any score
+        for name in erasable(content) if modification == ERASE else content:
+            resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
+    job = SentenceJob(models={name: models[name] for name in plan.style_names}, ground=plan.ground,
+                      content=content, modifications=plan.modifications, lexicon=result.lexicon,
+                      placeholder=plan.placeholder, resources=resources, params=plan.params)
+    if plan.engine == "ray":
+        from tsteval.experiment.ray_engine import score_sentences_on_ray
+
+        scores = score_sentences_on_ray(card, job, address=plan.address, workers=plan.workers, quiet=plan.quiet,
+                                        log=log)
+    else:
+        attributed = {}
+        if content and any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
+            attributed = _attributed(card, models[plan.attribution][0], plan)
+        scores = score_sentences(card, job, attributed=attributed, log=log)
+    result.policy |= scores.policy
+    for name, hits in scores.hits.items():
+        swapped = swapped_labels_warning(card.frame["input"].tolist(), card.frame["target_style"].tolist(), hits,
+                                         name)
+        if swapped is not None:
+            warn(swapped)
+    if plan.references is not None:
+        from tsteval.metrics.content.references import score_references
+
+        start = time.perf_counter()
+        counts, result.corpus_references = score_references(card, content, plan.references, resources=resources,
+                                                            params=plan.params)
+        result.policy |= counts
+        log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
+            f"{time.perf_counter() - start:.1f} s")
+    for name in plan.naturalness:
+        start = time.perf_counter()
+        NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds, device=plan.device, threads=plan.threads)
+        log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
+    if pairs:
+        from tsteval.metrics.compatibility.compliancy import match_probability
+    for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):
+        rows = list(zip(card.frame[texts], card.frame["output"], strict=True)) if names else []
+        for name in names:
+            built = pairs[f"{metric}/{name}"]
+            probability = match_probability(built.value, rows)
+            columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
+            for column in columns:
+                card.add(f"{column}@{name}", probability,
+                         str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+    result.joint = _joint(plan, card, log)
+    return result
+
+
+def _joint(plan: Plan, card: Scorecard, log: Log) -> JointRecipe | None:
+    """Score the J column of ``plan.joint`` (see :class:`Plan`); the recipe used, or None."""
+    from tsteval.metrics.joint.score import missing_for_strap, score_joint, strap_recipe
+
+    if plan.joint == "none":
+        return None
+    recipe = plan.joint
+    if recipe in ("auto", "strap"):
+        recipe = strap_recipe(card, plan.style_names)
+        if recipe is None:
+            missing = missing_for_strap(card, plan.style_names)
+            if plan.joint == "strap":
+                raise TstevalError(f"the joint score (STRAP's J) needs {' and '.join(missing)}; score them or give "
+                                   "a J recipe STYLE,CONTENT,FLUENCY")
+            log(f"joint score J not computed: STRAP's recipe needs {' and '.join(missing)}")
+            return None
+    column = score_joint(card, recipe)
+    log(f"joint score {column} = {recipe.style} x {recipe.content} x {recipe.fluency}")
+    return recipe
+
+
+def run(plan: Plan, log: Log | None = None) -> Scorecard:
+    """Score ``plan`` into one scorecard (see :func:`execute`); ``log`` gets progress lines (default: stderr
+    unless the plan is quiet)."""
+    if log is None:
+        log = silent if plan.quiet else (lambda message: print(f"[tsteval] {message}", file=sys.stderr))
+    return execute(plan, log).card
