@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 from badinput import expect_error, run_cli
 
-from tsteval.experiment.manifest import MAX_MANIFEST_BYTES, ManifestError, load_manifest
+from tsteval.experiment.manifest import ManifestError, load_manifest
+from tsteval.experiment.manifest_yaml import MAX_MANIFEST_BYTES
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -100,7 +101,7 @@ def test_invalid_yaml_and_deep_nesting_are_one_line(tmp_path: Path, capsys: pyte
 
 
 @pytest.mark.parametrize(("yaml_line", "fragment"), [
-    ('seed: "' + "y" * 100_000 + '"', "seed: expected an integer >= 0, got 'yyyy"),
+    ('seed: "' + "y" * 100_000 + '"', "seed: seed must be an integer in [0, 2**32), not 'yyyy"),
     ("seed: " + "9" * 5000, "the integer '9999"),
     ("? " + "k" * 100_000 + "\n: 1", ": unknown key"),
 ])

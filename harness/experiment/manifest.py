@@ -5,8 +5,9 @@ training corpus, the style classifiers, the style lexicon, the metrics, the trad
 output folder.  Every problem (unknown key, missing file, unknown metric or backend, a tradeoff axis that no
 metric produces) raises :class:`ManifestError` naming the manifest file and the dotted key, so a run never
 starts on a bad manifest.  Paths are relative to the manifest file; ``${TSTEVAL_DATA}`` expands to the data
-root.  The file is UTF-8, at most ``MAX_MANIFEST_BYTES``, without YAML aliases (``*name``: a few hundred bytes of
-them can expand to gigabytes) and without repeated keys.  Schema (``?`` = optional)::
+root.  The file is UTF-8, of bounded size, without YAML aliases and without repeated keys
+(:mod:`tsteval.experiment.manifest_yaml`); what it says is held in :mod:`tsteval.experiment.manifest_specs`, read
+through :class:`~tsteval.experiment.manifest_reader.Reader`.  Schema (``?`` = optional)::
 
     name?: mir                       # defaults to the file's stem
     seed?: 0
@@ -63,17 +64,35 @@ meta-eval`` writes it); without it every ``human_style_intensity``, ``human_cont
 
 from __future__ import annotations
 
-import re
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from tsteval.core.errors import TstevalError, clip, quote
+from tsteval.core.errors import TstevalError, quote
 from tsteval.core.options import COLUMN_NAME
+from tsteval.experiment.manifest_reader import ManifestError, Reader
+from tsteval.experiment.manifest_specs import (
+    AttributionSpec,
+    ClassifierSpec,
+    CompareSpec,
+    CompatibilitySpec,
+    ContentSpec,
+    CorpusSpec,
+    EngineSpec,
+    FileSpec,
+    LexiconSpec,
+    Manifest,
+    MetaEvalSpec,
+    MetricsSpec,
+    ReportSpec,
+    SettingSpec,
+    StyleSpec,
+    SystemSpec,
+    TradeoffSpec,
+    TransfersSpec,
+)
+from tsteval.experiment.manifest_yaml import parse_yaml
 from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
 from tsteval.readers.loaders import HUMAN_PREFIX
@@ -83,394 +102,9 @@ if TYPE_CHECKING:
 
 PUBLISHED_TRANSFERS = ("mir", "dualrl")
 PUBLISHED_CORPORA = ("yelp",)
-MAX_MANIFEST_BYTES = 1 << 20
-_VAR = re.compile(r"\$\{([^}]*)\}")
 
 
-class ManifestError(TstevalError):
-    """A manifest problem, located to the manifest file and the dotted key (or the line, for YAML problems)."""
-
-    def __init__(self, path: Path, key: str, message: str, fix: str | None = None, *,
-                 line: int | None = None) -> None:
-        self.path = path
-        self.key = key
-        self.line = line
-        where = f"{path}:{line}" if line is not None else str(path)
-        text = f"{where}: {clip(key)}: {message}" if key else f"{where}: {message}"
-        super().__init__(text + (f" (fix: {clip(fix, 400)})" if fix else ""))
-
-
-class _Refused(yaml.MarkedYAMLError):
-    """YAML that parses but that a manifest does not accept (an alias, a repeated key, an over-long integer)."""
-
-    def __init__(self, mark: yaml.Mark, problem: str, fix: str) -> None:
-        super().__init__(problem=problem, problem_mark=mark)
-        self.fix = fix
-
-
-class _ManifestLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, stricter: aliases are refused, so a few hundred bytes cannot expand into gigabytes
-    ("billion laughs"); a repeated key is an error instead of silently replacing the first value."""
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise _Refused(event.start_mark, f"YAML aliases (*{clip(str(event.anchor), 40)}) are not accepted in a "
-                                             "manifest", "write the value out in full instead of &anchor / *alias")
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[object, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, Hashable):
-                if key in seen:
-                    raise _Refused(key_node.start_mark, f"the key {quote(key)} repeats (first on line {seen[key]})",
-                                   "give each key once; the second value would silently replace the first")
-                seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
-
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
-        try:
-            return super().construct_yaml_int(node)
-        except ValueError as error:  # Python refuses ints of more than 4300 digits
-            raise _Refused(node.start_mark, f"the integer {quote(node.value)} is too long", "write a shorter number") \
-                from error
-
-
-_ManifestLoader.add_constructor("tag:yaml.org,2002:int", _ManifestLoader.construct_yaml_int)
-
-
-def _parse_yaml(path: Path) -> tuple[object, str]:
-    """The manifest file's text and its YAML, read with bounded size and strict UTF-8; one-line errors."""
-    size = path.stat().st_size
-    if size > MAX_MANIFEST_BYTES:
-        raise ManifestError(path, "", f"the manifest is {size} bytes, more than the {MAX_MANIFEST_BYTES} a "
-                                      "manifest may have", fix="a manifest names files; put the data in those files")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as error:
-        raise ManifestError(path, "", f"byte 0x{raw[error.start]:02x} at byte offset {error.start} is not valid UTF-8",
-                            fix="save the manifest as UTF-8", line=raw.count(b"\n", 0, error.start) + 1) from error
-    try:
-        return yaml.load(text, Loader=_ManifestLoader), text  # a SafeLoader: plain data only
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = "; ".join(clip(p, 120) for p in (error.context, error.problem) if p)
-        if isinstance(error, _Refused):
-            raise ManifestError(path, "", problem, fix=error.fix, line=mark.line + 1) from error
-        raise ManifestError(path, "", f"invalid YAML: {problem} (column {mark.column + 1})" if mark else
-                            f"invalid YAML: {problem}", line=mark.line + 1 if mark else None,
-                            fix="check the indentation and quoting on that line") from error
-    except yaml.reader.ReaderError as error:
-        character = error.character if isinstance(error.character, int) else ord(error.character)
-        raise ManifestError(path, "", f"the character U+{character:04X} is not allowed in YAML",
-                            line=text.count("\n", 0, error.position) + 1,
-                            fix="remove control characters from the manifest") from error
-    except RecursionError as error:
-        raise ManifestError(path, "", "the YAML nests too deeply to read",
-                            fix="a manifest needs only a few levels of nesting") from error
-
-
-@dataclass(frozen=True)
-class FileSpec:
-    """One file of a setting: aligned ``inputs``/``outputs`` line files, or a ``tsv`` of input<TAB>output."""
-
-    source_style: str
-    target_style: str
-    inputs: Path | None = None
-    outputs: Path | None = None
-    tsv: Path | None = None
-
-
-@dataclass(frozen=True)
-class SettingSpec:
-    """A hyperparameter setting of a system: its label, numeric hyperparameters and output files."""
-
-    label: str
-    hyperparameters: Mapping[str, float]
-    files: tuple[FileSpec, ...]
-
-
-@dataclass(frozen=True)
-class SystemSpec:
-    """A style-transfer system and its settings."""
-
-    name: str
-    settings: tuple[SettingSpec, ...]
-
-
-@dataclass(frozen=True)
-class TransfersSpec:
-    """Where the transfers come from: ``published`` (+ filters), a ``table``, or ``systems``."""
-
-    published: str | None = None
-    dataset: str | None = None
-    systems_filter: tuple[str, ...] | None = None
-    sample: int | None = None
-    table: Path | None = None
-    hp_cols: tuple[str, ...] = ()
-    systems: tuple[SystemSpec, ...] = ()
-
-
-@dataclass(frozen=True)
-class CorpusSpec:
-    """A labelled training corpus: a published one, one file per style, or a table."""
-
-    published: str | None = None
-    splits: tuple[str, ...] = ("dev", "test")
-    style: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
-    table: Path | None = None
-    text_col: str = "text"
-    label_col: str = "label"
-    exclude_inputs: bool = True
-    max_per_style: int | None = None
-
-
-@dataclass(frozen=True)
-class ClassifierSpec:
-    """A style classifier: backend, parameters, held-out share and (optionally) its own training corpus."""
-
-    name: str
-    backend: str
-    params: Mapping[str, Any]
-    heldout: float = 0.1
-    corpus: CorpusSpec | None = None
-
-
-@dataclass(frozen=True)
-class LexiconSpec:
-    """A lexicon file, or the parameters to build one from the corpus (Mir et al.: L1, C=3, D=2)."""
-
-    file: Path | None = None
-    penalty: str = "l1"
-    C: float = 3.0
-    D: float = 2.0
-
-
-@dataclass(frozen=True)
-class StyleSpec:
-    """Which classifiers give style columns (``sti@NAME`` etc.) and the EMD ground distance."""
-
-    classifiers: tuple[str, ...] = ()
-    ground: str = "nominal"
-
-
-@dataclass(frozen=True)
-class AttributionSpec:
-    """Attribution masking (``attribution-mask``/``attribution-delete``): the transformer classifier, its threshold,
-    the integrated-gradients steps and a file of neutral sentences for the no-style guard
-    (:class:`tsteval.lexicons.attribution.AttributionMasker`)."""
-
-    classifier: str
-    threshold: float = 0.2
-    steps: int = 16
-    neutral: Path | None = None
-
-
-@dataclass(frozen=True)
-class ContentSpec:
-    """Content metrics x modifications, the word vectors, the mask placeholder and attribution masking."""
-
-    metrics: tuple[str, ...] = ()
-    modifications: tuple[str, ...] = ("none",)
-    vectors: str = "glove"
-    vectors_dir: Path | None = None
-    placeholder: str = "<masked>"
-    attribution: AttributionSpec | None = None
-    references: tuple[Path, ...] | str | None = None
-    params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CompatibilitySpec:
-    """Pair classifiers (saved folders) for HH (``hh@NAME``) and AH (``ah@NAME``, with a documents table)."""
-
-    hh: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
-    ah: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
-    documents: Path | None = None
-
-
-@dataclass(frozen=True)
-class MetricsSpec:
-    """All metrics of the run, per aspect."""
-
-    style: StyleSpec = StyleSpec()
-    content: ContentSpec = ContentSpec()
-    naturalness: tuple[str, ...] = ()
-    folds: int = 5
-    human: Path | None = None
-    compatibility: CompatibilitySpec = CompatibilitySpec()
-    joint: bool = False
-
-
-@dataclass(frozen=True)
-class TradeoffSpec:
-    """Scorecard columns on the tradeoff axes (style on x; content and naturalness on y)."""
-
-    style: str | None = None
-    content: str | None = None
-    naturalness: str | None = None
-
-
-@dataclass(frozen=True)
-class CompareSpec:
-    """The report's system x system significance matrices: the columns (None: the tradeoff axes and J) and the
-    bootstrap resamples (None: enough for Holm over all pairs, :func:`tsteval.experiment.significance.
-    matrix_resamples`)."""
-
-    metrics: tuple[str, ...] | None = None
-    resamples: int | None = None
-
-
-@dataclass(frozen=True)
-class ReportSpec:
-    """Report options."""
-
-    worst_examples: int = 3
-    bootstrap_resamples: int = 1000
-
-
-@dataclass(frozen=True)
-class MetaEvalSpec:
-    """``meta_eval:``: rating columns of the transfers by aspect, baselines, resamples (see ``tsteval meta-eval``)."""
-
-    ratings: tuple[tuple[str, str], ...]  # (column, aspect)
-    baselines: Mapping[str, str] = field(default_factory=dict)
-    resamples: int = 1000
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    """Where the per-sentence metrics run: ``local`` or ``ray`` (a cluster ``address``, ``workers`` in parallel)."""
-
-    name: str = "local"
-    address: str | None = None
-    workers: int | None = None
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """A validated experiment: everything :func:`tsteval.experiment.runner.run_experiment` needs."""
-
-    path: Path
-    name: str
-    seed: int
-    output: Path
-    transfers: TransfersSpec
-    corpus: CorpusSpec | None
-    classifiers: Mapping[str, ClassifierSpec]
-    lexicon: LexiconSpec | None
-    metrics: MetricsSpec
-    tradeoff: TradeoffSpec
-    report: ReportSpec
-    engine: EngineSpec = EngineSpec()
-    text: str = field(repr=False, default="")
-    meta_eval: MetaEvalSpec | None = None
-    baselines: tuple[str, ...] = ()
-    joint: object = "auto"
-    compare: CompareSpec | None = None
-    device: str = "cpu"
-    threads: int | None = None
-
-    def needs_corpus(self) -> bool:
-        """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec, the style
-        erasers or the retrieve-nearest baseline)."""
-        from tsteval.metrics.content.scorer import ERASE
-
-        return (any(c.corpus is None for c in self.classifiers.values())
-                or (self.lexicon is not None and self.lexicon.file is None)
-                or self.metrics.content.vectors == "word2vec"
-                or (bool(self.metrics.content.metrics) and ERASE in self.metrics.content.modifications)
-                or "retrieve-nearest" in self.baselines)
-
-
-class _Reader:
-    """Typed access to the parsed YAML with errors naming the manifest file and the dotted key."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.base = path.parent
-
-    def error(self, key: str, message: str, fix: str | None = None) -> ManifestError:
-        return ManifestError(self.path, key, message, fix)
-
-    def mapping(self, value: object, key: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> dict:
-        if not isinstance(value, dict):
-            raise self.error(key, f"expected a mapping with keys {list(allowed)}, got {type(value).__name__}")
-        for name in value:
-            if name not in allowed:
-                raise self.error(_join(key, str(name)), "unknown key", fix=f"use one of {list(allowed)}")
-        for name in required:
-            if name not in value:
-                raise self.error(_join(key, name), "missing required key")
-        return value
-
-    def free_mapping(self, value: object, key: str) -> dict:
-        if not isinstance(value, dict):
-            raise self.error(key, f"expected a mapping, got {type(value).__name__}")
-        return value
-
-    def string(self, value: object, key: str) -> str:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value) == "":
-            raise self.error(key, f"expected a non-empty string, got {quote(value)}")
-        return str(value)
-
-    def strings(self, value: object, key: str) -> tuple[str, ...]:
-        if not isinstance(value, list):
-            raise self.error(key, f"expected a list, got {type(value).__name__}")
-        return tuple(self.string(v, f"{key}[{i}]") for i, v in enumerate(value))
-
-    def integer(self, value: object, key: str, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.error(key, f"expected an integer >= {minimum}, got {quote(value)}")
-        return value
-
-    def number(self, value: object, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(key, f"expected a number, got {quote(value)}")
-        return float(value)
-
-    def choice(self, value: object, key: str, choices: tuple[str, ...] | list[str], what: str) -> str:
-        text = self.string(value, key)
-        if text not in choices:
-            raise self.error(key, f"unknown {what} {quote(text)}", fix=f"choose one of {sorted(choices)}")
-        return text
-
-    def expand(self, value: object, key: str) -> Path:
-        """A path: ``${TSTEVAL_DATA}`` expanded, relative paths taken from the manifest's folder."""
-        text = self.string(value, key)
-
-        def substitute(match: re.Match) -> str:
-            if match.group(1) != "TSTEVAL_DATA":
-                raise self.error(key, f"unknown variable ${{{clip(match.group(1), 40)}}}",
-                                 fix="only ${TSTEVAL_DATA} expands")
-            from tsteval.core.datapaths import data_root
-
-            try:
-                return str(data_root())
-            except TstevalError as error:
-                raise self.error(key, str(error)) from error
-
-        path = Path(_VAR.sub(substitute, text)).expanduser()
-        return path if path.is_absolute() else (self.base / path).resolve()
-
-    def file(self, value: object, key: str, directory: bool = False) -> Path:
-        path = self.expand(value, key)
-        if not (path.is_dir() if directory else path.is_file()):
-            raise self.error(key, f"no such {'directory' if directory else 'file'}: {clip(str(path))}",
-                             fix="paths are relative to the manifest file; ${TSTEVAL_DATA} is the data root")
-        return path
-
-
-def _join(key: str, name: str) -> str:
-    return f"{key}.{name}" if key else name
-
-
-def _transfers(r: _Reader, value: object) -> TransfersSpec:
+def _transfers(r: Reader, value: object) -> TransfersSpec:
     key = "transfers"
     d = r.mapping(value, key, ("published", "dataset", "systems", "sample", "table", "hp_cols"))
     sources = [s for s in ("published", "table") if s in d]
@@ -538,7 +172,7 @@ def _transfers(r: _Reader, value: object) -> TransfersSpec:
     return TransfersSpec(systems=tuple(systems), sample=sample)
 
 
-def _corpus(r: _Reader, value: object, key: str) -> CorpusSpec:
+def _corpus(r: Reader, value: object, key: str) -> CorpusSpec:
     d = r.mapping(value, key, ("published", "splits", "style", "table", "text_col", "label_col", "exclude_inputs",
                                "max_per_style"))
     sources = [s for s in ("published", "style", "table") if s in d]
@@ -574,7 +208,7 @@ def _corpus(r: _Reader, value: object, key: str) -> CorpusSpec:
     return CorpusSpec(**spec)
 
 
-def _classifiers(r: _Reader, value: object) -> dict[str, ClassifierSpec]:
+def _classifiers(r: Reader, value: object) -> dict[str, ClassifierSpec]:
     from tsteval.classifiers.base import BACKENDS
 
     if not isinstance(value, dict):
@@ -598,7 +232,7 @@ def _classifiers(r: _Reader, value: object) -> dict[str, ClassifierSpec]:
     return out
 
 
-def _check_params(r: _Reader, backend: str, params: dict, key: str) -> None:
+def _check_params(r: Reader, backend: str, params: dict, key: str) -> None:
     """The backend's own parameter rules (``_parameter_constraints``), checked before anything runs."""
     from tsteval.classifiers.base import ParameterError, backend_class  # imports the backend (torch, for some)
 
@@ -609,7 +243,7 @@ def _check_params(r: _Reader, backend: str, params: dict, key: str) -> None:
                       fix=error.yaml_fix()) from error
 
 
-def _lexicon(r: _Reader, value: object) -> LexiconSpec:
+def _lexicon(r: Reader, value: object) -> LexiconSpec:
     d = r.mapping(value, "lexicon", ("file", "build"))
     if len(d) != 1:
         raise r.error("lexicon", "give exactly one of file: PATH or build: {penalty, C, D}")
@@ -621,7 +255,7 @@ def _lexicon(r: _Reader, value: object) -> LexiconSpec:
                        C=r.number(b.get("C", 3.0), "lexicon.build.C"), D=r.number(b.get("D", 2.0), "lexicon.build.D"))
 
 
-def _pair_classifiers(r: _Reader, value: object, key: str) -> Mapping[str, Path]:
+def _pair_classifiers(r: Reader, value: object, key: str) -> Mapping[str, Path]:
     if not isinstance(value, dict):
         raise r.error(key, "expected a mapping NAME: DIR of saved pair classifiers (tsteval train-pairs)")
     out = {}
@@ -632,7 +266,7 @@ def _pair_classifiers(r: _Reader, value: object, key: str) -> Mapping[str, Path]
     return MappingProxyType(out)
 
 
-def _compatibility(r: _Reader, value: object) -> CompatibilitySpec:
+def _compatibility(r: Reader, value: object) -> CompatibilitySpec:
     d = r.mapping(value, "metrics.compatibility", ("hh", "ah", "documents"))
     spec = CompatibilitySpec(
         hh=_pair_classifiers(r, d["hh"], "metrics.compatibility.hh") if "hh" in d else MappingProxyType({}),
@@ -644,7 +278,7 @@ def _compatibility(r: _Reader, value: object) -> CompatibilitySpec:
     return spec
 
 
-def _attribution(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> AttributionSpec:
+def _attribution(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> AttributionSpec:
     key = "metrics.content.attribution"
     a = r.mapping(value, key, ("classifier", "threshold", "steps", "neutral"), ("classifier",))
     name = r.choice(a["classifier"], f"{key}.classifier", list(classifiers), "classifier")
@@ -657,7 +291,7 @@ def _attribution(r: _Reader, value: object, classifiers: Mapping[str, Classifier
                            r.file(a["neutral"], f"{key}.neutral") if "neutral" in a else None)
 
 
-def _references(r: _Reader, value: object) -> tuple[Path, ...] | str:
+def _references(r: Reader, value: object) -> tuple[Path, ...] | str:
     """``metrics.content.references``: ``dualrl`` (the published transfers' dataset) or a list of files."""
     key = "metrics.content.references"
     if value == "dualrl":
@@ -668,7 +302,7 @@ def _references(r: _Reader, value: object) -> tuple[Path, ...] | str:
     return tuple(r.file(f, f"{key}[{i}]") for i, f in enumerate(files))
 
 
-def _selected(r: _Reader, d: Mapping[str, object], classifiers: Mapping[str, ClassifierSpec],
+def _selected(r: Reader, d: Mapping[str, object], classifiers: Mapping[str, ClassifierSpec],
               compatibility: CompatibilitySpec) -> Selection:
     """``metrics.names`` routed as the command line's ``--metrics`` (:func:`tsteval.metrics.selection.select`)."""
     from tsteval.metrics.selection import Selection, select
@@ -682,7 +316,7 @@ def _selected(r: _Reader, d: Mapping[str, object], classifiers: Mapping[str, Cla
         raise r.error("metrics.names", str(error)) from None
 
 
-def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
+def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
     from tsteval.metrics.selection import parse_metric
 
@@ -738,7 +372,7 @@ def _metrics(r: _Reader, value: object, classifiers: Mapping[str, ClassifierSpec
     return MetricsSpec(style, content, naturalness, folds, human, compatibility, chosen.joint)
 
 
-def _tradeoff(r: _Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
+def _tradeoff(r: Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
     d = r.mapping(value or {}, "tradeoff", ("style", "content", "naturalness"))
     style_cols = [f"{m}@{c}" for c in metrics.style.classifiers for m in registry.names("style")]
     from tsteval.metrics.content.scorer import ERASE, erasable
@@ -759,13 +393,13 @@ def _tradeoff(r: _Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
     return TradeoffSpec(style, content, naturalness)
 
 
-def _report(r: _Reader, value: object) -> ReportSpec:
+def _report(r: Reader, value: object) -> ReportSpec:
     d = r.mapping(value or {}, "report", ("worst_examples", "bootstrap_resamples"))
     return ReportSpec(r.integer(d.get("worst_examples", 3), "report.worst_examples", 0),
                       r.integer(d.get("bootstrap_resamples", 1000), "report.bootstrap_resamples", 1))
 
 
-def _meta_eval(r: _Reader, value: object) -> MetaEvalSpec:
+def _meta_eval(r: Reader, value: object) -> MetaEvalSpec:
     """``meta_eval: {ratings: {ASPECT: COLUMN or [COLUMN, ...]}, baselines: {ASPECT or COLUMN: COLUMN},
     resamples: N}``."""
     from tsteval.experiment.metaeval import RATING_ASPECTS
@@ -782,7 +416,7 @@ def _meta_eval(r: _Reader, value: object) -> MetaEvalSpec:
                         r.integer(d.get("resamples", 1000), "meta_eval.resamples", 1))
 
 
-def _engine(r: _Reader, value: object) -> EngineSpec:
+def _engine(r: Reader, value: object) -> EngineSpec:
     if not isinstance(value, dict):
         return EngineSpec(_option(r, "engine", value, "engine"))
     d = r.mapping(value, "engine", ("name", "address", "workers"), ("name",))
@@ -797,7 +431,7 @@ TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lex
 
 
 
-def _option(r: _Reader, name: str, value: object, key: str | None = None) -> object:
+def _option(r: Reader, name: str, value: object, key: str | None = None) -> object:
     """The run option ``name`` (:data:`tsteval.experiment.options.OPTIONS`) from its manifest key; its one reader's
     message, located to the key, when the value is bad."""
     from tsteval.experiment.options import OPTIONS
@@ -808,18 +442,18 @@ def _option(r: _Reader, name: str, value: object, key: str | None = None) -> obj
         raise r.error(key or OPTIONS[name].manifest, str(error)) from None
 
 
-def _baselines(r: _Reader, value: object) -> tuple[str, ...]:
+def _baselines(r: Reader, value: object) -> tuple[str, ...]:
     return _option(r, "baselines", r.strings(value, "baselines"))
 
 
-def _joint(r: _Reader, value: object) -> object:
+def _joint(r: Reader, value: object) -> object:
     """``joint``: auto, strap, none, or a recipe mapping (checked as a :class:`JointRecipe`)."""
     if isinstance(value, dict):
         value = r.mapping(value, "joint", ("name", "style", "content", "fluency"), ("style", "content", "fluency"))
     return _option(r, "joint", value)
 
 
-def _compare(r: _Reader, value: object) -> CompareSpec | None:
+def _compare(r: Reader, value: object) -> CompareSpec | None:
     if value is True:
         return CompareSpec()
     if value is False:
@@ -839,8 +473,8 @@ def load_manifest(path: str | Path) -> Manifest:
     path = Path(path).resolve()
     if not path.is_file():
         raise ManifestError(path, "", "no such manifest file")
-    data, text = _parse_yaml(path)
-    r = _Reader(path)
+    data, text = parse_yaml(path)
+    r = Reader(path)
     d = r.mapping(data, "", TOP_KEYS, ("transfers", "metrics"))
     classifiers = _classifiers(r, d["classifiers"]) if "classifiers" in d else {}
     metrics = _metrics(r, d["metrics"], classifiers)
