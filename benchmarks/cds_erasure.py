@@ -31,7 +31,7 @@ from tsteval.lexicons.erasure import fit_eraser
 from tsteval.metrics.content.erasure import erased_word_vectors, word_eraser
 from tsteval.metrics.content.word_vectors import WordVectors, load_glove
 from tsteval.probes.invariance import style_invariance, summed_word_vectors
-from tsteval.readers.published import load_cds
+from tsteval.readers.cds import load_cds
 
 SEED = 0
 N_PERMUTATIONS = 200

@@ -32,7 +32,8 @@ from tsteval.probes.invariance import (
     summed_word_vectors,
     train_fasttext,
 )
-from tsteval.readers.published import load_cds, load_yelp_corpus
+from tsteval.readers.cds import load_cds
+from tsteval.readers.yelp import load_yelp_corpus
 
 FIGURES = RESULTS / "cds_invariance"
 N_PERMUTATIONS = 1000

@@ -6,7 +6,8 @@ import numpy as np
 
 from tsteval.classifiers.training import TrainedClassifier, train_classifier
 from tsteval.core.records import Corpus, Transfers
-from tsteval.readers.published import load_mir, load_yelp_corpus
+from tsteval.readers.mir import load_mir
+from tsteval.readers.yelp import load_yelp_corpus
 
 # CPU fine-tuning of the transformer is slow: it trains on a seeded subsample of the Yelp corpus.
 TRANSFORMER_TRAIN_SIZE = 4000

@@ -23,7 +23,8 @@ from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.records import Transfers
 from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
-from tsteval.readers.published import load_dualrl, load_dualrl_references, load_yelp_corpus
+from tsteval.readers.dualrl import load_dualrl, load_dualrl_references
+from tsteval.readers.yelp import load_yelp_corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REFERENCES = [f"reference{k}" for k in range(4)]

@@ -21,7 +21,8 @@ from tsteval.core.datapaths import dataset_dir
 from tsteval.lexicons.builder import LexiconModel
 from tsteval.lexicons.evaluate import compare_to_reference, read_word_list
 from tsteval.lexicons.lexicon import Lexicon
-from tsteval.readers.published import load_mir, load_yelp_corpus
+from tsteval.readers.mir import load_mir
+from tsteval.readers.yelp import load_yelp_corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FITS: dict[str, tuple[str | None, float]] = {"l1 (C=3)": ("l1", 3.0), "l2 (C=1)": ("l2", 1.0), "none": (None, 1.0)}

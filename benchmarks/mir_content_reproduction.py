@@ -34,7 +34,7 @@ from tsteval.lexicons.modify import modify_texts
 from tsteval.metrics.content.scorer import score_content
 from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
 from tsteval.metrics.resources import ResourceOptions, Resources
-from tsteval.readers.published import MIR_SETTINGS
+from tsteval.readers.mir import MIR_SETTINGS
 from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -35,7 +35,7 @@ from tsteval.metrics.naturalness.adversarial import (
 from tsteval.metrics.naturalness.causal_lm import CausalLM
 from tsteval.metrics.naturalness.language_model import KneserNeyLM
 from tsteval.metrics.naturalness.lm_scores import score_language_model
-from tsteval.readers.published import MIR_SETTINGS
+from tsteval.readers.mir import MIR_SETTINGS
 from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).parent / "results"

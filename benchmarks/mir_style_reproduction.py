@@ -25,7 +25,7 @@ from tsteval.classifiers.training import train_classifier
 from tsteval.experiment.agreement import by_system
 from tsteval.metrics.style.intensity import target_probability
 from tsteval.metrics.style.scorer import score_style
-from tsteval.readers.published import load_mir_stored_style
+from tsteval.readers.mir import load_mir_stored_style
 from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"

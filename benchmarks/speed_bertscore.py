@@ -40,7 +40,7 @@ def measure() -> dict[str, object]:
 
     from tsteval.metrics.content.bertscore import bertscore
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model, loaded_encoder
-    from tsteval.readers.published import load_dualrl
+    from tsteval.readers.dualrl import load_dualrl
 
     torch.set_num_threads(THREADS)
     frame = load_dualrl("yelp").frame

@@ -22,7 +22,7 @@ from tsteval.metrics.content.overlap import meteor
 from tsteval.metrics.content.wmd import wmd
 from tsteval.metrics.content.word_vectors import load_glove
 from tsteval.metrics.content.wordnet import load_wordnet
-from tsteval.readers.published import load_dualrl
+from tsteval.readers.dualrl import load_dualrl
 
 N, SUBSET = 10_000, 1_000
 OUT = Path(__file__).parent / "results"

@@ -29,7 +29,7 @@ import numpy as np
 
 from tsteval.metrics.content import sentence_embedding
 from tsteval.metrics.content.sentence_embedding import SentenceEncoder, _load, default_model, token_counts
-from tsteval.readers.published import load_dualrl
+from tsteval.readers.dualrl import load_dualrl
 
 OUT = Path(__file__).parent / "results"
 N_TEXTS, REPEATS, GEMM_REPEATS, BATCH = 2_000, 5, 10, 64

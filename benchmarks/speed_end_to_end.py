@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.core.datapaths import portable
-from tsteval.readers.published import load_dualrl
+from tsteval.readers.dualrl import load_dualrl
 
 OUT = Path(__file__).parent / "results"
 REPO = Path(__file__).resolve().parent.parent

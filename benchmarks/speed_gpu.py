@@ -65,7 +65,7 @@ LM_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenize
 
 def dualrl_texts() -> list[str]:
     """Every distinct input and output of the DualRL Yelp release, in order of first appearance."""
-    from tsteval.readers.published import load_dualrl
+    from tsteval.readers.dualrl import load_dualrl
 
     frame = load_dualrl("yelp").frame
     return list(dict.fromkeys([*frame["input"], *frame["output"]]))
@@ -75,7 +75,7 @@ def yelp_training() -> dict[str, list[str]]:
     """The transformer classifier's training sample of :mod:`benchmarks.common`: :data:`N_TRAIN` Yelp dev+test
     sentences drawn with seed 0, and their labels."""
     from benchmarks.common import subsample
-    from tsteval.readers.published import load_yelp_corpus
+    from tsteval.readers.yelp import load_yelp_corpus
 
     corpus = subsample(load_yelp_corpus(splits=("dev", "test")), N_TRAIN)
     return {"texts": list(corpus.texts), "labels": [str(label) for label in corpus.labels]}

@@ -28,7 +28,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content.overlap import rouge_l, sentence_bleu, sentence_chrf
-from tsteval.readers.published import load_dualrl
+from tsteval.readers.dualrl import load_dualrl
 
 OUT = Path(__file__).parent / "results"
 REPEATS = 3

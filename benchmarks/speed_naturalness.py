@@ -37,7 +37,8 @@ from sklearn.pipeline import make_pipeline
 
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.naturalness.adversarial import HUMAN, SYSTEM, UnigramFolds, assign_folds, cross_fit, human_sample
-from tsteval.readers.published import load_dualrl, load_yelp_corpus
+from tsteval.readers.dualrl import load_dualrl
+from tsteval.readers.yelp import load_yelp_corpus
 
 RESULTS = Path(__file__).parent / "results"
 N_PAIRS, K, SEED = 10_000, 5, 0

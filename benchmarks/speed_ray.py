@@ -27,7 +27,8 @@ from tsteval.classifiers.training import train_classifier
 from tsteval.core.records import Transfers
 from tsteval.experiment.execute import execute
 from tsteval.experiment.plan import Plan
-from tsteval.readers.published import load_dualrl, load_yelp_corpus
+from tsteval.readers.dualrl import load_dualrl
+from tsteval.readers.yelp import load_yelp_corpus
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CONTENT = ("bleu", "chrf", "sbert")

@@ -35,8 +35,8 @@ from tsteval.core.records import Corpus, Transfers
 from tsteval.core.tokenize import tokenize
 from tsteval.experiment.agreement import by_system, compare_dependent_correlations, correlate
 from tsteval.metrics.style.scorer import score_style
+from tsteval.readers.lai import load_lai
 from tsteval.readers.loaders import load_style_files
-from tsteval.readers.published import load_lai
 from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -180,7 +180,7 @@ def ece_sentence(heldout: pd.DataFrame) -> str:
 
 
 def lai_transfers() -> Transfers:
-    """Lai et al.'s (2022) 720 rated outputs (:func:`~tsteval.readers.published.load_lai`: the mean of the two
+    """Lai et al.'s (2022) 720 rated outputs (:func:`~tsteval.readers.lai.load_lai`: the mean of the two
     annotators' style scores), texts lower-cased and tokenised as the GYAFC corpus is."""
     frame = load_lai().frame
     frame = frame.assign(input=frame["input"].map(normalise), output=frame["output"].map(normalise))

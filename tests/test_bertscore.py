@@ -22,7 +22,7 @@ COLUMNS = ("bertscore_p", "bertscore_r", "bertscore_f1")
 @pytest.fixture(scope="module")
 def pairs() -> tuple[list[str], list[str]]:
     """120 of Mir et al.'s transfers (inputs repeat across systems, as in any comparison)."""
-    from tsteval.readers.published import load_mir
+    from tsteval.readers.mir import load_mir
 
     frame = load_mir().frame.groupby("system", sort=False).head(40)
     return frame["input"].tolist(), frame["output"].tolist()

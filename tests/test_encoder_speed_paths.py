@@ -17,7 +17,7 @@ from tsteval.lexicons.lexicon import Lexicon
 from tsteval.metrics.content import sentence_embedding
 from tsteval.metrics.content.embedding_cache import EmbeddingCache
 from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model, token_counts
-from tsteval.readers.published import load_dualrl
+from tsteval.readers.dualrl import load_dualrl
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ import pytest
 
 from tsteval.core.datapaths import data_root, dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, TstevalError
+from tsteval.readers.cds import load_cds
+from tsteval.readers.dualrl import load_dualrl, load_dualrl_references
 from tsteval.readers.loaders import (
     load_hf_corpus,
     load_hf_transfers,
@@ -24,15 +26,8 @@ from tsteval.readers.loaders import (
     read_lines,
     read_text_lines,
 )
-from tsteval.readers.published import (
-    MIR_RATING_COLUMNS,
-    MIR_SETTINGS,
-    load_cds,
-    load_dualrl,
-    load_dualrl_references,
-    load_mir,
-    load_yelp_corpus,
-)
+from tsteval.readers.mir import MIR_RATING_COLUMNS, MIR_SETTINGS, load_mir
+from tsteval.readers.yelp import load_yelp_corpus
 
 ROWS = [
     {"input": "the food was bad .", "output": "the food was great .", "source_style": 0, "target_style": 1},

@@ -227,7 +227,7 @@ def test_keys_that_do_not_join(tmp_path: Path) -> None:
 
 
 def test_lai_reader_counts_and_one_row_by_hand(data_root: Path) -> None:
-    from tsteval.readers.published import load_lai
+    from tsteval.readers.lai import load_lai
 
     transfers = load_lai()
     frame = transfers.frame

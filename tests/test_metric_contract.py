@@ -28,7 +28,7 @@ N = 12
 
 @pytest.fixture(scope="module")
 def mir() -> Transfers:
-    from tsteval.readers.published import load_mir
+    from tsteval.readers.mir import load_mir
 
     frame = load_mir().frame.groupby("system", sort=False).head(N // 3).reset_index(drop=True)
     return Transfers(frame.assign(document=frame["input"]), "<mir slice>")

@@ -14,7 +14,7 @@ from sacrebleu.metrics import BLEU, CHRF
 from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content import char_ngrams, overlap
 from tsteval.metrics.content.overlap import MIR_BLEU, lcs_length, rouge_l, sentence_bleu, sentence_chrf
-from tsteval.readers.published import load_dualrl
+from tsteval.readers.dualrl import load_dualrl
 
 
 class _Split:

@@ -27,7 +27,7 @@ from tsteval.experiment.manifest import ManifestError, load_manifest
 from tsteval.experiment.plan import Plan
 from tsteval.experiment.ray_engine import HIT, INFO, ROW, _tsteval_error, blocks, merge
 from tsteval.lexicons.builder import build_lexicon
-from tsteval.readers.published import load_dualrl
+from tsteval.readers.dualrl import load_dualrl
 from tsteval.scorecard import Scorecard
 
 # Sentence embeddings are float32 and padded per encoder batch: a block holds other texts than the whole table, so

@@ -14,7 +14,7 @@ from tsteval.core.records import Transfers
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.content.references import multi_reference, resolve_references
 from tsteval.metrics.content.word_vectors import WordVectors
-from tsteval.readers.published import load_dualrl, load_dualrl_references
+from tsteval.readers.dualrl import load_dualrl, load_dualrl_references
 
 
 def _joined(text: str) -> str:

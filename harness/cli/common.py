@@ -33,7 +33,7 @@ def seed_type(text: str) -> int:
 
 def training_corpus(args: argparse.Namespace) -> Corpus:
     """The labelled corpus the training-data options name, minus every ``--exclude`` file's sentences."""
-    from tsteval.readers import loaders, published
+    from tsteval.readers import cds, loaders, yelp
 
     if args.style:
         files: dict[str, list[str]] = {}
@@ -52,9 +52,9 @@ def training_corpus(args: argparse.Namespace) -> Corpus:
         corpus = loaders.load_hf_corpus(args.hf, text_col=args.text_col, label_col=args.label_col, split=args.split,
                                         hints=CORPUS_HINTS)
     elif args.yelp:
-        corpus = published.load_yelp_corpus()
+        corpus = yelp.load_yelp_corpus()
     elif args.cds:
-        corpus = published.load_cds()
+        corpus = cds.load_cds()
     else:
         raise TstevalError("give the training data: --style NAME=FILE (repeat), --table, --hf, --yelp or --cds")
     for path in args.exclude:

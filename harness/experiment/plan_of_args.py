@@ -149,7 +149,7 @@ SCORE_HINTS = {"split": "--split", "table_format": "--table-format", "source_sty
 
 
 def _transfers_of_args(args: argparse.Namespace) -> Transfers:
-    from tsteval.readers import loaders, published
+    from tsteval.readers import dualrl, loaders, mir
 
     meta = {"system": args.system, "setting": args.setting}
     if args.pairs or args.tsv:
@@ -167,8 +167,8 @@ def _transfers_of_args(args: argparse.Namespace) -> Transfers:
                                                 **constants)
         return loaders.load_hf_transfers(args.hf, split=args.split, hints=SCORE_HINTS, **constants)
     if args.mir:
-        return published.load_mir()
+        return mir.load_mir()
     if args.dualrl:
-        return published.load_dualrl(args.dualrl)
+        return dualrl.load_dualrl(args.dualrl)
     raise TstevalError("give the transfers: --pairs INPUTS OUTPUTS, --tsv FILE, --table FILE, --hf DATASET, --mir "
                        "or --dualrl")

@@ -87,7 +87,8 @@ def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[st
 
 def score_mir(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
     """Mir et al.'s rated transfers scored by every applicable metric; notes: the training-corpus counts."""
-    from tsteval.readers.published import load_mir, load_yelp_corpus
+    from tsteval.readers.mir import load_mir
+    from tsteval.readers.yelp import load_yelp_corpus
 
     transfers = load_mir()
     corpus = load_yelp_corpus(exclude=set(transfers.frame["input"]))
@@ -142,7 +143,7 @@ def _normalised(transfers: Transfers) -> Transfers:
 def score_lai(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
     """Lai et al.'s rated transfers scored by every applicable metric (``@ref`` against their reference)."""
     from tsteval.experiment.manifest import LexiconSpec
-    from tsteval.readers.published import load_lai
+    from tsteval.readers.lai import load_lai
 
     transfers = load_lai()
     corpus, notes = lai_training_corpus(transfers)

@@ -45,12 +45,12 @@ HUMAN_ASPECTS = {"style": ("human_style_intensity",), "content": ("human_content
 
 def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
     """The transfers a manifest names (published, table or systems x settings x files), sampled if asked."""
-    from tsteval.readers import loaders, published
+    from tsteval.readers import dualrl, loaders, mir
 
     if spec.published == "mir":
-        transfers = published.load_mir()
+        transfers = mir.load_mir()
     elif spec.published == "dualrl":
-        transfers = published.load_dualrl(spec.dataset or "yelp", spec.systems_filter)
+        transfers = dualrl.load_dualrl(spec.dataset or "yelp", spec.systems_filter)
     elif spec.table is not None:
         transfers = loaders.load_table_transfers(spec.table, hp_cols=spec.hp_cols)
     else:
@@ -84,11 +84,11 @@ def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
 
 def load_corpus(spec: CorpusSpec, transfers: Transfers, seed: int) -> Corpus:
     """A training corpus without the evaluation inputs (unless ``exclude_inputs: false``), subsampled if asked."""
-    from tsteval.readers import loaders, published
+    from tsteval.readers import loaders, yelp
 
     inputs = set(transfers.frame["input"]) if spec.exclude_inputs else set()
     if spec.published == "yelp":
-        corpus: Corpus = published.load_yelp_corpus(splits=spec.splits, exclude=inputs)
+        corpus: Corpus = yelp.load_yelp_corpus(splits=spec.splits, exclude=inputs)
     else:
         corpus = (loaders.load_style_files(dict(spec.style)) if spec.style
                   else loaders.load_table_corpus(spec.table, text_col=spec.text_col, label_col=spec.label_col))

@@ -81,7 +81,7 @@ def resolve_references(source: object, transfers: Transfers) -> References:
 
 def _dualrl(dataset: str, transfers: Transfers) -> References:
     """The DualRL references of ``dataset`` for each row, by item; the inputs must be that dataset's."""
-    from tsteval.readers.published import load_dualrl_references
+    from tsteval.readers.dualrl import load_dualrl_references
 
     table = load_dualrl_references(dataset).set_index("item")
     frame = transfers.frame
