@@ -11,7 +11,7 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.naturalness.lm_scores", "tsteval.metrics.naturalness.pooled",
            "tsteval.metrics.naturalness.causal_lm",
            "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.core.tokenize",
-           "tsteval.core.devices"]
+           "tsteval.core.devices", "tsteval.core.texttable"]
 
 
 @pytest.mark.parametrize("name", MODULES)
