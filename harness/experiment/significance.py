@@ -337,7 +337,7 @@ def choose_systems(card: Scorecard, names: list[str] | None) -> list[tuple[str, 
     if not names or names == ["all"]:
         return list(labels)
     by_label = {label: key for key, label in labels.items()}
-    known = clip(", ".join(labels.values()))
+    known = clip(", ".join(labels.values()), 2000)
     chosen = []
     for name in names:
         if name not in by_label:
