@@ -139,6 +139,11 @@ def test_directions_are_not_pooled(run: Path, capsys: pytest.CaptureFixture) -> 
 def test_one_direction_and_unknown_names(run: Path, capsys: pytest.CaptureFixture) -> None:
     outcome = run_cli(["compare", run, "--systems", "alpha", "beta", "--direction", "pos->neg", "--json"], capsys)
     assert [(d["source_style"], d["target_style"]) for d in json.loads(outcome.out)["directions"]] == [("pos", "neg")]
+    outcome = run_cli(["compare", run, "--systems", "alpha", "gamma / s2", "--metrics", "sti@lr"], capsys)
+    assert "neg->pos: 30 rows matched (A has 30, B has 30)" in outcome.out.splitlines()
+    assert outcome.out.splitlines()[-1] == "pos->neg: no shared input (A has 10 rows, B has 0)"
+    markdown = run_cli(["compare", run, "--systems", "alpha", "beta", "--format", "markdown"], capsys).out
+    assert "| target\\_acc@lr |" in markdown  # Markdown only when asked for, escaped as Markdown
     outcome = expect_error(["compare", run, "--systems", "alpha", "delta"], capsys, "unknown system 'delta'; the "
                            "run's systems are: alpha, beta, gamma / s1, gamma / s2")
     assert len(outcome.err.splitlines()) == 1 and outcome.out == ""

@@ -11,9 +11,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -321,9 +323,6 @@ def _as_user(command: list[str]) -> list[str]:
 def test_score_into_a_read_only_folder_is_one_line_every_time(mode: int, data: Path) -> None:
     """``--out`` inside a read-only folder, as a non-root user: exit 2 and one line on every run (it was exit 70,
     ``internal error: PermissionError``, when the folder could not be entered), and nothing written."""
-    import shutil
-    import tempfile
-
     base = Path(tempfile.mkdtemp(prefix="tsteval-readonly-"))  # pytest's tmp_path is closed to other users
     try:
         for name in ("pos.txt", "neg.txt"):

@@ -388,9 +388,7 @@ def compare_systems(card: Scorecard, a: tuple[str, str], b: tuple[str, str], cho
         raise TstevalError(f"{labels[a]} and {labels[b]} share no input in "
                            f"{', '.join(direction_name(d) for d in chosen)} (same input text, source and target "
                            "style): compare two systems' outputs for the same inputs")
-    table = pd.concat(parts, ignore_index=True)
-    return table[["source_style", "target_style", *(c for c in table.columns if not c.endswith("_style"))]], \
-        pd.DataFrame(counts)
+    return _direction_first(pd.concat(parts, ignore_index=True)), pd.DataFrame(counts)
 
 
 def direction_matrices(card: Scorecard, groups: list[tuple[str, str]], chosen: list[Direction],
@@ -413,5 +411,9 @@ def direction_matrices(card: Scorecard, groups: list[tuple[str, str]], chosen: l
     if not parts:
         raise TstevalError(f"no direction of {', '.join(direction_name(d) for d in chosen)} has two of the chosen "
                            "systems; choose systems scored in the same direction")
-    table = pd.concat(parts, ignore_index=True)
-    return table[["source_style", "target_style", *(c for c in table.columns if not c.endswith("_style"))]]
+    return _direction_first(pd.concat(parts, ignore_index=True))
+
+
+def _direction_first(table: pd.DataFrame) -> pd.DataFrame:
+    keys = ["source_style", "target_style"]
+    return table[keys + [c for c in table.columns if c not in keys]]
