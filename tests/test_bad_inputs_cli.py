@@ -76,3 +76,32 @@ def test_empty_rating_cells_are_counted_by_score(data: Path, tmp_path: Path, cap
     assert outcome.code == 0, outcome.err
     assert "human_style 1 of 2" in outcome.err
     assert np.isnan(pd.read_parquet(tmp_path / "run" / "scorecard.parquet")["human_style"][1])
+
+
+@pytest.mark.parametrize("column", ["input", "output"])
+@pytest.mark.parametrize(("cell", "shown"), [('["a", "b"]', "a list ['a', 'b']"), ("7", "a number 7"),
+                                             ("2.5", "a number 2.5"), ('{"x": 1}', "an object {'x': 1}")])
+def test_a_jsonl_cell_that_is_not_text_names_file_line_and_column(column: str, cell: str, shown: str,
+                                                                   data: Path, tmp_path: Path,  # noqa: F811
+                                                                   capsys) -> None:
+    """A JSON list or object in a text column was ``internal error: TypeError: unhashable type: 'list'`` (exit 70)."""
+    rows = [{"input": '"the food was bad ."', "output": '"the food was good ."'} for _ in range(3)]
+    rows[1][column] = cell
+    table = tmp_path / "t.jsonl"
+    table.write_text("".join(f'{{"input": {r["input"]}, "output": {r["output"]}}}\n' for r in rows))
+    outcome = expect_error(["score", "--classifier", f"a={data / 'style'}", "--table", table, "--source-style",
+                            "neg", "--target-style", "pos", "--out", tmp_path / "run", "--quiet"], capsys,
+                           f"{table}:2: row 2: the {column} (column '{column}') is {shown}, not text",
+                           f"write each {column} as one string")
+    assert len(outcome.err.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_list_as_a_style_label_is_refused(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    table = tmp_path / "t.jsonl"
+    table.write_text('{"input": "bad food", "output": "good food", "source_style": "neg", "target_style": "pos"}\n'
+                     '{"input": "rude staff", "output": "nice staff", "source_style": ["neg"], '
+                     '"target_style": "pos"}\n')
+    expect_error(["score", "--classifier", f"a={data / 'style'}", "--table", table, "--out", tmp_path / "run",
+                  "--quiet"], capsys, f"{table}:2: row 2: the source_style (column 'source_style') is a list ['neg'], "
+                  "not a label")

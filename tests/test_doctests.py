@@ -11,7 +11,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.naturalness.lm_scores", "tsteval.metrics.naturalness.pooled",
            "tsteval.metrics.naturalness.causal_lm",
            "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.core.tokenize",
-           "tsteval.core.devices", "tsteval.experiment.metaeval"]
+           "tsteval.core.devices", "tsteval.experiment.metaeval", "tsteval.core.texttable",
+           "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.experiment.options"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -374,3 +374,16 @@ def test_damaged_scorecard(scorecard_dir: Path, damage, fragment: str) -> None:
     with pytest.raises(InputError) as error:
         Scorecard.load(scorecard_dir)
     assert fragment in str(error.value)
+
+
+def test_an_unwritable_cache_is_one_line(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """TSTEVAL_CACHE where no folder can be made (here: under a file; for a non-root user also a read-only
+    folder) was an internal error from ``mkdir``."""
+    (tmp_path / "file").write_text("not a folder\n")
+    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "file" / "cache"))
+    expect_error(["train-classifier", "tfidf-lr", "--style", f"neg={data / 'neg.txt'}", "--style",
+                  f"pos={data / 'pos.txt'}", "--out", tmp_path / "model", "--quiet"], capsys,
+                 f"cannot write the cache: {tmp_path / 'file' / 'cache'}",
+                 "set TSTEVAL_CACHE to a folder you can write")
+    assert not (tmp_path / "model").exists()

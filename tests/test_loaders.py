@@ -173,7 +173,7 @@ def test_table_errors(tmp_path: Path) -> None:
              ("no_style.csv", "input,output,source_style,target_style\na,b,0,1\nc,d,1,\ne,f,0,1\n",
               load_table_transfers, "3: row 2: the target_style .* is missing"),
              ("numbers.jsonl", '{"text": "a", "label": 0}\n{"text": "a", "label": 1}\n{"text": 7, "label": 1}\n',
-              load_table_corpus, "3: row 3: the text .* is int 7, not text")]
+              load_table_corpus, "3: row 3: the text .* is a number 7, not text")]
     for name, content, loader, message in cells:
         path = write(tmp_path / name, content)
         with pytest.raises(InputError, match=f"{path}:{message}"):

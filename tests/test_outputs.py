@@ -11,9 +11,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -261,7 +263,7 @@ def _fail_while_writing(monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
                 "traceback)"),
     ("ctrl-c", 130, "tsteval: interrupted"),
     ("sigterm", 143, "tsteval: terminated"),
-    ("disk-full", 2, "tsteval: error: could not write {out}: No space left on device"),
+    ("disk-full", 2, "tsteval: error: could not write {out}: No space left on device; choose another --out"),
 ])
 def test_failure_while_writing_leaves_the_old_output_and_no_temporary(
         failure: str, code: int, line: str, scored: Path, data: Path, monkeypatch, capsys) -> None:
@@ -304,3 +306,52 @@ def test_sigterm_from_outside_removes_the_temporary(data: Path, tmp_path: Path) 
     _, err = process.communicate(timeout=30)
     assert process.returncode == 143 and err.strip() == "tsteval: terminated"
     assert list(tmp_path.iterdir()) == []
+
+
+NOBODY = 65534
+
+
+def _as_user(command: list[str]) -> list[str]:
+    """``command`` run as a user who may not write where root may: ``nobody`` when the tests run as root (root
+    ignores folder permissions), the current user otherwise."""
+    if os.geteuid() != 0:
+        return command
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+
+
+@pytest.mark.parametrize("mode", [0o555, 0o444], ids=["read-only", "read-only-unsearchable"])
+def test_score_into_a_read_only_folder_is_one_line_every_time(mode: int, data: Path) -> None:
+    """``--out`` inside a read-only folder, as a non-root user: exit 2 and one line on every run (it was exit 70,
+    ``internal error: PermissionError``, when the folder could not be entered), and nothing written."""
+    base = Path(tempfile.mkdtemp(prefix="tsteval-readonly-"))  # pytest's tmp_path is closed to other users
+    try:
+        for name in ("pos.txt", "neg.txt"):
+            shutil.copy(data / name, base / name)
+        (base / "home").mkdir()
+        (base / "ro").mkdir()
+        if os.geteuid() == 0:
+            for path in (base, base / "home", base / "ro", base / "pos.txt", base / "neg.txt"):
+                os.chown(path, NOBODY, NOBODY)
+        os.chmod(base, 0o755)
+        os.chmod(base / "ro", mode)
+        home = str(base / "home")
+        env = {**os.environ, "HOME": home, "TSTEVAL_CACHE": f"{home}/cache", "XDG_CACHE_HOME": home,
+               "MPLCONFIGDIR": home, "HF_HOME": f"{home}/hf", "PYTHONWARNINGS": "ignore"}
+        env.pop("TSTEVAL_DEBUG", None)
+        python = [sys.executable, "-c", "import sys; from tsteval.cli.main import main; sys.exit(main(sys.argv[1:]))"]
+        probe = subprocess.run(_as_user([*python, "--version"]), env=env, capture_output=True, text=True, timeout=120)
+        assert probe.returncode == 0, f"the test user cannot run tsteval from this checkout: {probe.stderr[-500:]}"
+        for out in (base / "ro" / "run", base / "ro" / "run", base / "ro" / "sub" / "run"):  # 3 runs each mode
+            command = [*python, "score", "--pairs", base / "pos.txt", base / "neg.txt", "--source-style", "pos",
+                       "--target-style", "neg", "--content", "bleu", "--out", out, "--quiet"]
+            result = subprocess.run(_as_user([str(c) for c in command]), env=env, capture_output=True,
+                                    text=True, timeout=300)
+            assert result.returncode == 2, (result.returncode, result.stderr)
+            assert result.stdout == "" and len(result.stderr.splitlines()) == 1, result.stderr
+            assert result.stderr.startswith(f"tsteval: error: cannot write {out}: "), result.stderr
+            assert "Permission denied" in result.stderr and result.stderr.rstrip().endswith("choose another --out")
+        os.chmod(base / "ro", 0o755)
+        assert list((base / "ro").iterdir()) == [] and temporaries(base) == []
+    finally:
+        os.chmod(base / "ro", 0o755)
+        shutil.rmtree(base)

@@ -102,7 +102,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
 
 
 def test_compare_two_dualrl_systems(runs: Path, capsys: pytest.CaptureFixture) -> None:
-    outcome = run_cli(["compare", runs / "dualrl", runs / "deleteonly", "--resamples", "500", "--quiet"], capsys)
+    outcome = run_cli(["compare", runs / "dualrl", runs / "deleteonly", "--resamples", "500", "--quiet",
+                       "--format", "markdown"], capsys)
     assert outcome.code == 0, outcome.err
     lines = outcome.out.splitlines()
     assert "80 rows matched" in lines[0]
@@ -113,6 +114,10 @@ def test_compare_two_dualrl_systems(runs: Path, capsys: pytest.CaptureFixture) -
     assert {"sti@lr", "target_acc@lr", "bleu@none"} <= set(rows)
     bleu = rows["bleu@none"]
     assert float(bleu[4]) <= float(bleu[3]) <= float(bleu[5]) and all(len(c.split(".")[-1]) == 3 for c in bleu[1:10])
+    # the default: the same table as plain text (no Markdown escapes)
+    text = run_cli(["compare", runs / "dualrl", runs / "deleteonly", "--resamples", "500"], capsys).out.splitlines()
+    assert text[0] == lines[0] and text[2].split()[:4] == ["metric", "A", "B", "B-A"] and "\\" not in "".join(text)
+    assert {line.split()[0]: line.split() for line in text[4:]}["target_acc@lr"][1:] == rows["target_acc@lr"][1:]
 
     outcome = run_cli(["compare", runs / "dualrl", runs / "deleteonly", "--json", "--resamples", "500"], capsys)
     document = json.loads(outcome.out)

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -38,6 +39,7 @@ OVERWRITE_HELP = ("replace an existing tsteval output of the same kind at --out 
                   "holding files tsteval did not write is never touched)")
 _TEMPORARY = re.compile(r"\.tsteval-tmp-(\d+)-[0-9a-f]{8}$")
 _SHOWN_FOREIGN = 3
+_WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
 
 def _describe(kind: object) -> str:
@@ -102,8 +104,21 @@ def remove_stale_temporaries(directory: str | Path) -> list[Path]:
                 os.unlink(entry.path)
             except FileNotFoundError:
                 pass
+            except OSError:  # a folder we may not write: the leftover stays, and the writability check says why
+                continue
         removed.append(Path(entry.path))
     return removed
+
+
+@contextmanager
+def _access_errors(shown: str) -> Iterator[None]:
+    """An OSError while checking an output path (a folder the user may not enter or read: ``stat`` fails with
+    EACCES) is one line naming the path, like an unwritable folder, never an internal error."""
+    try:
+        yield
+    except OSError as error:
+        where = f"cannot check {error.filename} " if error.filename else ""
+        raise TstevalError(f"cannot write {shown}: {where}({error.strerror or error}); choose another --out") from error
 
 
 def _refuse_unusable(target: Path, shown: str, what: str) -> None:
@@ -220,8 +235,9 @@ def _check_directory(target: Path, shown: str, kind: str, overwrite: bool) -> bo
 def check_output_directory(target: str | Path, kind: str, overwrite: bool = False) -> None:
     """Refuse now, before any work, what :func:`output_directory` would refuse, writability included."""
     shown, target = str(target), Path(os.path.abspath(target))
-    _check_directory(target, shown, kind, overwrite)
-    created = _make_parents(target.parent, shown)
+    with _access_errors(shown):
+        _check_directory(target, shown, kind, overwrite)
+        created = _make_parents(target.parent, shown)
     try:
         _new_temporary(target, shown, directory=True).rmdir()
     finally:
@@ -234,12 +250,18 @@ def _files(directory: Path) -> list[str]:
 
 @contextmanager
 def _write_errors(tmp: Path, shown: str) -> Iterator[None]:
-    """An OSError writing the temporary (a full disk, a quota) comes from the user's machine, not a bug: one line."""
+    """An OSError writing the temporary (a full disk, a quota, a permission taken away) comes from the user's
+    machine, not a bug: one line.  Errors naming another file are left to their caller; one naming no file (a
+    writer library's) is the output's when it says no space or no permission."""
     try:
         yield
     except OSError as error:
-        if isinstance(error.filename, (str, Path)) and Path(os.path.abspath(error.filename)).is_relative_to(tmp):
-            raise TstevalError(f"could not write {shown}: {error.strerror or error}") from error
+        if isinstance(error.filename, (str, Path)):
+            ours = Path(os.path.abspath(error.filename)).is_relative_to(tmp)
+        else:
+            ours = error.filename is None and error.errno in _WRITE_ERRNOS
+        if ours:
+            raise TstevalError(f"could not write {shown}: {error.strerror or error}; choose another --out") from error
         raise
 
 
@@ -272,8 +294,9 @@ def output_directory(target: str | Path, kind: str, overwrite: bool = False) -> 
     from tsteval.core.signature import package_version
 
     shown, target = str(target), Path(os.path.abspath(target))
-    _check_directory(target, shown, kind, overwrite)
-    created = _make_parents(target.parent, shown)
+    with _access_errors(shown):
+        _check_directory(target, shown, kind, overwrite)
+        created = _make_parents(target.parent, shown)
     tmp = None
     try:
         tmp = _new_temporary(target, shown, directory=True)
@@ -281,7 +304,9 @@ def output_directory(target: str | Path, kind: str, overwrite: bool = False) -> 
             yield tmp
             marker = {"kind": kind, "tsteval": package_version("tsteval"), "files": _files(tmp)}
             (tmp / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
-        _move_into_place(tmp, target, shown, _check_directory(target, shown, kind, overwrite))
+        with _access_errors(shown):
+            replace = _check_directory(target, shown, kind, overwrite)
+        _move_into_place(tmp, target, shown, replace)
         tmp = created = None
     finally:
         if tmp is not None:
@@ -307,8 +332,9 @@ def check_output_file(target: str | Path, what: str, is_ours: Callable[[Path], b
                       overwrite: bool = False) -> None:
     """Refuse now, before any work, what :func:`output_file` would refuse, writability included."""
     shown, target = str(target), Path(os.path.abspath(target))
-    _check_file(target, shown, what, is_ours, overwrite)
-    created = _make_parents(target.parent, shown)
+    with _access_errors(shown):
+        _check_file(target, shown, what, is_ours, overwrite)
+        created = _make_parents(target.parent, shown)
     try:
         _new_temporary(target, shown, directory=False).unlink()
     finally:
@@ -324,14 +350,16 @@ def output_file(target: str | Path, what: str, is_ours: Callable[[Path], bool],
     ``what``, e.g. "a style lexicon"); a directory or anything else there is refused.
     """
     shown, target = str(target), Path(os.path.abspath(target))
-    _check_file(target, shown, what, is_ours, overwrite)
-    created = _make_parents(target.parent, shown)
+    with _access_errors(shown):
+        _check_file(target, shown, what, is_ours, overwrite)
+        created = _make_parents(target.parent, shown)
     tmp = None
     try:
         tmp = _new_temporary(target, shown, directory=False)
         with _write_errors(tmp, shown):
             yield tmp
-        _check_file(target, shown, what, is_ours, overwrite)
+        with _access_errors(shown):
+            _check_file(target, shown, what, is_ours, overwrite)
         _move_into_place(tmp, target, shown, replace=False)
         tmp = created = None
     finally:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tsteval.core.atomic import remove_stale_temporaries, temporary_sibling
+from tsteval.core.errors import TstevalError
 from tsteval.core.integrity import file_problem, files_under, record_files, records_problem
 
 MARKER = "tsteval-cache.json"
@@ -60,7 +61,11 @@ def cached_dir(kind: str, key: str, build: Callable[[Path], None], root: Path | 
         if problem is None:
             return target
         print(f"tsteval: cache entry {kind}/{key} was damaged ({problem}); rebuilding", file=sys.stderr)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TstevalError(f"cannot write the cache: {error.filename or target.parent}: {error.strerror or error}; "
+                           "set TSTEVAL_CACHE to a folder you can write") from error
     remove_stale_temporaries(target.parent)
     tmp = temporary_sibling(target)
     try:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.errors import InputError, TstevalError, clip
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard
 
@@ -161,8 +161,6 @@ def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: s
     Columns: ``metric, mean_a, mean_b, difference, low, high, p_bootstrap, p_randomisation`` and their Holm-adjusted
     ``*_holm``, and ``better`` (``A``, ``B`` or ``-`` by the metric's direction when significant at 0.05 after
     Holm on both tests; ``?`` for a column whose direction is unknown)."""
-    from statsmodels.stats.multitest import multipletests
-
     if n_resamples < 1:
         raise TstevalError(f"--resamples must be at least 1, got {n_resamples}")
     columns = [c for c in a.metrics if c in b.signatures]
@@ -179,12 +177,20 @@ def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: s
     if matched.empty:
         raise TstevalError(f"{origin_a} and {origin_b} share no input (same input text, source and target style): "
                            "compare two systems' outputs for the same inputs")
+    return _metric_table(matched, columns, a.signatures, n_resamples, seed, f"{origin_a} and {origin_b}"), len(matched)
+
+
+def _metric_table(matched: pd.DataFrame, columns: list[str], signatures: dict[str, str], n_resamples: int,
+                  seed: int, origins: str) -> pd.DataFrame:
+    """Both paired tests of every column of a :func:`_paired` frame, Holm-adjusted across the columns."""
+    from statsmodels.stats.multitest import multipletests
+
     rows = []
     for column in columns:
         values = matched[[f"{column}_a", f"{column}_b"]].to_numpy(dtype=float)
         if not np.isfinite(values).all():
             raise TstevalError(f"{column!r} has {int((~np.isfinite(values)).sum())} NaN or infinite values in the "
-                               f"matched rows of {origin_a} and {origin_b}; fix or rescore those rows")
+                               f"matched rows of {origins}; fix or rescore those rows")
         result = paired_test(values[:, 0], values[:, 1], mean_statistic, n_resamples, seed)
         rows.append({"metric": column, "mean_a": result.a, "mean_b": result.b, "difference": result.difference,
                      "low": result.low, "high": result.high, "p_bootstrap": result.p_bootstrap,
@@ -192,8 +198,8 @@ def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: s
     table = pd.DataFrame(rows)
     for test in ("p_bootstrap", "p_randomisation"):
         table[f"{test}_holm"] = multipletests(table[test].to_numpy(), method="holm")[1]
-    table["better"] = [_better(r, a.signatures[r.metric]) for r in table.itertuples()]
-    return table, len(matched)
+    table["better"] = [_better(r, signatures[r.metric]) for r in table.itertuples()]
+    return table
 
 
 def _better(row: object, signature: str) -> str:
@@ -203,6 +209,13 @@ def _better(row: object, signature: str) -> str:
     if max(row.p_bootstrap_holm, row.p_randomisation_holm) >= 0.05 or row.difference == 0:
         return "-"
     return "B" if (row.difference > 0) == metric.higher_is_better else "A"
+
+
+def _require_columns(card: Scorecard, columns: list[str]) -> None:
+    missing = [c for c in columns if c not in card.signatures]
+    if missing:
+        raise TstevalError(f"the comparison needs the columns {missing}, which this run did not score "
+                           f"(it has {card.metrics[:12]})")
 
 
 def group_labels(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
@@ -220,7 +233,7 @@ def matrix_resamples(n_pairs: int, minimum: int = 1000) -> int:
 
 
 def significance_matrix(card: Scorecard, columns: list[str], n_resamples: int | None = None,
-                        seed: int = 12345) -> pd.DataFrame:
+                        seed: int = 12345, labels: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """Every pair of (system, setting) groups of one scorecard, on every column: the paired bootstrap over the
     inputs both share (as :func:`compare_runs`), with p Holm-adjusted over all pairs of one column.
 
@@ -228,14 +241,12 @@ def significance_matrix(card: Scorecard, columns: list[str], n_resamples: int | 
     1 / (R + 1), 1000 resamples could never show one of 153 pairs significant after Holm).  One row per
     (column, A, B) with A before B in the card's order: ``metric, a, b, n, mean_a, mean_b, difference`` (B - A),
     ``low, high, p_bootstrap, p_holm``, ``better`` (A, B or ``-`` at 0.05 after Holm, by the metric's direction)
-    and ``resamples``.  A pair with no shared input has ``n`` 0 and no p-value."""
+    and ``resamples``.  A pair with no shared input has ``n`` 0 and no p-value.  ``labels`` names the groups (default:
+    :func:`group_labels` of the card)."""
     from statsmodels.stats.multitest import multipletests
 
-    missing = [c for c in columns if c not in card.signatures]
-    if missing:
-        raise TstevalError(f"the significance matrix needs the columns {missing}, which this run did not score "
-                           f"(it has {card.metrics[:12]})")
-    labels = group_labels(card.frame)
+    _require_columns(card, columns)
+    labels = labels or group_labels(card.frame)
     ranked = {key: _ranked(group) for key, group in card.frame.groupby(["system", "setting"], sort=False)}
     keys = list(ranked)
     if n_resamples is None:
@@ -287,3 +298,122 @@ def matrix_table(pairs: pd.DataFrame, column: str) -> pd.DataFrame:
         cells[(row.a, row.b)] = f"{-row.difference:+.3f}{star}"
         cells[(row.b, row.a)] = f"{row.difference:+.3f}{star}"
     return pd.DataFrame([{"system": r, **{c: cells.get((r, c), "n/a") for c in names}} for r in names])
+
+
+# --- systems of one run, per transfer direction ------------------------------------------------------------------
+
+Direction = tuple[str, str]
+
+
+def direction_name(direction: Direction) -> str:
+    """``SOURCE->TARGET``, as ``--direction`` takes it."""
+    return f"{direction[0]}->{direction[1]}"
+
+
+def directions(frame: pd.DataFrame) -> list[Direction]:
+    """The (source style, target style) pairs of a scorecard, in the order of their first row."""
+    return list(dict.fromkeys(zip(frame["source_style"].astype(str), frame["target_style"].astype(str),
+                                  strict=True)))
+
+
+def choose_direction(card: Scorecard, text: str | None) -> list[Direction]:
+    """Every direction of the card (``text`` None), or the one ``text`` (``SOURCE->TARGET``) names; an unknown one
+    is an error listing the card's."""
+    known = directions(card.frame)
+    if text is None:
+        return known
+    source, arrow, target = text.partition("->")
+    if (source.strip(), target.strip()) in known and arrow:
+        return [(source.strip(), target.strip())]
+    raise TstevalError(f"the run has no direction {clip(text, 80)!r}; its directions are "
+                       f"{clip(', '.join(direction_name(d) for d in known))} (give --direction SOURCE->TARGET)")
+
+
+def choose_systems(card: Scorecard, names: list[str] | None) -> list[tuple[str, str]]:
+    """The (system, setting) groups ``names`` gives, by the names :func:`group_labels` shows (a system with one
+    setting is its name; else ``system / setting``); None or ``["all"]`` gives every group.  An unknown or repeated
+    name is an error listing the run's systems."""
+    labels = group_labels(card.frame)
+    if not names or names == ["all"]:
+        return list(labels)
+    by_label = {label: key for key, label in labels.items()}
+    known = clip(", ".join(labels.values()), 2000)
+    chosen = []
+    for name in names:
+        if name not in by_label:
+            raise TstevalError(f"unknown system {clip(name, 80)!r}; the run's systems are: {known}")
+        if by_label[name] in chosen:
+            raise TstevalError(f"the system {clip(name, 80)!r} is named twice; give each system once")
+        chosen.append(by_label[name])
+    if len(chosen) < 2:
+        raise TstevalError(f"give two systems or more to compare, or all; the run's systems are: {known}")
+    return chosen
+
+
+def _in_direction(frame: pd.DataFrame, direction: Direction) -> pd.Series:
+    return (frame["source_style"].astype(str) == direction[0]) & (frame["target_style"].astype(str) == direction[1])
+
+
+def _of_group(frame: pd.DataFrame, key: tuple[str, str]) -> pd.Series:
+    return (frame["system"] == key[0]) & (frame["setting"] == key[1])
+
+
+def compare_systems(card: Scorecard, a: tuple[str, str], b: tuple[str, str], chosen: list[Direction],
+                    columns: list[str] | None = None, n_resamples: int = 1000,
+                    seed: int = 12345) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Group ``b`` against group ``a`` of one scorecard, each direction of ``chosen`` on its own: the rows of the
+    direction paired by input (as :func:`compare_runs`), both tests on every column, Holm-adjusted across the
+    columns of that direction.  Directions are never pooled: a pooled mean weighs the directions by their row
+    counts, and can show the opposite of both.
+
+    Returns the :func:`compare_runs` table with ``source_style, target_style`` in front (directions without a shared
+    input left out) and one row per chosen direction: ``source_style, target_style, matched, rows_a, rows_b``."""
+    if n_resamples < 1:
+        raise TstevalError(f"--resamples must be at least 1, got {n_resamples}")
+    columns = list(columns or card.metrics)
+    _require_columns(card, columns)
+    labels = group_labels(card.frame)
+    parts, counts = [], []
+    for direction in chosen:
+        frame = card.frame[_in_direction(card.frame, direction)]
+        left, right = frame[_of_group(frame, a)], frame[_of_group(frame, b)]
+        matched = _paired(_ranked(left), _ranked(right), columns)
+        counts.append({"source_style": direction[0], "target_style": direction[1], "matched": len(matched),
+                       "rows_a": len(left), "rows_b": len(right)})
+        if len(matched):
+            table = _metric_table(matched, columns, card.signatures, n_resamples, seed,
+                                  f"{labels[a]} and {labels[b]} ({direction_name(direction)})")
+            parts.append(table.assign(source_style=direction[0], target_style=direction[1]))
+    if not parts:
+        raise TstevalError(f"{labels[a]} and {labels[b]} share no input in "
+                           f"{', '.join(direction_name(d) for d in chosen)} (same input text, source and target "
+                           "style): compare two systems' outputs for the same inputs")
+    return _direction_first(pd.concat(parts, ignore_index=True)), pd.DataFrame(counts)
+
+
+def direction_matrices(card: Scorecard, groups: list[tuple[str, str]], chosen: list[Direction],
+                       columns: list[str] | None = None, n_resamples: int | None = None,
+                       seed: int = 12345) -> pd.DataFrame:
+    """:func:`significance_matrix` of ``groups`` in each direction of ``chosen`` on its own (Holm over the pairs of
+    one column in one direction), with ``source_style, target_style`` in front; a direction where fewer than two
+    of the groups have rows is left out."""
+    columns = list(columns or card.metrics)
+    _require_columns(card, columns)
+    labels = group_labels(card.frame)
+    selected = card.frame[pd.concat([_of_group(card.frame, key) for key in groups], axis=1).any(axis=1)]
+    parts = []
+    for direction in chosen:
+        frame = selected[_in_direction(selected, direction)]
+        if len(frame[["system", "setting"]].drop_duplicates()) < 2:
+            continue
+        pairs = significance_matrix(Scorecard(frame, card.signatures), columns, n_resamples, seed, labels)
+        parts.append(pairs.assign(source_style=direction[0], target_style=direction[1]))
+    if not parts:
+        raise TstevalError(f"no direction of {', '.join(direction_name(d) for d in chosen)} has two of the chosen "
+                           "systems; choose systems scored in the same direction")
+    return _direction_first(pd.concat(parts, ignore_index=True))
+
+
+def _direction_first(table: pd.DataFrame) -> pd.DataFrame:
+    keys = ["source_style", "target_style"]
+    return table[keys + [c for c in table.columns if c not in keys]]

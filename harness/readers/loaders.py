@@ -235,7 +235,11 @@ class Table:
         """The column ``name`` checked as non-empty text, each distinct value once (no Python object per row:
         at 100k rows those are tens of MB the process keeps); a bad cell is an error naming its row."""
         column = self.column(name, role)
-        codes, distinct = pd.factorize(column)
+        try:
+            codes, distinct = pd.factorize(column)
+        except TypeError:  # an unhashable cell (a JSON list or object): found and named by _check_texts
+            self._check_texts(column.tolist(), name, role)
+            raise
         if (codes < 0).any() or not all(isinstance(v, str) and v.strip() for v in distinct.tolist()):
             self._check_texts(column.tolist(), name, role)
         return column.reset_index(drop=True)
@@ -246,8 +250,8 @@ class Table:
                 raise InputError(f"row {row + 1}: the {role} ({name!r}) is missing", **self.where(row),
                                  fix="fill in every cell of the column or drop the row")
             if not isinstance(value, str):
-                raise InputError(f"row {row + 1}: the {role} ({name!r}) is {type(value).__name__} {quote(value)}, "
-                                 "not text", **self.where(row))
+                raise InputError(f"row {row + 1}: the {role} (column {name!r}) is {_kind(value)} {quote(value)}, "
+                                 "not text", **self.where(row), fix=f"write each {role} as one string")
             if not value.strip():
                 raise InputError(f"row {row + 1}: the {role} ({name!r}) is empty", **self.where(row))
 
@@ -261,6 +265,11 @@ class Table:
         missing = np.flatnonzero(column.isna().to_numpy())
         if len(missing):
             raise InputError(f"row {missing[0] + 1}: the {role} ({name!r}) is missing", **self.where(int(missing[0])))
+        if column.dtype == object:
+            for row, value in enumerate(column.tolist()):
+                if not isinstance(value, (str, int, float, np.number)):  # a JSON list or object, a Parquet array
+                    raise InputError(f"row {row + 1}: the {role} (column {name!r}) is {_kind(value)} {quote(value)}, "
+                                     "not a label", **self.where(row), fix=f"write each {role} as one string")
         return column.astype(str).reset_index(drop=True)
 
     def numbers(self, name: str, role: str) -> list[float]:
@@ -339,6 +348,19 @@ def _whole_number(value: object) -> int | None:
     except (TypeError, ValueError):
         return None
     return int(number) if number.is_integer() else None
+
+
+def _kind(value: object) -> str:
+    """What a bad cell is, for a message: JSON's names for a JSON value (``a list``, ``an object``), else the type."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float, np.number)):
+        return "a number"
+    return f"a {type(value).__name__}"
 
 
 def _missing(value: object) -> bool:
