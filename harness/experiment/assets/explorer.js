@@ -89,7 +89,7 @@
   }
   const columns = [
     { title: "system", field: "system", width: 130 }, { title: "setting", field: "setting", width: 90 },
-    { title: "direction", field: "direction", width: 90 }, { title: "item", field: "item", width: 60 },
+    { title: "direction", field: "direction", width: 105 }, { title: "item", field: "item", width: 70 },
     ...data.hyperparameters.map((h) => ({ title: h, field: h, width: 95 })),
     { title: "input", field: "input", width: 260 }, { title: "output", field: "output", width: 260 },
   ].map((c) => ({ ...c, formatter: textCell, titleFormatter: header(c.title), headerWordWrap: true }));
