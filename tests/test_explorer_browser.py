@@ -21,6 +21,7 @@ from tsteval.scorecard import Scorecard
 SCRIPT = "<script>window.pwned=1</script>"
 IMAGE = '<img src=x onerror="window.pwned=1">'
 EVIL_SYSTEM = '<img src=x onerror="window.pwned=2">'
+LONG = "naturalness_pooled@unigram"
 
 
 def _chromium() -> str:
@@ -62,6 +63,7 @@ def _card() -> Scorecard:
     card = Scorecard(frame)
     card.add("bleu@none", rng.uniform(0, 100, len(frame)), "metric:bleu|test")
     card.add("sti@lr", rng.uniform(-1, 1, len(frame)), "metric:sti|test")
+    card.add(LONG, rng.uniform(0, 1, len(frame)), "metric:naturalness_pooled|test")  # wider than its column
     return card
 
 
@@ -222,8 +224,9 @@ def test_table_headers_are_not_truncated(page: object) -> None:
     assert clipped == []
     names = page.locator('.tabulator-col[tabulator-field="sti@lr"] .col-name')
     assert names.text_content() == "sti@lr ↑" and names.get_attribute("title").startswith("sti@lr ↑\nmetric:sti")
+    assert page.locator(f'.tabulator-col[tabulator-field="{LONG}"] .col-name').text_content() == f"{LONG} ↑"
     page.locator(".tabulator-row").first.click()
     heads = page.locator("#compare th")
-    assert "sti@lr ↑" in heads.all_text_contents()
+    assert "sti@lr ↑" in heads.all_text_contents() and f"{LONG} ↑" in heads.all_text_contents()
     assert page.evaluate("Array.from(document.querySelectorAll('#compare th'))"
                          ".filter((e) => e.scrollWidth > e.clientWidth).length") == 0
