@@ -1,30 +1,38 @@
-"""``make demo``: a first table within a minute or two, then the full Mir et al. Table 4.3 reproduction.
+"""``make demo``: a first table in seconds, then a full comparison of real systems in minutes.
 
 First table: fastText and TF-IDF + logistic regression (fast to train on 2 CPU cores) on Yelp dev+test without
 the evaluation inputs, the 12 CAAE/ARAE/DAR settings of Mir et al. scored with them, and the Pearson correlation of
 EMD and of target-style probability with the human style ratings per model, beside the paper's fastText figures.
-It prints the seconds it took.  Then :mod:`benchmarks.mir_style_reproduction` runs in full (fastText again from the
-cache, text-CNN, the MiniLM transformer), which on a busy 2-core machine takes hours; ``--quick`` stops after the
-first table.
 
-Run: ``python -m benchmarks.demo [--quick]``.
+Then the comparison: ``tsteval run manifests/demo.yaml`` scores the Yelp outputs published with DualRL (11 systems,
+four human rewrites and the copy baseline, 500 inputs per direction) with the same fast classifiers and the
+recommended metrics, and the demo prints from that run folder the leaderboard per transfer direction (J with its
+95% bootstrap interval), one significance test between the two best published systems, and the paths of the
+tradeoff plot and of the explorer page.  ``--quick`` stops after the first table.  The text-CNN and transformer
+reproduction of Mir et al.'s Table 4.3 is ``make reproduce`` (:mod:`benchmarks.mir_style_reproduction`).
+
+Run: ``python -m benchmarks.demo [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 
 from benchmarks import mir_style_reproduction as reproduction
 from benchmarks.common import mir_and_yelp
 from tsteval.classifiers.training import train_classifier
+from tsteval.cli.main import main as tsteval_main
 from tsteval.metrics.style.scorer import score_style
 from tsteval.scorecard import Scorecard
 
 QUICK_BACKENDS = ("fasttext", "tfidf-lr")
+MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "demo.yaml"
+RUN = Path(__file__).resolve().parent.parent / "runs" / "demo"
+JOINT = "joint@strap"
 
 
 def quick_table(seed: int = 0) -> str:
@@ -55,18 +63,74 @@ def quick_table(seed: int = 0) -> str:
                       pd.DataFrame(rows).to_markdown(index=False), ""])
 
 
+def published(system: str) -> bool:
+    """A system of the DualRL release, not a human rewrite or a trivial baseline."""
+    return not system.startswith(("Human", "baseline:"))
+
+
+def significance_line(run: Path) -> str:
+    """The paired-bootstrap test on J between the two published systems ranked highest in the first direction,
+    read from the run's ``significance.csv`` (the manifest's ``compare:``)."""
+    board = pd.read_csv(run / "leaderboard.csv", dtype={"source_style": str, "target_style": str})
+    first = board[(board["source_style"] == board["source_style"].iloc[0])
+                  & (board["target_style"] == board["target_style"].iloc[0])]
+    best, second = [s for s in first["system"] if published(s)][:2]
+    pairs = pd.read_csv(run / "significance.csv")
+    pairs = pairs[pairs["metric"] == JOINT]
+    row = pairs[((pairs["a"] == best) & (pairs["b"] == second)) | ((pairs["a"] == second) & (pairs["b"] == best))]
+    if len(row) != 1:
+        raise SystemExit(f"significance.csv in {run} has no single row for {best} vs {second} on {JOINT}")
+    r = row.iloc[0]
+    verdict = "not significant" if r["better"] == "-" else f"{r['a'] if r['better'] == 'A' else r['b']} is better"
+    return (f"## One significance test: {r['b']} vs {r['a']} on {JOINT}\n\n"
+            f"Paired bootstrap over the {int(r['n'])} inputs both systems transferred (both directions), "
+            f"{int(r['resamples'])} resamples: mean {r['mean_a']:.3f} vs {r['mean_b']:.3f}, difference B - A = "
+            f"{r['difference']:+.3f} [95% {r['low']:+.3f}, {r['high']:+.3f}], p = {r['p_bootstrap']:.4f}, "
+            f"Holm-adjusted over all {len(pairs)} pairs p = {r['p_holm']:.4f}: {verdict} at 0.05. "
+            f"Every pair: {run / 'significance.csv'}.\n")
+
+
+def leaderboard_text(run: Path) -> str:
+    """The run's ``leaderboard.csv`` as one plain table per transfer direction (the direction keys of the data)."""
+    board = pd.read_csv(run / "leaderboard.csv", dtype={"source_style": str, "target_style": str})
+    lines = [f"## Leaderboard per transfer direction: {JOINT} (STRAP's J = target_acc x sbert@none x "
+             "[naturalness@unigram >= 0.5], per sentence, then averaged; 95% bootstrap interval)", ""]
+    for (source, target), part in board.groupby(["source_style", "target_style"], sort=False):
+        shown = pd.DataFrame({"rank": part["rank"], "system": part["system"], "n": part["n"],
+                              "J [95% CI]": [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
+                                             zip(part["J"], part["J_low"], part["J_high"], strict=True)],
+                              "style": part["style"], "content": part["content"], "fluency": part["fluency"]})
+        lines += [f"### {source} → {target}", "", shown.to_markdown(index=False, floatfmt=".3f"), ""]
+    return "\n".join(lines)
+
+
+def comparison(run: Path) -> str:
+    """Score the DualRL Yelp systems with ``tsteval run`` and summarise the run folder it writes."""
+    status = tsteval_main(["run", str(MANIFEST), "--out", str(run), "--overwrite"])
+    if status != 0:
+        raise SystemExit(f"tsteval run {MANIFEST} failed (exit {status})")
+    plots = sorted(str(p) for p in (run / "plots").glob("tradeoff_*.png"))
+    return "\n".join([f"# DualRL Yelp systems, scored with {MANIFEST.name}", "", leaderboard_text(run), "",
+                      significance_line(run),
+                      "## Tradeoff plots (style vs content, style vs naturalness)", "",
+                      *(f"- {p}" for p in plots), "", f"Report: {run / 'report.html'}",
+                      f"Explorer (open in a browser): {run / 'explorer.html'}", ""])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="stop after the first table")
+    parser.add_argument("--out", type=Path, default=RUN, help=f"the comparison's run folder (default {RUN})")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     print(quick_table())
-    print(f"(first table after {time.perf_counter() - start:.0f} s; the full reproduction with text-CNN and the "
-          f"transformer follows{'' if not args.quick else ': skipped (--quick)'})\n", flush=True)
+    print(f"(first table after {time.perf_counter() - start:.0f} s"
+          f"{'; comparison skipped (--quick)' if args.quick else '; the DualRL comparison follows'})\n", flush=True)
     if args.quick:
         return 0
-    sys.stdout.flush()
-    return reproduction.main([])
+    print(comparison(args.out.resolve()))
+    print(f"(demo finished after {time.perf_counter() - start:.0f} s)")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Screenshots of the explorer for the committed runs, taken in headless Chromium at 1400 px.
 
 ``python -m benchmarks.explorer_screenshots dualrl --out /tmp/runs/dualrl`` runs ``manifests/dualrl.yaml``
-(about 6 minutes with fastText cached) and writes ``benchmarks/results/dualrl_explorer.png``; ``--run DIR`` takes
+(about 6 minutes with fastText cached) and writes ``benchmarks/results/dualrl_explorer.png`` (``mir`` and ``demo``,
+the run ``make demo`` writes to ``runs/demo``, likewise); ``--run DIR`` takes
 an existing run folder instead (its ``explorer.html``, built by ``tsteval explore`` when missing).  ``--report``
 also refreshes the committed report folder ``benchmarks/results/NAME_report/`` from the run (report, plots,
 summary, tradeoff points, run metadata).  The page is opened from its file path, the first row of the table is
@@ -63,7 +64,7 @@ def refresh_report(run: Path, name: str) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Run (or take) the run folder, build its explorer if missing, and write the screenshot."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("name", choices=("dualrl", "mir"), help="the manifest under manifests/")
+    parser.add_argument("name", choices=("dualrl", "mir", "demo"), help="the manifest under manifests/")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--run", type=Path, help="an existing run folder of that manifest")
     where.add_argument("--out", type=Path, help="run the manifest into this new folder")

@@ -7,7 +7,7 @@ correlation of EMD (unsigned, the paper's column; and signed, tsteval's STI) and
 probability with ``human_style_intensity``, per model and on average, beside the paper's table and beside
 the same correlations recomputed from Mir's own stored scores.  Also writes corpus-level STI per setting.
 
-Run: ``python -m benchmarks.mir_style_reproduction`` (this is ``make demo``).
+Run: ``python -m benchmarks.mir_style_reproduction`` (this is ``make reproduce``).
 """
 
 from __future__ import annotations

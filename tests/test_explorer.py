@@ -98,3 +98,17 @@ def test_default_tradeoff_axes_follow_the_declared_aspects() -> None:
     data = explorer_data(card, title="t")
     assert data["tradeoff"] == {"x": "sti@lr", "y": "bleu@none"}
     assert explorer_data(card, title="t", tradeoff=("sti@lr", "wmd@none"))["tradeoff"]["y"] == "wmd@none"
+
+
+def test_default_tradeoff_axes_are_the_recommended_metrics_where_scored() -> None:
+    card = _card()
+    card.add("sti@lr", np.linspace(-1, 1, len(card.frame)), "metric:sti|x")
+    card.add("target_prob@lr", np.linspace(0, 1, len(card.frame)), "metric:target_prob|x")
+    card.add("sbert@none", np.linspace(0, 1, len(card.frame)), "metric:sbert|x")
+    # the recommended style and content metrics (tsteval.metrics.recommended) before a manifest's own axes
+    assert explorer_data(card, title="t", tradeoff=("sti@lr", "wmd@none"))["tradeoff"] == {
+        "x": "target_prob@lr", "y": "sbert@none"}
+    without = Scorecard(card.frame.drop(columns="sbert@none"),
+                        {k: v for k, v in card.signatures.items() if k != "sbert@none"})
+    assert explorer_data(without, title="t", tradeoff=("sti@lr", "wmd@none"))["tradeoff"] == {
+        "x": "target_prob@lr", "y": "wmd@none"}

@@ -21,6 +21,7 @@ from tsteval.scorecard import Scorecard
 SCRIPT = "<script>window.pwned=1</script>"
 IMAGE = '<img src=x onerror="window.pwned=1">'
 EVIL_SYSTEM = '<img src=x onerror="window.pwned=2">'
+LONG = "naturalness_pooled@unigram"
 
 
 def _chromium() -> str:
@@ -62,6 +63,7 @@ def _card() -> Scorecard:
     card = Scorecard(frame)
     card.add("bleu@none", rng.uniform(0, 100, len(frame)), "metric:bleu|test")
     card.add("sti@lr", rng.uniform(-1, 1, len(frame)), "metric:sti|test")
+    card.add(LONG, rng.uniform(0, 1, len(frame)), "metric:naturalness_pooled|test")  # wider than its column
     return card
 
 
@@ -168,6 +170,63 @@ def test_clicking_a_tradeoff_point_filters_the_table(page: object) -> None:
     box = point.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.wait_for_function("window.tsteval.state.system !== ''")
-    assert page.evaluate("[window.tsteval.state.system, window.tsteval.state.setting]") == ["alpha", "s2"]
+    assert page.evaluate("[window.tsteval.state.system, window.tsteval.state.setting, window.tsteval.state.direction]"
+                         ) == ["alpha", "s2", "0 → 1"]  # the plot's direction too
     assert set(_column(page, "setting")) == {"s2"} and set(_column(page, "system")) == {"alpha"}
-    assert page.locator("#count").text_content() == "3 of 12 rows"
+    assert page.locator("#count").text_content() == "2 of 12 rows"
+
+
+def _inside(inner: dict, outer: dict) -> bool:
+    return (inner["x"] >= outer["x"] - 0.5 and inner["y"] >= outer["y"] - 0.5
+            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
+            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 0.5)
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+def test_tradeoff_is_drawn_per_direction_with_labels_inside_the_plot(page: object) -> None:
+    assert page.locator("#t-direction option").all_text_contents() == ["0 → 1", "1 → 0"]
+    assert page.evaluate("[document.getElementById('x-metric').value, document.getElementById('y-metric').value]"
+                         ) == ["sti@lr", "bleu@none"]
+    rows = pd.DataFrame(page.evaluate("window.tsteval.data.rows")).astype({"sti@lr": float})
+    for direction in ("0 → 1", "1 → 0"):
+        page.select_option("#t-direction", direction)
+        traces = page.evaluate("document.getElementById('tradeoff-plot').data.map("
+                               "(t) => [t.customdata.map((c) => c.join('/')), t.x])")
+        expected = rows[rows["direction"] == direction].groupby(["system", "setting"])["sti@lr"].mean()
+        shown = {key: x for keys, xs in traces for key, x in zip(keys, xs, strict=True)}
+        assert shown == pytest.approx({f"{a}/{b}": v for (a, b), v in expected.items()}, rel=1e-12)
+        plot = page.locator("#tradeoff-plot").bounding_box()
+        area = page.locator("#tradeoff-plot .nsewdrag").first.bounding_box()
+        # no always-on point labels; every name is a legend entry wholly inside the figure, beside the axes
+        assert page.locator("#tradeoff-plot .scatterlayer .textpoint").count() == 0
+        labels = [page.locator("#tradeoff-plot .legend .legendtext").nth(k).bounding_box()
+                  for k in range(page.locator("#tradeoff-plot .legend .legendtext").count())]
+        assert len(labels) == expected.index.get_level_values("system").nunique() == 3
+        for k, box in enumerate(labels):
+            assert _inside(box, plot) and not _overlap(box, area), box
+            assert not any(_overlap(box, other) for other in labels[k + 1:])
+        points = page.locator("#tradeoff-plot .scatterlayer path.point")
+        assert points.count() == len(expected)
+        for k in range(points.count()):
+            assert _inside(points.nth(k).bounding_box(), area)
+
+
+def test_table_headers_are_not_truncated(page: object) -> None:
+    titles = page.locator(".tabulator-col .tabulator-col-title")
+    assert titles.count() >= 10
+    clipped = page.evaluate("Array.from(document.querySelectorAll('.tabulator-col .tabulator-col-title'))"
+                            ".filter((e) => e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight)"
+                            ".map((e) => e.textContent)")
+    assert clipped == []
+    names = page.locator('.tabulator-col[tabulator-field="sti@lr"] .col-name')
+    assert names.text_content() == "sti@lr ↑" and names.get_attribute("title").startswith("sti@lr ↑\nmetric:sti")
+    assert page.locator(f'.tabulator-col[tabulator-field="{LONG}"] .col-name').text_content() == f"{LONG} ↑"
+    page.locator(".tabulator-row").first.click()
+    heads = page.locator("#compare th")
+    assert "sti@lr ↑" in heads.all_text_contents() and f"{LONG} ↑" in heads.all_text_contents()
+    assert page.evaluate("Array.from(document.querySelectorAll('#compare th'))"
+                         ".filter((e) => e.scrollWidth > e.clientWidth).length") == 0

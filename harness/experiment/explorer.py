@@ -87,6 +87,39 @@ def masked_texts(texts: pd.Series, lexicon: Lexicon | None, placeholder: str) ->
     return [masked[t] for t in shown], [removed[t] for t in shown]
 
 
+def recommended_column(names: list[str], aspect: str) -> str | None:
+    """The first of ``names`` that is the recommended metric of ``aspect`` (:mod:`tsteval.metrics.recommended`; the
+    style metric with any classifier), else None.
+
+    >>> recommended_column(["sti@ft", "target_prob@lr", "target_prob@ft"], "style")
+    'target_prob@lr'
+    >>> recommended_column(["bleu@none", "sbert@mask"], "content") is None
+    True
+    """
+    from tsteval.metrics.recommended import RECOMMENDED
+
+    for r in RECOMMENDED:
+        if r.aspect == aspect:
+            return next((n for n in names if (n.startswith(f"{r.metric}@") if aspect == "style" else
+                                              n == r.column())), None)
+    return None
+
+
+def default_axes(columns: list[dict], tradeoff: tuple[str | None, str | None] = (None, None)) -> tuple[str, str]:
+    """The tradeoff scatter's first axes: x style, y content.  Each is the recommended metric of its aspect where the
+    scorecard has it, else the given ``tradeoff`` column (a manifest's axes), else the first column of the aspect
+    (y: of any aspect but style), else the first columns."""
+    names = [c["name"] for c in columns]
+    given = dict(zip("xy", tradeoff, strict=True))
+    picked = {}
+    for axis, aspect, fallback in (("x", "style", lambda c: c["aspect"] == "style"),
+                                   ("y", "content", lambda c: c["aspect"] not in (None, "style"))):
+        picked[axis] = (recommended_column(names, aspect) or (given[axis] if given[axis] in names else None)
+                        or next((c["name"] for c in columns if fallback(c)), None)
+                        or names[0 if axis == "x" else min(1, len(names) - 1)])
+    return picked["x"], picked["y"]
+
+
 def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None, placeholder: str = "<masked>",
                   tradeoff: tuple[str | None, str | None] = (None, None)) -> dict:
     """Everything the page shows, as one JSON-ready dict: columnar rows, the score columns with their direction and
@@ -116,10 +149,7 @@ def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None
         columns.append({"name": column, "signature": card.signatures.get(column, "human rating"),
                         "aspect": None if metric is None else metric.aspect,
                         "higher_is_better": True if metric is None else bool(metric.higher_is_better)})
-    x, y = tradeoff
-    x = x if x in scores else next((c["name"] for c in columns if c["aspect"] == "style"), scores[0])
-    y = y if y in scores else next((c["name"] for c in columns if c["aspect"] not in (None, "style")),
-                                   scores[min(1, len(scores) - 1)])
+    x, y = default_axes(columns, tradeoff)
     return {"title": title, "n": len(frame), "rows": rows, "scores": columns, "hyperparameters": hps,
             "masked": lexicon is not None, "placeholder": placeholder, "tradeoff": {"x": x, "y": y},
             "correlations": correlations(frame, scores)}

@@ -63,28 +63,45 @@
   /* ---- the table ---- */
   function textCell(cell) {
     cell.getElement().style.whiteSpace = "normal";
+    cell.getElement().style.overflowWrap = "anywhere";
     const v = cell.getValue();
     return document.createTextNode(v === null || v === undefined ? "" : String(v));
   }
   function numberCell(cell) { return document.createTextNode(fmt(cell.getValue())); }
+  function breakable(text) {
+    /* The text with a line-break opportunity (<wbr>) after every "@", "_" and "." so that a long column name
+       wraps at its parts instead of being cut off; text nodes only. */
+    const span = el("span");
+    for (const part of String(text).split(/(?<=[@_.])/)) {
+      span.appendChild(document.createTextNode(part));
+      span.appendChild(document.createElement("wbr"));
+    }
+    return span;
+  }
   function header(text, tip) {
-    return function () { const span = el("span", text); if (tip) span.title = tip; return span; };
+    /* A header that wraps (never truncated) and whose tooltip holds the full name (and the signature). */
+    return function () {
+      const span = breakable(text);
+      span.className = "col-name";
+      span.title = tip ? `${text}\n${tip}` : text;
+      return span;
+    };
   }
   const columns = [
     { title: "system", field: "system", width: 130 }, { title: "setting", field: "setting", width: 90 },
-    { title: "direction", field: "direction", width: 90 }, { title: "item", field: "item", width: 60 },
+    { title: "direction", field: "direction", width: 105 }, { title: "item", field: "item", width: 70 },
     ...data.hyperparameters.map((h) => ({ title: h, field: h, width: 95 })),
     { title: "input", field: "input", width: 260 }, { title: "output", field: "output", width: 260 },
-  ].map((c) => ({ ...c, formatter: textCell, titleFormatter: header(c.title) }));
+  ].map((c) => ({ ...c, formatter: textCell, titleFormatter: header(c.title), headerWordWrap: true }));
   if (data.masked) {
     columns.push({ title: "output (masked)", field: "output_masked", width: 240, formatter: textCell,
-      titleFormatter: header("output (masked)", "what the @mask metrics saw") });
+      titleFormatter: header("output (masked)", "what the @mask metrics saw"), headerWordWrap: true });
     columns.push({ title: "masked words", field: "output_style_words", width: 110, formatter: textCell,
-      titleFormatter: header("masked words") });
+      titleFormatter: header("masked words"), headerWordWrap: true });
   }
   for (const name of scores) {
     columns.push({ title: name, field: name, width: 105, hozAlign: "right", sorter: "number", formatter: numberCell,
-      titleFormatter: header(name + arrow(name), info[name].signature) });
+      titleFormatter: header(name + arrow(name), info[name].signature), headerWordWrap: true });
   }
   const table = new Tabulator("#table", { data: rows, index: "_i", columns: columns, height: "520px",
     nestedFieldSeparator: false, layout: "fitData", placeholder: "no sentence passes the filters" });
@@ -162,7 +179,11 @@
     const same = rows.filter((r) => r.input === chosen.input && r.direction === chosen.direction);
     const tbl = el("table"), head = el("tr");
     ["system", "setting", "output", ...(data.masked ? ["output, masked words highlighted"] : []), ...scores]
-      .forEach((h) => head.appendChild(el("th", scores.includes(h) ? h + arrow(h) : h)));
+      .forEach((h) => {
+        const th = head.appendChild(el("th"));
+        th.appendChild(breakable(scores.includes(h) ? h + arrow(h) : h));
+        th.title = h;
+      });
     tbl.appendChild(head);
     for (const r of same) {
       const tr = el("tr");
@@ -179,9 +200,9 @@
   }
 
   /* ---- the tradeoff scatter, linked to the table ---- */
-  function selectSetting(system, setting) {
-    state.system = system; state.setting = setting;
-    selects.system.value = system; selects.setting.value = setting;
+  function selectSetting(system, setting, direction) {
+    state.system = system; state.setting = setting; state.direction = direction || "";
+    selects.system.value = system; selects.setting.value = setting; selects.direction.value = state.direction;
     apply();
   }
   const SYMBOLS = ["circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star",
@@ -191,12 +212,15 @@
     for (const name of scores) select.appendChild(el("option", name + arrow(name))).value = name;
   }
   xSelect.value = data.tradeoff.x; ySelect.value = data.tradeoff.y;
+  /* One direction at a time: systems are compared on the same inputs, never pooled across directions. */
+  const dSelect = document.getElementById("t-direction");
+  for (const d of unique(R.direction)) dSelect.appendChild(el("option", d)).value = d;
 
-  function means(x, y) {
-    /* Mean of x and y per (system, setting), over the rows where both are defined. */
+  function means(x, y, direction) {
+    /* Mean of x and y per (system, setting) in one direction, over the rows where both are defined. */
     const groups = new Map();
     for (const r of rows) {
-      if (r[x] === null || r[y] === null) continue;
+      if (r.direction !== direction || r[x] === null || r[y] === null) continue;
       const key = JSON.stringify([r.system, r.setting]);
       const g = groups.get(key) || { system: r.system, setting: r.setting, sx: 0, sy: 0, n: 0,
         hp: data.hyperparameters.map((h) => r[h]).find((v) => v !== "" && Number.isFinite(Number(v))) };
@@ -206,34 +230,34 @@
     return Array.from(groups.values()).map((g) => ({ ...g, x: g.sx / g.n, y: g.sy / g.n }));
   }
   function drawTradeoff() {
-    const x = xSelect.value, y = ySelect.value, points = means(x, y);
+    const x = xSelect.value, y = ySelect.value, direction = dSelect.value, points = means(x, y, direction);
     const systems = unique(points.map((p) => p.system));
     const traces = systems.map((system, k) => {
-      /* A system's points joined in the order of its (first numeric) hyperparameter, else of the setting. */
+      /* A system's points joined in the order of its (first numeric) hyperparameter, else of the setting.  Names
+         go in the legend and settings in the hover text: no always-on labels to overlap or leave the plot. */
       const own = points.filter((p) => p.system === system).sort((a, b) =>
         (a.hp !== undefined && b.hp !== undefined ? Number(a.hp) - Number(b.hp) : 0) ||
         (a.setting < b.setting ? -1 : a.setting > b.setting ? 1 : 0));
       const swept = own.length > 1;
-      return { type: "scatter", mode: "lines+markers+text", name: plotlyText(system),
+      return { type: "scatter", mode: swept ? "lines+markers" : "markers", name: plotlyText(system),
         x: own.map((p) => p.x), y: own.map((p) => p.y), customdata: own.map((p) => [p.system, p.setting]),
-        text: own.map((p, j) => plotlyText(swept ? (j === own.length - 1 ? `${system} ${p.setting}` : p.setting)
-          : system)),
-        textposition: "top center", textfont: { size: 10 },
-        hovertext: own.map((p) => plotlyText(`${system} / ${p.setting} (n=${p.n})`)), hoverinfo: "text+x+y",
-        marker: { symbol: SYMBOLS[k % SYMBOLS.length], size: 10 }, line: { width: swept ? 1.5 : 0 } };
+        hovertext: own.map((p) => plotlyText(`${system} / ${p.setting}, ${direction} (n=${p.n})`)),
+        hoverinfo: "text+x+y", marker: { symbol: SYMBOLS[k % SYMBOLS.length], size: 10 },
+        line: { width: 1.5 } };
     });
-    const axis = (name) => ({ title: { text: plotlyText(name + arrow(name)) },
+    const axis = (name) => ({ title: { text: plotlyText(name + arrow(name)) }, automargin: true,
       autorange: info[name].higher_is_better ? true : "reversed" });
     Plotly.react("tradeoff-plot", traces, { margin: { t: 20, r: 10 }, xaxis: axis(x), yaxis: axis(y),
       legend: { font: { size: 10 } }, hovermode: "closest" }, { displaylogo: false, responsive: true });
   }
   xSelect.addEventListener("change", drawTradeoff);
   ySelect.addEventListener("change", drawTradeoff);
+  dSelect.addEventListener("change", drawTradeoff);
   drawTradeoff();
   const tradeoffPlot = document.getElementById("tradeoff-plot");
   tradeoffPlot.on("plotly_click", (event) => {
     const [system, setting] = event.points[0].customdata;
-    selectSetting(system, setting);
+    selectSetting(system, setting, dSelect.value);
     document.getElementById("table").scrollIntoView();
   });
 
