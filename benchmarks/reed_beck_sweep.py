@@ -36,7 +36,7 @@ from tsteval.lexicons.attribution import AttributionMasker, WordAttributions
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.lexicons.modify import PLACEHOLDER
 from tsteval.metrics.content.scorer import score_content
-from tsteval.readers.loaders import read_lines
+from tsteval.readers.lines import read_lines
 from tsteval.scorecard import Scorecard
 
 matplotlib.use("Agg")

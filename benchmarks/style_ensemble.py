@@ -36,7 +36,7 @@ from tsteval.core.tokenize import tokenize
 from tsteval.experiment.agreement import by_system, compare_dependent_correlations, correlate
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.lai import load_lai
-from tsteval.readers.loaders import load_style_files
+from tsteval.readers.lines import load_style_files
 from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parent / "results"

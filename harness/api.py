@@ -83,7 +83,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     if table is not None:
         if inputs is not None or outputs is not None:
             raise TstevalError("give either inputs and outputs, or table=, not both")
-        from tsteval.readers.loaders import load_table_transfers
+        from tsteval.readers.tables import load_table_transfers
 
         transfers = load_table_transfers(table)
     else:

@@ -151,7 +151,7 @@ def test_training_hints_name_flags(tmp_path: Path, capsys) -> None:
 
 def test_python_api_hints_keep_keywords(tmp_path: Path) -> None:
     from tsteval.core.errors import InputError
-    from tsteval.readers.loaders import load_table_corpus, load_table_transfers
+    from tsteval.readers.tables import load_table_corpus, load_table_transfers
 
     (tmp_path / "t.csv").write_text("input,output\na,b\n")
     with pytest.raises(InputError, match=r"name the column with source_col=\.\.\., or give one value for every "

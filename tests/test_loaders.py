@@ -14,19 +14,17 @@ from tsteval.core.datapaths import data_root, dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, TstevalError
 from tsteval.readers.cds import load_cds
 from tsteval.readers.dualrl import load_dualrl, load_dualrl_references
-from tsteval.readers.loaders import (
-    load_hf_corpus,
-    load_hf_transfers,
+from tsteval.readers.huggingface import load_hf_corpus, load_hf_transfers
+from tsteval.readers.lines import (
     load_parallel_files,
     load_style_dir,
     load_style_files,
-    load_table_corpus,
-    load_table_transfers,
     load_tsv_transfers,
     read_lines,
     read_text_lines,
 )
 from tsteval.readers.mir import MIR_RATING_COLUMNS, MIR_SETTINGS, load_mir
+from tsteval.readers.tables import load_table_corpus, load_table_transfers
 from tsteval.readers.yelp import load_yelp_corpus
 
 ROWS = [

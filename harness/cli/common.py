@@ -33,23 +33,23 @@ def seed_type(text: str) -> int:
 
 def training_corpus(args: argparse.Namespace) -> Corpus:
     """The labelled corpus the training-data options name, minus every ``--exclude`` file's sentences."""
-    from tsteval.readers import cds, loaders, yelp
+    from tsteval.readers import cds, huggingface, lines, tables, yelp
 
     if args.style:
         files: dict[str, list[str]] = {}
         for style, path in key_value_pairs(args.style, "--style", "FILE"):
             files.setdefault(style, []).append(path)
-        corpus = loaders.load_style_files(files)
+        corpus = lines.load_style_files(files)
         for style, paths in files.items():
             if len(paths) > 1:
-                counts = [len(loaders.read_lines(path)) for path in paths]
+                counts = [len(lines.read_lines(path)) for path in paths]
                 print(f"--style {style}: {len(paths)} files joined, {sum(counts):,} texts "
                       f"({' + '.join(f'{n:,}' for n in counts)})")
     elif args.table:
-        corpus = loaders.load_table_corpus(args.table, text_col=args.text_col, label_col=args.label_col,
+        corpus = tables.load_table_corpus(args.table, text_col=args.text_col, label_col=args.label_col,
                                            table_format=args.table_format, hints=CORPUS_HINTS)
     elif args.hf:
-        corpus = loaders.load_hf_corpus(args.hf, text_col=args.text_col, label_col=args.label_col, split=args.split,
+        corpus = huggingface.load_hf_corpus(args.hf, text_col=args.text_col, label_col=args.label_col, split=args.split,
                                         hints=CORPUS_HINTS)
     elif args.yelp:
         corpus = yelp.load_yelp_corpus()
@@ -58,7 +58,7 @@ def training_corpus(args: argparse.Namespace) -> Corpus:
     else:
         raise TstevalError("give the training data: --style NAME=FILE (repeat), --table, --hf, --yelp or --cds")
     for path in args.exclude:
-        corpus = _without(corpus, path, loaders.read_lines(path))
+        corpus = _without(corpus, path, lines.read_lines(path))
     return corpus
 
 

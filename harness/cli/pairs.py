@@ -25,7 +25,7 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     from tsteval.core.errors import TstevalError
     from tsteval.experiment.plan_of_manifest import attach_documents
     from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
-    from tsteval.readers.loaders import load_table_transfers
+    from tsteval.readers.tables import load_table_transfers
 
     check_output_directory(args.out, "compliancy", args.overwrite)
     if (args.ah is None) != (args.documents is None):
@@ -70,7 +70,7 @@ def cmd_train_pairs(args: argparse.Namespace) -> int:
     """Train an HH/AH pair classifier on De Mattei-style TF-IDF pairs of two text files, and save it."""
     from tsteval.classifiers.pairs import MATCH, NO_MATCH, make_pair_classifier
     from tsteval.metrics.compatibility.alignment import build_pairs
-    from tsteval.readers.loaders import read_lines
+    from tsteval.readers.lines import read_lines
 
     check_output_directory(args.out, "pair-classifier", args.overwrite)
     left, right = read_lines(args.left), read_lines(args.right)

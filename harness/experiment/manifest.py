@@ -95,7 +95,7 @@ from tsteval.experiment.manifest_specs import (
 from tsteval.experiment.manifest_yaml import parse_yaml
 from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-from tsteval.readers.loaders import HUMAN_PREFIX
+from tsteval.readers.ratings import HUMAN_PREFIX
 
 if TYPE_CHECKING:
     from tsteval.metrics.selection import Selection

@@ -544,7 +544,7 @@ def meta_evaluate(scorecard: Scorecard | str | Path, rating: Mapping[str, str] |
         if isinstance(ratings, pd.DataFrame):
             table, where, first_line = ratings.copy(), "<ratings frame>", None
         else:
-            from tsteval.readers.loaders import read_table
+            from tsteval.readers.tables import read_table
 
             read = read_table(ratings)
             table, where, first_line = read.frame.copy(), read.path, read.first_line

@@ -27,7 +27,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.selection import content_metrics, select
-    from tsteval.readers.loaders import report_empty_ratings
+    from tsteval.readers.ratings import report_empty_ratings
 
     transfers = _transfers_of_args(args)
     report_empty_ratings(transfers.frame)
@@ -74,20 +74,20 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     unknown = [n for n in names if n not in NATURALNESS_METRICS]
     if unknown:
         raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
-    from tsteval.readers import loaders
+    from tsteval.readers import lines
 
     human = None
     if names and args.human:
-        human = loaders.read_lines(args.human)
+        human = lines.read_lines(args.human)
     if args.baseline_corpus:  # one training corpus: --erase-style and --baseline-corpus files join by style
         for style, paths in _style_files(args.baseline_corpus, "--baseline-corpus", "").items():
             corpus_files.setdefault(style, []).extend(paths)
-    corpus = loaders.load_style_files(corpus_files) if corpus_files else None
+    corpus = lines.load_style_files(corpus_files) if corpus_files else None
     joint = options.pop("joint")
     return Plan(transfers, classifiers={n: Path(d) for n, d in classifiers.items()}, **{**options,
                "modifications": tuple(modes), "joint": "strap" if chosen.joint and joint == "auto" else joint},
                content=tuple(metrics), lexicon=lexicon, attribution=attribution,
-               attribution_neutral=loaders.read_lines(args.attribution_neutral) if args.attribution_neutral
+               attribution_neutral=lines.read_lines(args.attribution_neutral) if args.attribution_neutral
                else None, naturalness=tuple(names), human=human,
                hh={n: Path(d) for n, d in pair_classifiers.items()},
                references=_references_of_args(args, metrics), params=params, corpus=corpus, quiet=args.quiet)
@@ -149,7 +149,7 @@ SCORE_HINTS = {"split": "--split", "table_format": "--table-format", "source_sty
 
 
 def _transfers_of_args(args: argparse.Namespace) -> Transfers:
-    from tsteval.readers import dualrl, loaders, mir
+    from tsteval.readers import dualrl, huggingface, lines, mir, tables
 
     meta = {"system": args.system, "setting": args.setting}
     if args.pairs or args.tsv:
@@ -157,15 +157,15 @@ def _transfers_of_args(args: argparse.Namespace) -> Transfers:
             raise TstevalError("--pairs and --tsv need --source-style and --target-style")
         meta.update(source_style=args.source_style, target_style=args.target_style)
     if args.pairs:
-        return loaders.load_parallel_files(args.pairs[0], args.pairs[1], **meta)
+        return lines.load_parallel_files(args.pairs[0], args.pairs[1], **meta)
     if args.tsv:
-        return loaders.load_tsv_transfers(args.tsv, **meta)
+        return lines.load_tsv_transfers(args.tsv, **meta)
     if args.table or args.hf:
         constants = {"source_style": args.source_style, "target_style": args.target_style, **meta}
         if args.table:
-            return loaders.load_table_transfers(args.table, table_format=args.table_format, hints=SCORE_HINTS,
+            return tables.load_table_transfers(args.table, table_format=args.table_format, hints=SCORE_HINTS,
                                                 **constants)
-        return loaders.load_hf_transfers(args.hf, split=args.split, hints=SCORE_HINTS, **constants)
+        return huggingface.load_hf_transfers(args.hf, split=args.split, hints=SCORE_HINTS, **constants)
     if args.mir:
         return mir.load_mir()
     if args.dualrl:

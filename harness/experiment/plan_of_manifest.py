@@ -15,7 +15,7 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
     """The plan of an experiment manifest: its transfers and training corpus are read here; classifiers are trained
     (or taken from the cache) and the lexicon built by :func:`~tsteval.experiment.execute.run`."""
     from tsteval.experiment.runner import load_corpus, load_transfers
-    from tsteval.readers.loaders import report_empty_ratings
+    from tsteval.readers.ratings import report_empty_ratings
 
     transfers = load_transfers(manifest.transfers, manifest.seed)
     log(f"transfers: {len(transfers)} rows from {transfers.origin}")
@@ -28,11 +28,11 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
     compatibility = metrics.compatibility
     if compatibility.documents is not None:
         transfers = attach_documents(transfers, compatibility.documents)
-    from tsteval.readers import loaders
+    from tsteval.readers import lines
 
     human = None
     if metrics.human is not None:
-        human = loaders.read_lines(metrics.human)
+        human = lines.read_lines(metrics.human)
     elif corpus is not None:
         human = corpus.texts
     vectors = {"glove": "glove", "word2vec": "word2vec"}.get(content.vectors, content.vectors_dir)
@@ -50,7 +50,7 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
         attribution=attribution.classifier if attribution else None,
         attribution_threshold=attribution.threshold if attribution else 0.2,
         attribution_steps=attribution.steps if attribution else 16,
-        attribution_neutral=loaders.read_lines(attribution.neutral) if attribution and attribution.neutral
+        attribution_neutral=lines.read_lines(attribution.neutral) if attribution and attribution.neutral
         else None, naturalness=metrics.naturalness,
         human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
         references=references, baselines=manifest.baselines, params=content.params,
@@ -63,7 +63,7 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
 def attach_documents(transfers: Transfers, path: str | Path) -> Transfers:
     """``transfers`` with a ``document`` column from a table of (item, document): the source document of each
     item's input, which the AH check compares the output with."""
-    from tsteval.readers.loaders import read_table
+    from tsteval.readers.tables import read_table
 
     documents = read_table(path).frame
     missing = {"item", "document"} - set(documents.columns)

@@ -111,7 +111,7 @@ def lai_training_corpus(rated: Transfers) -> tuple[Corpus, dict]:
     DualRL: ``test.0`` formal, ``test.1`` informal; ``reference{k}.0`` are informal rewrites of the formal test
     inputs, ``reference{k}.1`` formal rewrites of the informal ones.
     """
-    from tsteval.readers.loaders import read_lines
+    from tsteval.readers.lines import read_lines
 
     drop = {_normal(t) for t in (*rated.frame["input"], *rated.frame["reference"])}
     data, refs = dataset_dir("dualrl") / "data" / "GYAFC", dataset_dir("dualrl") / "references" / "GYAFC"

@@ -34,7 +34,7 @@ from tsteval.experiment.metaeval import MetaEvaluation, Rating, meta_evaluate
 from tsteval.experiment.metaeval_report import write_files
 from tsteval.experiment.plan import Plan
 from tsteval.experiment.tradeoff import Tradeoff, plot_tradeoff, tradeoff_curves
-from tsteval.readers.loaders import empty_ratings
+from tsteval.readers.ratings import empty_ratings
 from tsteval.scorecard import Scorecard
 
 # The rating column of each aspect that a run without ``meta_eval:`` judges its metrics against (a metric column's
@@ -45,14 +45,14 @@ HUMAN_ASPECTS = {"style": ("human_style_intensity",), "content": ("human_content
 
 def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
     """The transfers a manifest names (published, table or systems x settings x files), sampled if asked."""
-    from tsteval.readers import dualrl, loaders, mir
+    from tsteval.readers import dualrl, lines, mir, tables
 
     if spec.published == "mir":
         transfers = mir.load_mir()
     elif spec.published == "dualrl":
         transfers = dualrl.load_dualrl(spec.dataset or "yelp", spec.systems_filter)
     elif spec.table is not None:
-        transfers = loaders.load_table_transfers(spec.table, hp_cols=spec.hp_cols)
+        transfers = tables.load_table_transfers(spec.table, hp_cols=spec.hp_cols)
     else:
         parts = []
         for system in spec.systems:
@@ -61,8 +61,8 @@ def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
                 for f in setting.files:
                     meta = {"system": system.name, "setting": setting.label, "source_style": f.source_style,
                             "target_style": f.target_style}
-                    part = (loaders.load_tsv_transfers(f.tsv, **meta) if f.tsv is not None
-                            else loaders.load_parallel_files(f.inputs, f.outputs, **meta))
+                    part = (lines.load_tsv_transfers(f.tsv, **meta) if f.tsv is not None
+                            else lines.load_parallel_files(f.inputs, f.outputs, **meta))
                     frame = part.frame.assign(item=part.frame["item"] + offset)
                     for name, value in setting.hyperparameters.items():
                         frame[f"hp.{name}"] = value
@@ -84,14 +84,14 @@ def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
 
 def load_corpus(spec: CorpusSpec, transfers: Transfers, seed: int) -> Corpus:
     """A training corpus without the evaluation inputs (unless ``exclude_inputs: false``), subsampled if asked."""
-    from tsteval.readers import loaders, yelp
+    from tsteval.readers import lines, tables, yelp
 
     inputs = set(transfers.frame["input"]) if spec.exclude_inputs else set()
     if spec.published == "yelp":
         corpus: Corpus = yelp.load_yelp_corpus(splits=spec.splits, exclude=inputs)
     else:
-        corpus = (loaders.load_style_files(dict(spec.style)) if spec.style
-                  else loaders.load_table_corpus(spec.table, text_col=spec.text_col, label_col=spec.label_col))
+        corpus = (lines.load_style_files(dict(spec.style)) if spec.style
+                  else tables.load_table_corpus(spec.table, text_col=spec.text_col, label_col=spec.label_col))
         corpus = corpus.without(inputs) if inputs else corpus
     if spec.max_per_style is not None:
         rng = np.random.default_rng(seed)

@@ -7,7 +7,7 @@ from pathlib import Path
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError
 from tsteval.core.records import Corpus
-from tsteval.readers.loaders import load_style_dir
+from tsteval.readers.lines import load_style_dir
 
 
 def load_cds(root: str | Path | None = None) -> Corpus:

@@ -15,7 +15,7 @@ import pandas as pd
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, quote
 from tsteval.core.records import TRANSFER_COLUMNS, Transfers
-from tsteval.readers.loaders import TextLines, read_lines, read_text_lines, split_tsv_line
+from tsteval.readers.lines import TextLines, read_lines, read_text_lines, split_tsv_line
 
 DUALRL_DIRECTIONS = (("0", "1"), ("1", "0"))
 UNK = "<unk>"

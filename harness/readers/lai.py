@@ -11,7 +11,7 @@ import pandas as pd
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, quote
 from tsteval.core.records import TRANSFER_COLUMNS, Transfers
-from tsteval.readers.loaders import read_lines
+from tsteval.readers.lines import read_lines
 
 # Rating file -> the human column it becomes and the aspect rated; the mean of the two annotators (0-100).
 LAI_FILES = {"style.json": ("human_style", "style"), "content.src.json": ("human_content_src", "content"),

@@ -17,7 +17,8 @@ import pandas as pd
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, quote
 from tsteval.core.records import HP_PREFIX, Transfers
-from tsteval.readers.loaders import Table, read_lines
+from tsteval.readers.lines import read_lines
+from tsteval.readers.tables import Table
 
 
 class MirSetting(NamedTuple):

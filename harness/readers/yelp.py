@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError
 from tsteval.core.records import Corpus
-from tsteval.readers.loaders import read_lines
+from tsteval.readers.lines import read_lines
 
 YELP_SPLITS = ("dev", "test")
 

@@ -59,7 +59,7 @@ def resolve_references(source: object, transfers: Transfers) -> References:
     resolved = []
     for k, reference_set in enumerate(source):
         if isinstance(reference_set, (str, Path)):
-            from tsteval.readers.loaders import read_lines
+            from tsteval.readers.lines import read_lines
 
             lines, where = read_lines(reference_set), reference_set
         elif isinstance(reference_set, Sequence) and all(isinstance(t, str) for t in reference_set):
