@@ -85,6 +85,12 @@ def _one_of(*choices: str) -> Callable[[str, object], str]:
     return read
 
 
+def _ground(name: str, value: object) -> str:
+    from tsteval.metrics.style.intensity import GROUND_KINDS
+
+    return _one_of(*GROUND_KINDS)(name, value)
+
+
 def _device(name: str, value: object) -> str:
     from tsteval.core.devices import DEVICES
 
@@ -161,7 +167,7 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("folds", 5, "cross-fitting folds of the adversarial naturalness classifiers (at least 2)", _integer(2),
            "--folds", "metrics.folds", "K"),
     Option("ground", "nominal", "ground distance of STI: nominal (any two styles 1 apart) or ordinal (ordered "
-           "styles)", _one_of("nominal", "ordinal"), "--ground", "metrics.style.ground", "KIND"),
+           "styles)", _ground, "--ground", "metrics.style.ground", "KIND"),
     Option("modifications", ("none",), "text modifications before the content metrics: none, remove, mask (with "
            "a lexicon), attribution-mask, attribution-delete (a transformer classifier), erase (LEACE on a "
            "style-labelled corpus)", _modifications, "--modification", "metrics.content.modifications", "MODES"),
