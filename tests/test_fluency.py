@@ -105,7 +105,7 @@ def test_length_batches_respect_the_budget_and_cover_every_text() -> None:
 
 def test_threads_are_validated() -> None:
     transfers = Transfers.from_pairs(["a b"], ["c d"], source_style="0", target_style="1")
-    with pytest.raises(TstevalError, match="threads must be a positive integer"):
+    with pytest.raises(TstevalError, match="threads must be an integer of at least 1, not .0."):
         Plan(transfers, naturalness=("kn3",), threads=0)
 
 

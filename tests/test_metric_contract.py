@@ -185,7 +185,7 @@ def test_evaluate_equals_score(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("metrics", "fragment"), [
-    ("{naturalness: [unigram], folds: 1}", "metrics.folds: expected an integer >= 2"),
+    ("{naturalness: [unigram], folds: 1}", "metrics.folds: folds must be an integer of at least 2, not '1'"),
     ("{compatibility: {ah: {pc: .}}}", "ah and documents go together"),
     ("{content: {metrics: [bleu], modifications: [attribution-mask]}}", "need an attribution classifier"),
     ("{content: {metrics: [bleu], modifications: [attr-mask]}}", "attr-mask is now attribution-mask"),

@@ -266,9 +266,9 @@ def test_score_cli_baselines_and_leaderboard(tmp_path: Path, yelp: dict[str, lis
 
 
 @pytest.mark.parametrize(("extra", "fragment"), [
-    ("baselines: [copy, nearest]", "baselines[1]: unknown baseline 'nearest'"),
+    ("baselines: [copy, nearest]", "baselines: unknown baselines ['nearest']; choose from"),
     ("baselines: [delete-lexicon]", "baselines: delete-lexicon needs a style lexicon"),
-    ("joint: best", "joint: unknown J mode 'best'"),
+    ("joint: best", "joint: joint must be auto, strap, none or a recipe STYLE,CONTENT,FLUENCY, not 'best'"),
     ("joint: {style: chrf@none, content: chrf@none, fluency: ppl@kn3<=9}", "the style factor of J must be a style"),
     ("compare: {metrics: [nope]}", "compare.metrics[0]: 'nope' is not a metric column"),
 ])

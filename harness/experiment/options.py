@@ -138,13 +138,13 @@ def _joint(name: str, value: object) -> object:
 
     if value in ("auto", "strap", "none") or isinstance(value, JointRecipe):
         return value
-    if isinstance(value, (str, Mapping)):
+    if isinstance(value, Mapping) or (isinstance(value, str) and "," in value):
         try:
             return JointRecipe.parse(value if isinstance(value, str) else {k: str(v) for k, v in value.items()})
         except TstevalError as error:
-            raise TstevalError(f"{name}: {error}") from None
-    raise TstevalError(f"{name} must be auto, strap, none or a recipe STYLE,CONTENT,FLUENCY, not "
-                       f"{type(value).__name__}")
+            raise TstevalError(f"the {name} recipe: {error}") from None
+    shown = quote(value) if isinstance(value, str) else type(value).__name__
+    raise TstevalError(f"{name} must be auto, strap, none or a recipe STYLE,CONTENT,FLUENCY, not {shown}")
 
 
 def _text(name: str, value: object) -> str:
