@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_ray
 	$(BIN)/python -m benchmarks.speed_lexical
 	$(BIN)/python -m benchmarks.speed_encoder
+	$(BIN)/python -m benchmarks.speed_bertscore
 	$(BIN)/python -m benchmarks.speed_gpu  # says so and stops where torch sees no GPU
 	$(BIN)/python -m benchmarks.speed_end_to_end
 

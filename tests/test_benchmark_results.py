@@ -68,3 +68,14 @@ def test_end_to_end_ratios_follow_from_the_runs() -> None:
         conditions.add((s["commit"], s["shared"]))
     assert conditions == {(commit, False) for commit in speed_end_to_end.BEFORE} | {("b2ec621", True)}
     assert speed_end_to_end.speedups(rows) == END_TO_END["speedups"]
+
+
+def test_bertscore_page_is_its_json_rendered_and_its_ratios_follow_from_the_seconds() -> None:
+    from benchmarks import speed_bertscore
+
+    report = json.loads((speed_bertscore.OUT / "speed_bertscore.json").read_text())
+    page = (speed_bertscore.OUT / "speed_bertscore.md").read_text()
+    assert page == speed_bertscore.markdown(report)
+    cpu = report["cpu_s"]
+    assert f"{cpu['bert-score'] / cpu['tsteval']:.2f}x faster in CPU time" in page
+    assert f"| tsteval | {cpu['tsteval']:.2f} |" in page and f"{report['pairs'] / cpu['tsteval']:.0f} |" in page
