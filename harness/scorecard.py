@@ -22,6 +22,9 @@ from tsteval.core.errors import InputError, TstevalError, read_json
 from tsteval.core.records import TRANSFER_COLUMNS, Transfers, pool_texts
 
 GROUP = ("system", "setting")
+# A summary row: one system, setting and transfer direction (a direction is never pooled with the other).
+SUMMARY_GROUP = (*GROUP, "source_style", "target_style")
+_VALUES = ("metric", "mean", "ci_low", "ci_high", "n", "signature")
 
 
 @dataclass
@@ -49,12 +52,14 @@ class Scorecard:
         self.frame[column] = values
         self.signatures[column] = signature
 
-    def summary(self, metrics: Sequence[str] | None = None, by: Sequence[str] = GROUP,
+    def summary(self, metrics: Sequence[str] | None = None, by: Sequence[str] = SUMMARY_GROUP,
                 n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-        """Corpus-level mean of each metric per group, with a percentile-bootstrap 95% interval.
+        """Corpus-level mean of each metric per group (default: system, setting and direction), with a
+        percentile-bootstrap 95% interval.
 
         The resampling indices are drawn once per group and shared by all its metrics (same resamples)."""
         metrics = list(metrics or self.metrics)
+        by = [c for c in by if c in self.frame.columns]  # a hand-made scorecard may have no direction columns
         groups = [(key if isinstance(key, tuple) else (key,), len(group),
                    bootstrap_means({m: group[m].to_numpy() for m in metrics}, n_resamples=n_resamples, seed=seed))
                   for key, group in self.frame.groupby(list(by), sort=False)]
@@ -111,16 +116,46 @@ class Scorecard:
         return cls(frame, signatures)
 
 
+def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per group, ``mean [low, high]`` per metric (``metrics``, default all, in that order); a
+    ``direction`` column (``SOURCE → TARGET``) stands for the source and target styles.
+
+    >>> s = pd.DataFrame({"system": "a", "setting": "x", "source_style": ["0", "1"], "target_style": ["1", "0"],
+    ...                   "metric": "bleu@none", "mean": [10.0, 20.0], "ci_low": [9.0, 19.0], "ci_high": [11.0, 21.0],
+    ...                   "n": 5, "signature": "metric:bleu"})
+    >>> wide_summary(s).to_dict("records")[1]
+    {'system': 'a', 'setting': 'x', 'direction': '1 → 0', 'n': 5, 'bleu@none': '20.000 [19.000, 21.000]'}
+    """
+    part = summary if metrics is None else summary[summary["metric"].isin(metrics)]
+    keys = [c for c in part.columns if c not in _VALUES]
+    cells = part.assign(value=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
+                               zip(part["mean"], part["ci_low"], part["ci_high"], strict=True)])
+    wide = cells.pivot_table(index=keys + ["n"], columns="metric", values="value", aggfunc="first", sort=False)
+    wide = wide.reindex(columns=list(dict.fromkeys(metrics or part["metric"]))).reset_index().rename_axis(columns=None)
+    if {"source_style", "target_style"} <= set(wide.columns):
+        at = wide.columns.get_loc("source_style")
+        wide.insert(at, "direction", wide["source_style"].astype(str) + " → " + wide["target_style"].astype(str))
+        wide = wide.drop(columns=["source_style", "target_style"])
+    return wide
+
+
+def _signatures(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    return list(summary.drop_duplicates("metric")[["metric", "signature"]].itertuples(index=False))
+
+
 def summary_markdown(summary: pd.DataFrame) -> str:
-    """The summary as a Markdown table: one row per group, ``mean [low, high]`` per metric.
+    """The summary as a Markdown table (:func:`wide_summary`) and its signatures.
 
     System and setting names are the user's: every cell is escaped (:mod:`tsteval.core.markdown`)."""
-    keys = [c for c in summary.columns if c not in {"metric", "mean", "ci_low", "ci_high", "n", "signature"}]
-    cells = summary.assign(value=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
-                                  zip(summary["mean"], summary["ci_low"], summary["ci_high"], strict=True)])
-    wide = cells.pivot_table(index=keys + ["n"], columns="metric", values="value", aggfunc="first", sort=False)
-    wide = wide.reset_index()
-    signatures = summary.drop_duplicates("metric")[["metric", "signature"]]
-    lines = [md.table(wide), "", "Signatures:", ""]
-    lines += [f"- {md.inline(f'`{m}`: `{s}`')}" for m, s in signatures.itertuples(index=False)]
+    lines = [md.table(wide_summary(summary)), "", "Signatures:", ""]
+    lines += [f"- {md.inline(f'`{m}`: `{s}`')}" for m, s in _signatures(summary)]
+    return "\n".join(lines) + "\n"
+
+
+def summary_text(summary: pd.DataFrame) -> str:
+    """The summary as plain text for the terminal (:func:`wide_summary`, no Markdown escapes) and its signatures."""
+    from tsteval.core.texttable import text_table
+
+    lines = [text_table(wide_summary(summary)), "", "Signatures:"]
+    lines += [f"  {m}: {s}" for m, s in _signatures(summary)]
     return "\n".join(lines) + "\n"

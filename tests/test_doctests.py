@@ -12,7 +12,7 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.naturalness.causal_lm",
            "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.core.tokenize",
            "tsteval.core.devices", "tsteval.experiment.metaeval", "tsteval.core.texttable",
-           "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.experiment.options"]
+           "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.experiment.options", "tsteval.scorecard"]
 
 
 @pytest.mark.parametrize("name", MODULES)

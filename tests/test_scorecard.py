@@ -64,9 +64,14 @@ def test_unknown_target_style_is_a_clear_error(transfers: Transfers) -> None:
 def test_summary_groups_and_bootstrap(transfers: Transfers) -> None:
     card = Scorecard.from_transfers(transfers)
     score_style(card, FixedClassifier(TABLE), "fixed", model_id="m1")
-    summary = card.summary(["sti@fixed"])
-    assert list(summary["setting"]) == ["x=1", "x=2"]
-    np.testing.assert_allclose(summary["mean"], [0.5, 0.0])
+    pooled = card.summary(["sti@fixed"], by=("system", "setting"))
+    assert list(pooled["setting"]) == ["x=1", "x=2"]
+    np.testing.assert_allclose(pooled["mean"], [0.5, 0.0])
+    summary = card.summary(["sti@fixed"])  # by default one row per direction too: never pooled
+    expected = card.frame.groupby(["system", "setting", "source_style", "target_style"], sort=False)["sti@fixed"]
+    assert len(summary) == expected.ngroups
+    np.testing.assert_allclose(summary["mean"], expected.mean().to_numpy())
+    summary = pooled
     assert (summary["ci_low"] <= summary["mean"]).all() and (summary["mean"] <= summary["ci_high"]).all()
     assert summary.loc[0, "ci_low"] == pytest.approx(0.3) and summary.loc[0, "ci_high"] == pytest.approx(0.7)
 
@@ -131,3 +136,20 @@ def test_signed_emd_reused_by_scorer_matches_functional(transfers: Transfers) ->
     q = np.array([TABLE[t] for t in card.frame["output"]])
     target = (card.frame["target_style"] == "pos").to_numpy().astype(int)
     np.testing.assert_allclose(card.frame["sti@fixed"], signed_emd(p, q, target))
+
+
+def test_terminal_summary_is_plain_text_per_direction() -> None:
+    """The terminal gets plain text (no Markdown escapes of `my_system`), one row per direction; the file gets
+    Markdown with the same numbers."""
+    from tsteval.scorecard import summary_markdown, summary_text
+
+    frame = pd.DataFrame({"system": "my_system", "setting": "a|b", "item": [0, 1, 0, 1], "input": list("wxyz"),
+                          "output": list("WXYZ"), "source_style": ["0", "0", "1", "1"],
+                          "target_style": ["1", "1", "0", "0"]})
+    card = Scorecard(frame)
+    card.add("bleu@none", [10.0, 30.0, 50.0, 70.0], "metric:bleu")
+    summary = card.summary(n_resamples=50)
+    text = summary_text(summary)
+    assert "my_system" in text and "\\_" not in text and "a|b" in text
+    assert "0 → 1" in text and "1 → 0" in text and "20.000" in text and "60.000" in text
+    assert "my\\_system" in summary_markdown(summary) and "20.000" in summary_markdown(summary)

@@ -97,16 +97,19 @@ def test_scorecard_csv_equals_parquet_and_chrf_is_recomputed_from_the_texts(run:
 
 
 def test_summary_means_and_intervals_match_the_scorecard(run: Path, card: pd.DataFrame) -> None:
-    summary = pd.read_csv(run / "summary.csv")
-    means = card.groupby(["system", "setting"])[[STYLE, CONTENT, NATURALNESS]].agg(["mean", "count"])
+    summary = pd.read_csv(run / "summary.csv", dtype={"source_style": str, "target_style": str})
+    keys = ["system", "setting", "source_style", "target_style"]
+    means = card.astype({"source_style": str, "target_style": str}).groupby(keys)[
+        [STYLE, CONTENT, NATURALNESS]].agg(["mean", "count"])
     assert len(summary) == len(means) * len(set(summary["metric"]))
     for row in summary[summary["metric"].isin([STYLE, CONTENT, NATURALNESS])].itertuples():
-        expected = means.loc[(row.system, row.setting), row.metric]
+        expected = means.loc[(row.system, row.setting, row.source_style, row.target_style), row.metric]
         assert row.mean == pytest.approx(expected["mean"], abs=1e-12)
         assert row.n == expected["count"]
         assert row.ci_low <= row.mean <= row.ci_high and row.ci_low < row.ci_high
     first = md_table((run / "summary.md").read_text()).iloc[0]
-    expected = means.loc[(first["system"], first["setting"]), STYLE]["mean"]
+    source, target = first["direction"].split(" → ")
+    expected = means.loc[(first["system"], first["setting"], source, target), STYLE]["mean"]
     assert ci_cell(first[STYLE])[0] == pytest.approx(expected, abs=5e-4)
 
 

@@ -113,15 +113,18 @@ def _number(value: object) -> float | None:
 
 
 def summary_json(summary: pd.DataFrame, signatures: dict[str, str], **extra: object) -> str:
-    """The summary (per system, setting and metric: mean, low, high, n) and the signatures as one JSON document."""
-    rows = [{"system": str(r.system), "setting": str(r.setting), "metric": r.metric, "mean": _number(r.mean),
+    """The summary (per system, setting, direction and metric: mean, low, high, n) and the signatures as one JSON
+    document."""
+    rows = [{"system": str(r.system), "setting": str(r.setting), "source_style": str(r.source_style),
+             "target_style": str(r.target_style), "metric": r.metric, "mean": _number(r.mean),
              "low": _number(r.ci_low), "high": _number(r.ci_high), "n": int(r.n)} for r in summary.itertuples()]
     return json.dumps({**extra, "summary": rows, "signatures": signatures}, indent=2)
 
 
 def signature_lines(summary: pd.DataFrame) -> list[str]:
-    """One sacreBLEU-style line per metric column (prefixed by ``SYSTEM/SETTING:`` when there are several)."""
-    several = summary[["system", "setting"]].drop_duplicates().shape[0] > 1
-    return [(f"{r.system}/{r.setting}: " if several else "")
+    """One sacreBLEU-style line per metric column (prefixed by ``SYSTEM/SETTING SOURCE→TARGET:`` when there are
+    several groups)."""
+    several = summary[["system", "setting", "source_style", "target_style"]].drop_duplicates().shape[0] > 1
+    return [(f"{r.system}/{r.setting} {r.source_style}→{r.target_style}: " if several else "")
             + f"{r.metric} = {r.mean:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] n={r.n} {r.signature}"
             for r in summary.itertuples()]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from tsteval.cli.common import STDIN_HELP, add_format_arguments, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
@@ -40,9 +39,11 @@ EPILOG_SCORE = """examples:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """Score transfers with every ``--classifier`` and write the scorecard and its summary."""
+    from tsteval.core.texttable import text_table
     from tsteval.experiment.execute import execute
     from tsteval.experiment.outputs import write_scored
     from tsteval.experiment.plan import Plan
+    from tsteval.scorecard import summary_text
 
     check_output_directory(args.out, "scorecard", args.overwrite)
     plan = Plan.from_args(args)
@@ -67,9 +68,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     elif args.format == "signature":
         print("\n".join(signature_lines(summary)))
     elif not args.quiet:
-        print((Path(args.out) / "summary.md").read_text())
+        print(summary_text(summary))
         if corpus is not None and not corpus.empty:
-            print((Path(args.out) / "references.md").read_text())
+            print(text_table(corpus, lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)) + "\n")
     print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}", file=notices)
     return 0
 

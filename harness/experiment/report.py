@@ -24,7 +24,7 @@ from tsteval.experiment.significance import matrix_table
 from tsteval.experiment.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
 from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables
 from tsteval.metrics.registry import find_metric
-from tsteval.scorecard import Scorecard
+from tsteval.scorecard import Scorecard, wide_summary
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,8 @@ def _ci(mean: float, low: float, high: float) -> str:
 
 
 def aggregates_table(summary: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Wide table: one row per (system, setting), ``mean [low, high]`` per metric."""
-    part = summary[summary["metric"].isin(metrics)]
-    cells = part.assign(value=[_ci(m, lo, hi) for m, lo, hi in zip(part["mean"], part["ci_low"], part["ci_high"],
-                                                                    strict=True)])
-    wide = cells.pivot_table(index=["system", "setting", "n"], columns="metric", values="value", aggfunc="first",
-                             sort=False)
-    return wide.reindex(columns=metrics).reset_index().rename_axis(columns=None)
+    """Wide table: one row per (system, setting, direction), ``mean [low, high]`` per metric."""
+    return wide_summary(summary, metrics)
 
 
 def human_table(frame: pd.DataFrame, humans: list[str], seed: int, n_resamples: int) -> pd.DataFrame:
