@@ -90,7 +90,7 @@ def test_strap_recipe_maps_acc_sim_fluency_onto_the_metrics() -> None:
     card.add("sbert@none", [0.8, -0.2, 0.9, 0.5], "metric:sbert|mod:none")
     card.add("naturalness@unigram", [0.7, 0.9, 0.9, 0.2], "metric:adv_naturalness|clf:unigram")
     recipe = strap_recipe(card, ["ft"])
-    assert str(recipe.fluency) == "naturalness@unigram>=0.5" and recipe.column == "joint@strap"
+    assert str(recipe.fluency) == "naturalness@unigram>0.5" and recipe.column == "joint@strap"
     score_joint(card, recipe)
     # STRAP: ACC x SIM x FL per sentence (a negative cosine counts as no similarity), then the mean.
     assert card.frame["joint@strap"].tolist() == pytest.approx([0.8, 0.0, 0.0, 0.0])

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 @dataclass
 class Run:
     """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
-    resources it used (trained classifiers by name, the lexicon), for the run's metadata."""
+    resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
+    the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`)."""
 
     card: Scorecard
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -30,6 +31,7 @@ class Run:
     lexicon: object = None
     corpus_references: pd.DataFrame | None = None
     joint: JointRecipe | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
@@ -134,6 +136,13 @@ def _execute(plan: Plan, log: Log) -> Run:
                 card.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
     result.joint = _joint(plan, card, log)
+    if result.joint is not None:
+        from tsteval.metrics.joint.score import fluency_warning
+
+        fluency = fluency_warning(card, result.joint)
+        if fluency is not None:
+            warn(fluency)
+            result.warnings.append(fluency)
     return result
 
 

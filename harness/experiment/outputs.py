@@ -17,13 +17,14 @@ POLICY_FILE = "policy.json"
 
 def write_scored(folder: Path, result: Run, summary: pd.DataFrame, board: pd.DataFrame | None) -> None:
     """Write into ``folder`` (a run's temporary folder): ``scorecard.{csv,parquet}``, ``signatures.json``,
-    ``summary.{csv,md}``; ``leaderboard.{csv,md}`` with ``board``; ``references.{csv,md}`` when content was scored
-    against references; ``policy.json``: per content column, how many pairs the empty/OOV policy decided."""
+    ``summary.{csv,md}``; ``leaderboard.{csv,md}`` with ``board`` (with J's warnings and the copy sanity check);
+    ``references.{csv,md}`` when content was scored against references; ``policy.json``: per content column, how
+    many pairs the empty/OOV policy decided."""
     result.card.write(folder, summary)
     if board is not None:
         from tsteval.metrics.joint.score import write_leaderboard
 
-        write_leaderboard(folder, board, result.joint)
+        write_leaderboard(folder, board, result.joint, result.warnings)
     corpus = result.corpus_references
     if corpus is not None and not corpus.empty:
         from tsteval.metrics.content.references import corpus_markdown
