@@ -16,6 +16,7 @@ from tsteval.scorecard import Scorecard
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tsteval.experiment.leakage import Leakage
     from tsteval.metrics.joint.score import JointRecipe
 
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 class Run:
     """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
     resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
-    the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`)."""
+    the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
+    leakage counts taken before scoring (:mod:`tsteval.experiment.leakage`)."""
 
     card: Scorecard
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -32,6 +34,7 @@ class Run:
     corpus_references: pd.DataFrame | None = None
     joint: JointRecipe | None = None
     warnings: list[str] = field(default_factory=list)
+    leakage: Leakage | None = None
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
@@ -84,6 +87,11 @@ def _execute(plan: Plan, log: Log) -> Run:
     models = {name: (built.value, built.identity) for name in plan.classifiers
               for built in [resources.get("style_classifier", name)]}
     result.trained = resources.trained
+    from tsteval.experiment.leakage import leakage
+
+    result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
+    for line in result.leakage.warnings:
+        warn(line)
     pairs = {key: resources.get("pair_classifier", key) for key in resources.options.pair_classifiers}
     if plan.lexicon is not None:
         result.lexicon = resources.get("lexicon").value

@@ -181,6 +181,7 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
                           "empty": empty_ratings(_without_baselines(plan.transfers.frame))},
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
+        "leakage": None if result.leakage is None else result.leakage.counts,
         "signatures": card.signatures,
     }
 
@@ -190,8 +191,9 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     """Run ``manifest`` (a :class:`Manifest` or a manifest file) and write its run folder; returns the scorecard.
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
-    ``summary.{csv,md}``, ``policy.json``, ``references.{csv,md}`` with references and ``leaderboard.{csv,md}`` when J
-    was scored (as ``tsteval score``: :func:`~tsteval.experiment.outputs.write_scored`), ``tradeoff_*.csv``,
+    ``summary.{csv,md}``, ``policy.json``, ``leakage.json``, ``references.{csv,md}`` with references and
+    ``leaderboard.{csv,md}`` when J was scored (as ``tsteval score``: :func:`~tsteval.experiment.outputs.write_scored`),
+    ``tradeoff_*.csv``,
     ``plots/``, ``run.json``, ``manifest.yaml``, ``report.md``, ``report.html`` and ``explorer.html``
     (:mod:`tsteval.experiment.explorer`), with ``meta_eval/`` (the agreement with human ratings: :func:`agreement`,
     written as ``tsteval meta-eval`` writes it) when the transfers carry ratings and ``significance.csv`` with

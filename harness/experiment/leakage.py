@@ -1,0 +1,81 @@
+"""Leakage guards, counted before any score: scored outputs (and references) that a style classifier was trained
+on, whose ``target_acc`` is then training accuracy, and references identical to the output of the system they are
+scored against (its ``@ref`` scores compare a text with itself).
+
+The classifier's training texts are known through the hash set saved beside it
+(:mod:`tsteval.classifiers.training_texts`); a classifier without one (saved by an older tsteval) counts as
+``"unknown"``.  Rows of the baseline systems (``baseline:NAME``) are tsteval's own and are not counted.
+:func:`leakage` returns the counts (written to ``leakage.json`` by both ``tsteval score`` and ``tsteval run``, and
+to ``run.json``) and one warning line per finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tsteval.classifiers.training_texts import normalised, overlap
+from tsteval.scorecard import Scorecard
+
+LEAKAGE_FILE = "leakage.json"
+UNKNOWN = "unknown"
+BASELINE_PREFIX = "baseline:"
+
+
+@dataclass
+class Leakage:
+    """The counts (JSON-ready) and the warning lines."""
+
+    counts: dict[str, object] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def leakage(card: Scorecard, classifiers: Mapping[str, object],
+            references: Sequence[Sequence[str]] | None = None) -> Leakage:
+    """Count, over the rows of ``card`` that are not baselines: per classifier of ``classifiers`` (name -> fitted
+    model, its ``training_texts_`` the hash set or None), the scored outputs and the distinct references in its
+    training texts; per system, the rows whose output equals one of its references (normalised as the hash set)."""
+    frame = card.frame
+    keep = ~frame["system"].astype(str).str.startswith(BASELINE_PREFIX).to_numpy()
+    outputs = frame["output"].to_numpy()[keep].tolist()
+    distinct = sorted({t for refs in references for t, k in zip(refs, keep, strict=True) if k}) if references else []
+    result = Leakage({"rows": len(outputs), "classifiers": {}})
+    for name, model in classifiers.items():
+        digests = getattr(model, "training_texts_", None)
+        entry: dict[str, object] = {"outputs": len(outputs), "outputs_in_training": _count(outputs, digests)}
+        if references:
+            entry |= {"references": len(distinct), "references_in_training": _count(distinct, digests)}
+        result.counts["classifiers"][name] = entry
+        if digests is None:
+            result.warnings.append(f"leakage: classifier {name} records no hash set of its training texts (saved by "
+                                   "an older tsteval): how many scored outputs it was trained on is unknown")
+            continue
+        found = entry["outputs_in_training"]
+        if found:
+            result.warnings.append(f"leakage: {found:,} of {len(outputs):,} scored outputs are in the training texts "
+                                   f"of classifier {name} (its target_acc there is training accuracy)")
+        if references and entry["references_in_training"]:
+            result.warnings.append(f"leakage: {entry['references_in_training']:,} of {len(distinct):,} references "
+                                   f"are in the training texts of classifier {name}")
+    if references:
+        result.counts["reference_is_output"] = same = _reference_is_output(card, references, keep)
+        for system, rows in same.items():
+            result.warnings.append(f"leakage: system {system}'s outputs equal its own reference on {rows:,} rows: its "
+                                   "@ref scores compare a text with itself")
+    return result
+
+
+def _count(texts: Sequence[str], digests: frozenset[bytes] | None) -> int | str:
+    found = overlap(texts, digests)
+    return UNKNOWN if found is None else found
+
+
+def _reference_is_output(card: Scorecard, references: Sequence[Sequence[str]], keep: Sequence[bool]
+                         ) -> dict[str, int]:
+    """Per system (with at least one), the rows whose output equals one of the row's references."""
+    counts: dict[str, int] = {}
+    columns = [[normalised(t) for t in refs] for refs in references]
+    for row, (system, output) in enumerate(zip(card.frame["system"], card.frame["output"], strict=True)):
+        if keep[row] and any(normalised(output) == refs[row] for refs in columns):
+            counts[str(system)] = counts.get(str(system), 0) + 1
+    return counts
