@@ -64,26 +64,26 @@ def test_older_classifier_loads_and_its_overlap_is_unknown(saved: Path) -> None:
 def test_leakage_counts_outputs_references_and_self_references(saved: Path) -> None:
     model = load_classifier(saved)
     rows = pd.concat([
-        Transfers.from_pairs(["x one", "x two", "x three"], [POSITIVE[0], "a new text", POSITIVE[1]],
+        Transfers.from_pairs(["x one", "x two", "x three"], [POSITIVE[0], "ref b", POSITIVE[1]],
                              source_style="0", target_style="1", system="sys").frame,
-        Transfers.from_pairs(["x one", "x two", "x three"], ["ref a", "ref b", "other"], source_style="0",
+        Transfers.from_pairs(["x one", "x two", "x three"], ["ref a", "ref b", "ref c"], source_style="0",
                              target_style="1", system="Human1").frame,
         Transfers.from_pairs(["x one", "x two", "x three"], ["x one", "x two", "x three"], source_style="0",
                              target_style="1", system="baseline:copy").frame,
     ], ignore_index=True)
     card = Scorecard.from_transfers(Transfers(rows))
-    references = [("ref a", "ref b", "ref c", "ref a", "ref b", "ref c", "x one", "x two", "x three"),
+    references = [("ref a", "ref b", "ref c", "ref a", "ref b", "ref c", "x one", "x two", "x three"),  # Human1's
                   (NEGATIVE[2], "z", "z", NEGATIVE[2], "z", "z", "x one", "x two", "x three")]
     found = leakage(card, {"ft": model}, references)
     assert found.counts == {"rows": 6, "classifiers": {"ft": {"outputs": 6, "outputs_in_training": 2,
                                                               "references": 5, "references_in_training": 1}},
-                            "reference_is_output": {"Human1": 2}}
+                            "reference_is_output": {"Human1": 3, "sys": 1}, "own_reference": {"Human1": [0]}}
     assert found.warnings == [
         "leakage: 2 of 6 scored outputs are in the training texts of classifier ft (its target_acc there is training "
         "accuracy)",
         "leakage: 1 of 5 references are in the training texts of classifier ft",
-        "leakage: system Human1's outputs equal its own reference on 2 rows: its @ref scores compare a text with "
-        "itself"]
+        "leakage: system Human1's outputs equal its own reference (set 0) on 3 rows: its @ref scores compare a text "
+        "with itself"]
 
 
 def test_score_warns_and_writes_leakage_json(saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

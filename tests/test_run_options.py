@@ -174,7 +174,8 @@ def test_score_and_run_write_the_same_files(files: Path, capsys: pytest.CaptureF
     assert (out / "policy.json").read_text() == (run / "policy.json").read_text()
     # the reference file is the outputs: the leakage guard counts every row, in both folders and in run.json
     leakage = json.loads((out / "leakage.json").read_text())
-    assert leakage == {"rows": len(OUTPUTS), "classifiers": {}, "reference_is_output": {"system": len(OUTPUTS)}}
+    assert leakage == {"rows": len(OUTPUTS), "classifiers": {}, "reference_is_output": {"system": len(OUTPUTS)},
+                       "own_reference": {"system": [0]}}
     assert (run / "leakage.json").read_text() == (out / "leakage.json").read_text()
     assert json.loads((run / "run.json").read_text())["leakage"] == leakage
-    assert f"leakage: system system's outputs equal its own reference on {len(OUTPUTS)} rows" in outcome.err
+    assert f"leakage: system system's outputs equal its own reference (set 0) on {len(OUTPUTS)} rows" in outcome.err

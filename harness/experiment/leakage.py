@@ -1,6 +1,9 @@
 """Leakage guards, counted before any score: scored outputs (and references) that a style classifier was trained
 on, whose ``target_acc`` is then training accuracy, and references identical to the output of the system they are
-scored against (its ``@ref`` scores compare a text with itself).
+scored against: ``reference_is_output`` counts, per system, the rows whose output equals one of the row's
+references (an ordinary system may match a human rewrite now and then), and ``own_reference`` names, per system,
+the reference sets equal to its output on every one of its rows (DualRL's ``Human1`` is ``reference1``): its
+``@ref`` scores compare a text with itself, and that is warned about.
 
 The classifier's training texts are known through the hash set saved beside it
 (:mod:`tsteval.classifiers.training_texts`); a classifier without one (saved by an older tsteval) counts as
@@ -58,10 +61,12 @@ def leakage(card: Scorecard, classifiers: Mapping[str, object],
             result.warnings.append(f"leakage: {entry['references_in_training']:,} of {len(distinct):,} references "
                                    f"are in the training texts of classifier {name}")
     if references:
-        result.counts["reference_is_output"] = same = _reference_is_output(card, references, keep)
-        for system, rows in same.items():
-            result.warnings.append(f"leakage: system {system}'s outputs equal its own reference on {rows:,} rows: its "
-                                   "@ref scores compare a text with itself")
+        same, own = _reference_is_output(card, references, keep)
+        result.counts |= {"reference_is_output": same, "own_reference": own}
+        for system, sets in own.items():
+            result.warnings.append(f"leakage: system {system}'s outputs equal its own reference (set "
+                                   f"{', '.join(map(str, sets))}) on {same[system]:,} rows: its @ref scores compare a "
+                                   "text with itself")
     return result
 
 
@@ -71,11 +76,21 @@ def _count(texts: Sequence[str], digests: frozenset[bytes] | None) -> int | str:
 
 
 def _reference_is_output(card: Scorecard, references: Sequence[Sequence[str]], keep: Sequence[bool]
-                         ) -> dict[str, int]:
-    """Per system (with at least one), the rows whose output equals one of the row's references."""
-    counts: dict[str, int] = {}
+                         ) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """Per system (with at least one), the rows whose output equals one of the row's references; per system
+    (with one), the reference sets (0-based) equal to its output on every one of its rows."""
     columns = [[normalised(t) for t in refs] for refs in references]
-    for row, (system, output) in enumerate(zip(card.frame["system"], card.frame["output"], strict=True)):
-        if keep[row] and any(normalised(output) == refs[row] for refs in columns):
-            counts[str(system)] = counts.get(str(system), 0) + 1
-    return counts
+    counts: dict[str, int] = {}
+    matched: dict[str, list[int]] = {}  # per system and reference set: rows that match
+    size: dict[str, int] = {}
+    for row, (system, output) in enumerate(zip(card.frame["system"].astype(str), card.frame["output"], strict=True)):
+        if not keep[row]:
+            continue
+        size[system] = size.get(system, 0) + 1
+        hits = [normalised(output) == refs[row] for refs in columns]
+        matched.setdefault(system, [0] * len(columns))
+        matched[system] = [m + h for m, h in zip(matched[system], hits, strict=True)]
+        if any(hits):
+            counts[system] = counts.get(system, 0) + 1
+    own = {system: [k for k, m in enumerate(sets) if m == size[system]] for system, sets in matched.items()}
+    return counts, {system: sets for system, sets in own.items() if sets}
