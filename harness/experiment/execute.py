@@ -71,6 +71,7 @@ def execute(plan: Plan, log: Log = silent) -> Run:
 def _execute(plan: Plan, log: Log) -> Run:
     """:func:`execute` inside its thread setting."""
     from tsteval.classifiers.corpus_checks import warn
+    from tsteval.experiment.leakage import leakage
     from tsteval.experiment.sentences import SentenceJob, score_sentences
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
@@ -87,8 +88,6 @@ def _execute(plan: Plan, log: Log) -> Run:
     models = {name: (built.value, built.identity) for name in plan.classifiers
               for built in [resources.get("style_classifier", name)]}
     result.trained = resources.trained
-    from tsteval.experiment.leakage import leakage
-
     result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
     for line in result.leakage.warnings:
         warn(line)
