@@ -7,7 +7,9 @@ in the order of ``classes_``.
 
 A saved model is a directory with ``tsteval-classifier.json`` (backend name, parameters, classes,
 the size and sha256 of every weight file, an integrity hash over all of these, library versions)
-beside the backend's weights in a safe format (safetensors, JSON or fastText's own binary).  Loading
+beside the backend's weights in a safe format (safetensors, JSON or fastText's own binary), and, for a model
+trained by this tsteval, ``training-texts.json``: the hash set of its training texts
+(:mod:`tsteval.classifiers.training_texts`; ``training_texts_`` once loaded, None for an older model).  Loading
 verifies the manifest and every file's hash before any reader sees a file, so a truncated, damaged or
 edited model is one clear error, never a library crash or a silently different model.  Nothing is
 unpickled.
@@ -30,6 +32,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, make_constraint
 
+from tsteval.classifiers.training_texts import TRAINING_TEXTS, read_training_texts, text_digests, write_training_texts
 from tsteval.core.errors import InputError, LabelMismatchError, TstevalError, quote, read_json
 from tsteval.core.integrity import file_problem, files_under, integrity_hash, record_files, records_problem
 from tsteval.core.signature import package_version
@@ -218,6 +221,9 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
         with tempfile.TemporaryDirectory(prefix=".tsteval-save-", dir=directory) as tmp:
             written = Path(tmp)
             self._save_state(written)
+            digests = getattr(self, "training_texts_", None)
+            if digests is not None:
+                write_training_texts(written, digests)
             names = files_under(written)
             files = record_files(written, names)
             for name in names:
@@ -227,6 +233,8 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
                                       "classes": [str(c) for c in self.classes_], "files": files}, default=str))
         manifest = {"format": MANIFEST_FORMAT, **body, "integrity": integrity_hash(body),
                     "versions": {lib: package_version(lib) for lib in ("tsteval", *self.libraries)}}
+        if digests is not None:  # the file itself is in "files", so the integrity hash covers it
+            manifest["training_texts"] = {"file": TRAINING_TEXTS, "count": len(digests)}
         (directory / self.manifest_name).write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
         return directory
 
@@ -320,6 +328,8 @@ def load_saved(directory: str | Path, manifest_name: str, resolve: Callable[[str
     model = cls(**params)
     model.classes_ = np.array(classes, dtype=object)
     model._load_state(directory)
+    listed = _read_manifest(directory / manifest_name)["files"]  # verified above: a listed file has its sha256
+    model.training_texts_ = read_training_texts(directory) if TRAINING_TEXTS in listed else None
     return model
 
 
@@ -331,6 +341,7 @@ class TextClassifier(SavedClassifier):
         self._validate_params()
         texts, labels = check_training_data(texts, labels)
         self._fit(texts, self._encode_labels(labels))
+        self.training_texts_ = text_digests(texts)
         return self
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:

@@ -10,8 +10,8 @@ import pytest
 MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.registry",
            "tsteval.metrics.naturalness.lm_scores", "tsteval.metrics.naturalness.pooled",
            "tsteval.metrics.naturalness.causal_lm",
-           "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.core.tokenize",
-           "tsteval.core.devices", "tsteval.experiment.metaeval", "tsteval.core.texttable",
+           "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.classifiers.training_texts",
+           "tsteval.core.tokenize", "tsteval.core.devices", "tsteval.experiment.metaeval", "tsteval.core.texttable",
            "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.experiment.options", "tsteval.scorecard"]
 
 

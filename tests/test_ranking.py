@@ -90,7 +90,7 @@ def test_strap_recipe_maps_acc_sim_fluency_onto_the_metrics() -> None:
     card.add("sbert@none", [0.8, -0.2, 0.9, 0.5], "metric:sbert|mod:none")
     card.add("naturalness@unigram", [0.7, 0.9, 0.9, 0.2], "metric:adv_naturalness|clf:unigram")
     recipe = strap_recipe(card, ["ft"])
-    assert str(recipe.fluency) == "naturalness@unigram>=0.5" and recipe.column == "joint@strap"
+    assert str(recipe.fluency) == "naturalness@unigram>0.5" and recipe.column == "joint@strap"
     score_joint(card, recipe)
     # STRAP: ACC x SIM x FL per sentence (a negative cosine counts as no similarity), then the mean.
     assert card.frame["joint@strap"].tolist() == pytest.approx([0.8, 0.0, 0.0, 0.0])
@@ -237,6 +237,14 @@ def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, 
     board = pd.read_csv(tmp_path / "run" / "leaderboard.csv", dtype={"source_style": str, "target_style": str})
     assert len(board) == 2 * 3
     assert "## Leaderboard" in (tmp_path / "run" / "summary.md").read_text()
+    # the copy sanity check: copy (outputs = inputs, chrF 100) outranks the system in 0 -> 1 only; said, escaped,
+    # in the report and leaderboard.md, and marked in leaderboard.csv
+    line = ("sanity: 0 → 1: baseline:copy (the unchanged input) ranks 1 of 3 by J, above 1 system(s) (&lt;b&gt;evil"
+            "&lt;/b&gt;): this J rewards not transferring")
+    assert f"Warning: {line}" in report
+    assert "1 → 0: baseline:copy" not in report
+    assert "ranks 1 of 3 by J" in (tmp_path / "run" / "leaderboard.md").read_text()
+    assert board.loc[board["copy_above"], ["source_style", "system"]].values.tolist() == [["0", "<b>evil</b>"]]
     assert set(pd.read_csv(tmp_path / "run" / "significance.csv")["metric"]) == {"sti@lr", "chrf@none", "joint@toy"}
 
 

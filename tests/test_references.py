@@ -107,3 +107,20 @@ def test_manifest_references_dualrl_add_ref_columns(tmp_path) -> None:
     card = tsteval.run(plan)
     assert {"bleu@ref", "rougeL@ref", "bleu@none"} <= set(card.frame.columns)
     assert "ref:4" in card.signatures["rougeL@ref"]
+
+
+def test_identical_reference_scores_are_clipped_to_the_declared_range() -> None:
+    from tsteval.metrics.content.references import score_references
+    from tsteval.metrics.content.scorer import score_content
+    from tsteval.metrics.registry import METRICS
+    from tsteval.scorecard import Scorecard
+
+    texts = ["the food was great and the staff were friendly .", "i would not go back there again , ever ."]
+    raw = multi_reference("bleu", [texts], texts).values
+    assert (raw > 100).all()  # floating error: 100.00000000000004, above BLEU's declared range
+    card = Scorecard.from_transfers(Transfers.from_pairs(texts, texts, source_style="0", target_style="1"))
+    score_references(card, ["bleu", "chrf"], [texts])
+    score_content(card, ["bleu"], modification="none")
+    for column in ("bleu@ref", "chrf@ref", "bleu@none"):
+        assert card.frame[column].tolist() == [METRICS[column.split("@")[0]].range[1]] * 2 == [100.0] * 2
+    assert METRICS["bleu"].compute(texts, texts).values.tolist() == [100.0, 100.0]

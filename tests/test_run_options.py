@@ -3,6 +3,7 @@ manifest and the Python API finds the same value, and a bad value the same one-l
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,10 @@ def test_score_and_run_write_the_same_files(files: Path, capsys: pytest.CaptureF
     assert {"references.csv", "references.md", "policy.json"} <= scored
     assert (out / "references.csv").read_text() == (run / "references.csv").read_text()
     assert (out / "policy.json").read_text() == (run / "policy.json").read_text()
+    # the reference file is the outputs: the leakage guard counts every row, in both folders and in run.json
+    leakage = json.loads((out / "leakage.json").read_text())
+    assert leakage == {"rows": len(OUTPUTS), "classifiers": {}, "reference_is_output": {"system": len(OUTPUTS)},
+                       "own_reference": {"system": [0]}}
+    assert (run / "leakage.json").read_text() == (out / "leakage.json").read_text()
+    assert json.loads((run / "run.json").read_text())["leakage"] == leakage
+    assert f"leakage: system system's outputs equal its own reference (set 0) on {len(OUTPUTS)} rows" in outcome.err

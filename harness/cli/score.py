@@ -51,11 +51,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     card = result.card
     summary = card.summary(seed=plan.seed)
     corpus = result.corpus_references
-    board = None
+    board, sanity = None, []
     if result.joint is not None:
-        from tsteval.metrics.joint.score import leaderboard
+        from tsteval.metrics.joint.score import leaderboard, sanity_notes
 
         board = leaderboard(card, result.joint, seed=plan.seed)
+        sanity = sanity_notes(board)
     with output_directory(args.out, "scorecard", args.overwrite) as tmp:
         write_scored(tmp, result, summary, board)
     notices = sys.stderr if args.format == "json" else sys.stdout
@@ -63,6 +64,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     for column, c in flagged.items():
         print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)",
               file=notices)
+    for note in sanity:
+        print(f"warning: {note}", file=notices)
     if args.format == "json":
         print(summary_json(summary, card.signatures, rows=len(card.frame), out=str(args.out)))
     elif args.format == "signature":

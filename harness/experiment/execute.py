@@ -16,13 +16,16 @@ from tsteval.scorecard import Scorecard
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tsteval.experiment.leakage import Leakage
     from tsteval.metrics.joint.score import JointRecipe
 
 
 @dataclass
 class Run:
     """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
-    resources it used (trained classifiers by name, the lexicon), for the run's metadata."""
+    resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
+    the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
+    leakage counts taken before scoring (:mod:`tsteval.experiment.leakage`)."""
 
     card: Scorecard
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -30,6 +33,8 @@ class Run:
     lexicon: object = None
     corpus_references: pd.DataFrame | None = None
     joint: JointRecipe | None = None
+    warnings: list[str] = field(default_factory=list)
+    leakage: Leakage | None = None
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
@@ -66,6 +71,7 @@ def execute(plan: Plan, log: Log = silent) -> Run:
 def _execute(plan: Plan, log: Log) -> Run:
     """:func:`execute` inside its thread setting."""
     from tsteval.classifiers.corpus_checks import warn
+    from tsteval.experiment.leakage import leakage
     from tsteval.experiment.sentences import SentenceJob, score_sentences
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
@@ -82,6 +88,9 @@ def _execute(plan: Plan, log: Log) -> Run:
     models = {name: (built.value, built.identity) for name in plan.classifiers
               for built in [resources.get("style_classifier", name)]}
     result.trained = resources.trained
+    result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
+    for line in result.leakage.warnings:
+        warn(line)
     pairs = {key: resources.get("pair_classifier", key) for key in resources.options.pair_classifiers}
     if plan.lexicon is not None:
         result.lexicon = resources.get("lexicon").value
@@ -134,6 +143,13 @@ def _execute(plan: Plan, log: Log) -> Run:
                 card.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
     result.joint = _joint(plan, card, log)
+    if result.joint is not None:
+        from tsteval.metrics.joint.score import fluency_warning
+
+        fluency = fluency_warning(card, result.joint)
+        if fluency is not None:
+            warn(fluency)
+            result.warnings.append(fluency)
     return result
 
 

@@ -22,7 +22,7 @@ from tsteval.experiment.metaeval import MetaEvaluation
 from tsteval.experiment.metaeval_report import rating_tables, statistics_note
 from tsteval.experiment.significance import matrix_table
 from tsteval.experiment.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
-from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables
+from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables, sanity_notes
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard, wide_summary
 
@@ -119,6 +119,7 @@ def ranking_blocks(board: pd.DataFrame | None, recipe: JointRecipe | None, pairs
                         f"is `strap`), with a 95% percentile-bootstrap interval ({spec.bootstrap_resamples} "
                         f"resamples, seed {seed}); the factor columns are their means on the same rows. One table "
                         "per transfer direction. Full table: `leaderboard.csv`.")]
+        blocks += [Text(f"Warning: {note}") for note in sanity_notes(board)]
         for title, table in leaderboard_tables(board, recipe):
             blocks += [Heading(3, title), Table(table)]
     if pairs is not None:

@@ -181,6 +181,7 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
                           "empty": empty_ratings(_without_baselines(plan.transfers.frame))},
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
+        "leakage": None if result.leakage is None else result.leakage.counts,
         "signatures": card.signatures,
     }
 
@@ -190,8 +191,9 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     """Run ``manifest`` (a :class:`Manifest` or a manifest file) and write its run folder; returns the scorecard.
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
-    ``summary.{csv,md}``, ``policy.json``, ``references.{csv,md}`` with references and ``leaderboard.csv`` when J
-    was scored (as ``tsteval score``: :func:`~tsteval.experiment.outputs.write_scored`), ``tradeoff_*.csv``,
+    ``summary.{csv,md}``, ``policy.json``, ``leakage.json``, ``references.{csv,md}`` with references and
+    ``leaderboard.{csv,md}`` when J was scored (as ``tsteval score``: :func:`~tsteval.experiment.outputs.write_scored`),
+    ``tradeoff_*.csv``,
     ``plots/``, ``run.json``, ``manifest.yaml``, ``report.md``, ``report.html`` and ``explorer.html``
     (:mod:`tsteval.experiment.explorer`), with ``meta_eval/`` (the agreement with human ratings: :func:`agreement`,
     written as ``tsteval meta-eval`` writes it) when the transfers carry ratings and ``significance.csv`` with
@@ -217,9 +219,11 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     curves = tradeoffs(card, manifest)
     board = None
     if result.joint is not None:
-        from tsteval.metrics.joint.score import leaderboard
+        from tsteval.metrics.joint.score import leaderboard, sanity_notes
 
         board = leaderboard(card, result.joint, manifest.report.bootstrap_resamples, manifest.seed)
+        for note in sanity_notes(board):
+            log(f"warning: {note}")
     pairs = significance(card, manifest, result.joint)
 
     with output_directory(out, "run", overwrite) as tmp:

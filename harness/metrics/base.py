@@ -36,6 +36,8 @@ from tsteval.core.signature import Signature
 from tsteval.metrics.resources import RESOURCES
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from tsteval.metrics.content.policy import MetricResult
 
 # ``joint``: a metric combining the columns of the other aspects (STRAP's J), scored after them.
@@ -147,6 +149,19 @@ class Metric:
                                f"{list(choices)}")
         return value
 
+    def clipped(self, values: object) -> np.ndarray:
+        """``values`` clipped into the declared :attr:`range` (NaN stays NaN): floating error puts e.g. the BLEU of
+        an output identical to its reference at 100.00000000000004, which the scorecard stores as 100.
+
+        >>> from tsteval.metrics.registry import METRICS
+        >>> METRICS["bleu"].clipped([100.00000000000004, -1e-15, 50.0]).tolist()
+        [100.0, 0.0, 50.0]
+        """
+        import numpy as np
+
+        low, high = self.range
+        return np.clip(np.asarray(values, dtype=float), low, high)
+
     def function(self) -> Callable[..., object]:
         """The per-sentence scorer, imported on first use."""
         if self.scorer is None:
@@ -179,7 +194,7 @@ class Metric:
         result: MetricResult = self.function()(list(inputs), list(outputs), **kwargs, **values)
         corpus = (float(_imported(self.corpus_scorer)(list(inputs), list(outputs), **kwargs, **values))
                   if self.corpus_scorer else float(result.values.mean()) if len(result.values) else math.nan)
-        return Computed(result.values, corpus, result.counts.as_dict())
+        return Computed(self.clipped(result.values), corpus, result.counts.as_dict())
 
 
 def _imported(path: str) -> Callable[..., object]:

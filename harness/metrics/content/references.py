@@ -204,7 +204,7 @@ def score_references(card: Scorecard, metrics: Sequence[str], references: Refere
         stats = extracted.get("bleu" if name == "bleu_mir" else name)
         result = multi_reference(name, references, hyps, stats, values, **kwargs)
         column = f"{name}@{REFERENCE_LABEL}"
-        card.add(column, result.values, str(metric.signature(param_values=values, **fields, **used)))
+        card.add(column, metric.clipped(result.values), str(metric.signature(param_values=values, **fields, **used)))
         counts[column] = result.counts.as_dict()
     return counts, corpus_table(card, extracted, len(references), params.get("chrf", {}))
 

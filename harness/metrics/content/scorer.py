@@ -119,6 +119,6 @@ def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str 
         values = metric.check_params(params.get(name, {}))
         result = metric.function()(refs, hyps, tokens=tokens, **kwargs, **values)
         column = f"{name}@{modification}" + (f"[{tag}]" if tag else "")
-        card.add(column, result.values, str(metric.signature(param_values=values, **fields, **used)))
+        card.add(column, metric.clipped(result.values), str(metric.signature(param_values=values, **fields, **used)))
         counts[column] = result.counts.as_dict()
     return counts

@@ -4,8 +4,8 @@ J is computed **per sentence, then averaged** (Krishna et al. 2020, STRAP: J = m
 ACC x SIM x FL), so a system cannot trade style on some sentences against content on others.  Each factor is a
 scorecard column of a registered metric, turned into a number in [0, 1]:
 
-* with a threshold, ``COLUMN>=T`` (a higher-is-better metric) or ``COLUMN<=T`` (lower-is-better, e.g.
-  ``ppl@kn3<=200``): an indicator, 1 when the sentence passes, else 0;
+* with a threshold, ``COLUMN>=T`` or the strict ``COLUMN>T`` (a higher-is-better metric), ``COLUMN<=T`` or
+  ``COLUMN<T`` (lower-is-better, e.g. ``ppl@kn3<=200``): an indicator, 1 when the sentence passes, else 0;
 * without one, the value rescaled from the metric's declared range with negative values clipped to 0:
   ``clip((v - max(lo, 0)) / (hi - max(lo, 0)), 0, 1)``, so ``target_acc`` and ``naturalness`` stay as they are,
   BLEU and chrF are divided by 100 and a negative cosine (``sbert``) counts as no similarity.  A lower-is-better
@@ -15,8 +15,16 @@ scorecard column of a registered metric, turned into a number in [0, 1]:
 ``target_acc@CLF`` (the first style classifier: the output is classified as the target style), SIM =
 ``sbert@none`` (cosine of all-MiniLM-L6-v2 embeddings of output and input; STRAP uses Wieting et al.'s SIM, also a
 cosine of sentence embeddings; when no ``sbert@none`` is scored, the first of ``meteor@none``, ``chrf@none``,
-``bleu@none``), FL = ``naturalness@unigram>=0.5`` (the cross-fitted adversarial classifier takes the output for
-human-written; STRAP uses a RoBERTa CoLA classifier's "acceptable" decision, which tsteval does not ship).
+``bleu@none``), FL = ``naturalness@unigram>0.5`` (the cross-fitted adversarial classifier takes the output for
+human-written; STRAP uses a RoBERTa CoLA classifier's "acceptable" decision, which tsteval does not ship).  The
+threshold is **strict**: a classifier that cannot tell the output from human text gives exactly 0.5 (a copied input
+when the human side is the inputs themselves), and that tie must not pass.  When the adversarial classifier's human
+side is the transfers' inputs (signature ``human:inputs``), every copy is such a tie, so J is still scored but
+:func:`fluency_warning` says so (the run's log, stderr and the leaderboard files).
+
+**Sanity check.** On a leaderboard with baseline systems (``baseline:NAME``), :func:`sanity_notes` gives one line
+per direction where ``baseline:copy`` ranks above a system that is not a baseline: such a J rewards not
+transferring at all, and the leaderboard says so.
 
 >>> import numpy as np
 >>> joint_values(np.array([1.0, 1.0, 0.0]), np.array([0.5, 1.0, 1.0]), np.array([1.0, 0.0, 1.0])).tolist()
@@ -48,7 +56,10 @@ from tsteval.scorecard import Scorecard
 STRAP = "strap"
 FACTORS = ("style", "content", "fluency")
 FACTOR_ASPECTS = {"style": ("style",), "content": ("content", "compatibility"), "fluency": ("naturalness",)}
-_COMPONENT = re.compile(r"^\s*([^<>=\s]+@[^<>=\s]+)\s*(?:(>=|<=)\s*([-+0-9.eE]+)\s*)?$")
+_COMPONENT = re.compile(r"^\s*([^<>=\s]+@[^<>=\s]+)\s*(?:(>=|<=|>|<)\s*([-+0-9.eE]+)\s*)?$")
+_OPERATORS = {">=": np.greater_equal, ">": np.greater, "<=": np.less_equal, "<": np.less}
+COPY = "baseline:copy"
+BASELINE_PREFIX = "baseline:"
 _NAMED = re.compile(r"^\s*([A-Za-z0-9_.-]+)=(.*)$")
 STRAP_CONTENT = ("sbert@none", "meteor@none", "chrf@none", "bleu@none")
 STRAP_FLUENCY = ("naturalness@unigram", "naturalness@textcnn")
@@ -64,11 +75,11 @@ class Component:
 
     @classmethod
     def parse(cls, text: str) -> Component:
-        """``COLUMN``, ``COLUMN>=T`` or ``COLUMN<=T``."""
+        """``COLUMN``, ``COLUMN>=T``, ``COLUMN>T``, ``COLUMN<=T`` or ``COLUMN<T``."""
         match = _COMPONENT.match(str(text))
         if not match:
-            raise TstevalError(f"{str(text)[:80]!r} is not a J factor: give METRIC@NAME, METRIC@NAME>=T or "
-                               "METRIC@NAME<=T (e.g. naturalness@unigram>=0.5)")
+            raise TstevalError(f"{str(text)[:80]!r} is not a J factor: give METRIC@NAME, METRIC@NAME>=T, >T, "
+                               "<=T or <T (e.g. naturalness@unigram>0.5)")
         column, operator, threshold = match.groups()
         if column.split("@", 1)[0] not in METRICS:
             raise TstevalError(f"J factor {column!r}: {column.split('@', 1)[0]!r} is not a metric; known: "
@@ -98,13 +109,12 @@ class Component:
             raise TstevalError(f"J factor {self.column!r} has {int(bad.sum())} NaN or infinite values (row "
                                f"{int(np.argmax(bad))}); fix or drop those rows")
         if self.operator is not None:
-            wanted = ">=" if metric.higher_is_better else "<="
-            if self.operator != wanted:
+            wanted = (">=", ">") if metric.higher_is_better else ("<=", "<")
+            if self.operator not in wanted:
                 better = "higher" if metric.higher_is_better else "lower"
                 raise TstevalError(f"J factor {self}: {metric.name} is {better}-is-better, so its indicator is "
-                                   f"{self.column}{wanted}T")
-            passed = values >= self.threshold if self.operator == ">=" else values <= self.threshold
-            return passed.astype(float)
+                                   f"{self.column}{wanted[0]}T or {self.column}{wanted[1]}T")
+            return _OPERATORS[self.operator](values, self.threshold).astype(float)
         low, high = metric.range
         if not metric.higher_is_better or not math.isfinite(high):
             raise TstevalError(f"J factor {self.column!r}: {metric.name} is lower-is-better or unbounded; give a "
@@ -156,7 +166,7 @@ class JointRecipe:
         parts = [p.strip() for p in spec]
         if len(parts) != 3:
             raise TstevalError(f"a J recipe has three factors STYLE,CONTENT,FLUENCY (e.g. target_acc@ft,sbert@none,"
-                               f"naturalness@unigram>=0.5), not {len(parts)}: {','.join(parts)[:120]!r}")
+                               f"naturalness@unigram>0.5), not {len(parts)}: {','.join(parts)[:120]!r}")
         return cls(*(Component.parse(p) for p in parts), name=name)
 
 
@@ -167,7 +177,7 @@ def strap_recipe(card: Scorecard, style_names: Sequence[str]) -> JointRecipe | N
     if not style_names or content is None or fluency is None:
         return None
     return JointRecipe(Component(f"target_acc@{style_names[0]}"), Component(content),
-                       Component(fluency, ">=", 0.5), STRAP)
+                       Component(fluency, ">", 0.5), STRAP)
 
 
 def missing_for_strap(card: Scorecard, style_names: Sequence[str]) -> list[str]:
@@ -178,6 +188,36 @@ def missing_for_strap(card: Scorecard, style_names: Sequence[str]) -> list[str]:
     if not any(c in card.signatures for c in STRAP_FLUENCY):
         missing.append(f"a naturalness column ({', '.join(STRAP_FLUENCY)})")
     return missing
+
+
+def fluency_warning(card: Scorecard, recipe: JointRecipe) -> str | None:
+    """One line when J's fluency factor is an adversarial classifier whose human side is the transfers' own
+    inputs (signature ``human:inputs``): a copy then looks exactly as human as the human text; else None."""
+    signature = card.signatures.get(recipe.fluency.column, "")
+    if "|human:inputs|" not in f"{signature}|":
+        return None
+    return (f"J's fluency factor treats the inputs as the human text: give --human FILE (manifest metrics.human) "
+            f"so that {recipe.fluency.column} compares outputs with human sentences that are not the inputs "
+            "(a copied input is a tie, 0.5, and cannot pass)")
+
+
+def sanity_notes(board: pd.DataFrame) -> list[str]:
+    """One line per transfer direction of ``board`` (a :func:`leaderboard`) where ``baseline:copy`` ranks above a
+    system that is not a baseline (``baseline:NAME``); empty when there is none or no copy baseline."""
+    notes = []
+    for (source, target), part in board.groupby(["source_style", "target_style"], sort=False):
+        copy = part[part["system"] == COPY]
+        if copy.empty:
+            continue
+        rank = int(copy["rank"].min())
+        below = part[(part["rank"] > rank) & ~part["system"].astype(str).str.startswith(BASELINE_PREFIX)]
+        if below.empty:
+            continue
+        systems = sorted(set(below["system"].astype(str)))
+        shown = ", ".join(systems[:5]) + (f" and {len(systems) - 5} more" if len(systems) > 5 else "")
+        notes.append(f"sanity: {source} → {target}: {COPY} (the unchanged input) ranks {rank} of {len(part)} by J, "
+                     f"above {len(systems)} system(s) ({shown}): this J rewards not transferring")
+    return notes
 
 
 def joint_values(style: np.ndarray, content: np.ndarray, fluency: np.ndarray) -> np.ndarray:
@@ -218,7 +258,16 @@ def leaderboard(card: Scorecard, recipe: JointRecipe, n_resamples: int = 1000, s
     board = pd.DataFrame(rows).sort_values(["source_style", "target_style", "J"], ascending=[True, True, False],
                                            kind="stable")
     board.insert(2, "rank", board.groupby(["source_style", "target_style"]).cumcount() + 1)
-    return board.reset_index(drop=True)
+    board = board.reset_index(drop=True)
+    return board.assign(copy_above=_copy_above(board))
+
+
+def _copy_above(board: pd.DataFrame) -> list[bool]:
+    """Per row: the row is a system that is not a baseline and ``baseline:copy`` ranks above it (same direction)."""
+    copy_rank = board[board["system"] == COPY].groupby(["source_style", "target_style"])["rank"].min().to_dict()
+    return [not str(row.system).startswith(BASELINE_PREFIX)
+            and row.rank > copy_rank.get((row.source_style, row.target_style), math.inf)
+            for row in board.itertuples()]
 
 
 def leaderboard_tables(board: pd.DataFrame, recipe: JointRecipe) -> list[tuple[str, pd.DataFrame]]:
@@ -234,20 +283,32 @@ def leaderboard_tables(board: pd.DataFrame, recipe: JointRecipe) -> list[tuple[s
     return out
 
 
-def leaderboard_markdown(board: pd.DataFrame, recipe: JointRecipe) -> str:
-    """The leaderboard section of ``summary.md``: one escaped Markdown table per direction."""
+def leaderboard_notes(board: pd.DataFrame, warnings: Sequence[str] = ()) -> list[str]:
+    """The warning lines a leaderboard carries: ``warnings`` (e.g. :func:`fluency_warning`), then
+    :func:`sanity_notes`."""
+    return [*warnings, *sanity_notes(board)]
+
+
+def leaderboard_markdown(board: pd.DataFrame, recipe: JointRecipe, warnings: Sequence[str] = ()) -> str:
+    """The leaderboard section of ``summary.md`` (and ``leaderboard.md``): its warning lines (see
+    :func:`leaderboard_notes`), then one escaped Markdown table per direction."""
     lines = ["", f"## Leaderboard: {md.inline(recipe.column)} per transfer direction", "",
              md.inline(f"J = mean over sentences of {recipe.style} × {recipe.content} × {recipe.fluency} "
                        "(each factor in [0, 1]; the factor columns are their means)."), ""]
+    lines += [f"**Warning:** {md.inline(note)}\n" for note in leaderboard_notes(board, warnings)]
     for title, table in leaderboard_tables(board, recipe):
         lines += [f"### {md.inline(title)}", "", md.table(table, lambda v: f"{v:.3f}" if isinstance(v, float)
                                                               else str(v)), ""]
     return "\n".join(lines)
 
 
-def write_leaderboard(directory: str | Path, board: pd.DataFrame, recipe: JointRecipe) -> None:
-    """Write ``leaderboard.csv`` and append the leaderboard to ``summary.md`` in ``directory``."""
+def write_leaderboard(directory: str | Path, board: pd.DataFrame, recipe: JointRecipe,
+                      warnings: Sequence[str] = ()) -> None:
+    """Write ``leaderboard.csv`` (its column ``copy_above`` marks the systems ``baseline:copy`` outranks) and
+    ``leaderboard.md``, and append the leaderboard to ``summary.md`` in ``directory``."""
     directory = Path(directory)
     board.to_csv(directory / "leaderboard.csv", index=False)
+    text = leaderboard_markdown(board, recipe, warnings)
+    (directory / "leaderboard.md").write_text(text.lstrip("\n"), encoding="utf-8")
     with (directory / "summary.md").open("a", encoding="utf-8") as summary:
-        summary.write(leaderboard_markdown(board, recipe))
+        summary.write(text)
