@@ -264,6 +264,7 @@ def test_score_cli_baselines_and_leaderboard(tmp_path: Path, yelp: dict[str, lis
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "Leaderboard: joint@custom per transfer direction" in printed and "baseline:delete-lexicon" in printed
+    assert "\\" not in printed.split("Leaderboard:")[1]  # plain text on the terminal: no Markdown escapes
     board = pd.read_csv(tmp_path / "run" / "leaderboard.csv")
     copy = board.set_index("system").loc[baseline_system("copy")]
     assert copy["content"] == 1.0 and copy["style"] == board["style"].min()  # BLEU 100, least classified as target

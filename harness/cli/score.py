@@ -64,14 +64,19 @@ def cmd_score(args: argparse.Namespace) -> int:
     for column, c in flagged.items():
         print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)",
               file=notices)
-    for note in sanity:
-        print(f"warning: {note}", file=notices)
+    if args.quiet or args.format != "markdown":  # else the leaderboard below prints them
+        for note in sanity:
+            print(f"warning: {note}", file=notices)
     if args.format == "json":
         print(summary_json(summary, card.signatures, rows=len(card.frame), out=str(args.out)))
     elif args.format == "signature":
         print("\n".join(signature_lines(summary)))
     elif not args.quiet:
         print(summary_text(summary))
+        if board is not None:
+            from tsteval.metrics.joint.score import leaderboard_text
+
+            print(leaderboard_text(board, result.joint, result.warnings))
         if corpus is not None and not corpus.empty:
             print(text_table(corpus, lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)) + "\n")
     print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}", file=notices)

@@ -302,6 +302,19 @@ def leaderboard_markdown(board: pd.DataFrame, recipe: JointRecipe, warnings: Seq
     return "\n".join(lines)
 
 
+def leaderboard_text(board: pd.DataFrame, recipe: JointRecipe, warnings: Sequence[str] = ()) -> str:
+    """The leaderboard as plain text for the terminal: the same warning lines and tables as
+    :func:`leaderboard_markdown`, without Markdown escapes."""
+    from tsteval.core.texttable import text_table
+
+    lines = [f"Leaderboard: {recipe.column} per transfer direction",
+             f"J = mean over sentences of {recipe.style} x {recipe.content} x {recipe.fluency}", ""]
+    lines += [f"warning: {note}" for note in leaderboard_notes(board, warnings)]
+    for title, table in leaderboard_tables(board, recipe):
+        lines += ["", title, text_table(table, lambda v: f"{v:.3f}" if isinstance(v, float) else str(v))]
+    return "\n".join(lines) + "\n"
+
+
 def write_leaderboard(directory: str | Path, board: pd.DataFrame, recipe: JointRecipe,
                       warnings: Sequence[str] = ()) -> None:
     """Write ``leaderboard.csv`` (its column ``copy_above`` marks the systems ``baseline:copy`` outranks) and
