@@ -118,7 +118,9 @@ def test_a_classifier_that_calls_most_inputs_the_target_style_is_warned_about(
     outcome = run_cli(["score", "--classifier", f"c={data / 'clf'}", "--pairs", inputs, outputs, "--source-style",
                        source, "--target-style", target, "--out", tmp_path / "run", "--quiet"], capsys)
     assert outcome.code == 0, outcome.err
-    assert [line for line in outcome.err.splitlines() if line.startswith(WARNING)] == \
+    # the classifier was trained on these very files, which the leakage guard rightly reports; not this test's topic
+    assert [line for line in outcome.err.splitlines()
+            if line.startswith(WARNING) and not line.startswith(f"{WARNING}leakage:")] == \
         ([SWAPPED.format(n=n)] if warned else [])
 
 

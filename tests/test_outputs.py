@@ -258,6 +258,12 @@ def _fail_while_writing(monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
     monkeypatch.setattr(Scorecard, "write", write)
 
 
+def _without_leakage(err: str) -> str:
+    """Standard error without the leakage guard's lines: these tests score the texts their classifier was trained
+    on, which the guard rightly reports before scoring; the lines checked here come after it."""
+    return "\n".join(line for line in err.strip().splitlines() if not line.startswith("tsteval: warning: leakage:"))
+
+
 @pytest.mark.parametrize(("failure", "code", "line"), [
     ("bug", 70, "tsteval: internal error: RuntimeError: disk on fire (a bug; rerun with TSTEVAL_DEBUG=1 for the "
                 "traceback)"),
@@ -270,7 +276,7 @@ def test_failure_while_writing_leaves_the_old_output_and_no_temporary(
     before, handler = snapshot(scored), signal.getsignal(signal.SIGTERM)
     _fail_while_writing(monkeypatch, failure)
     outcome = run_cli(argv("score", data, scored) + ["--overwrite"], capsys)
-    assert outcome.code == code and outcome.err.strip() == line.format(out=scored)
+    assert outcome.code == code and _without_leakage(outcome.err) == line.format(out=scored)
     assert snapshot(scored) == before and temporaries(scored.parent) == []
     assert signal.getsignal(signal.SIGTERM) == handler, "main restores the SIGTERM handler"
 
@@ -304,7 +310,7 @@ def test_sigterm_from_outside_removes_the_temporary(data: Path, tmp_path: Path) 
     assert len(temporaries(tmp_path)) == 1
     process.terminate()
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 143 and err.strip() == "tsteval: terminated"
+    assert process.returncode == 143 and _without_leakage(err) == "tsteval: terminated"
     assert list(tmp_path.iterdir()) == []
 
 
