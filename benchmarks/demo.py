@@ -17,6 +17,7 @@ Run: ``python -m benchmarks.demo [--quick] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
+import html
 import time
 from pathlib import Path
 
@@ -93,8 +94,10 @@ def significance_line(run: Path) -> str:
 def leaderboard_text(run: Path) -> str:
     """The run's ``leaderboard.csv`` as one plain table per transfer direction (the direction keys of the data)."""
     board = pd.read_csv(run / "leaderboard.csv", dtype={"source_style": str, "target_style": str})
-    lines = [f"## Leaderboard per transfer direction: {JOINT} (STRAP's J = target_acc x sbert@none x "
-             "[naturalness@unigram >= 0.5], per sentence, then averaged; 95% bootstrap interval)", ""]
+    page = run / "leaderboard.md"  # tsteval's own statement of the recipe, unescaped for the terminal
+    recipe = next((html.unescape(line).replace("\\", "") for line in page.read_text(encoding="utf-8").splitlines()
+                   if line.startswith("J = ")), "") if page.is_file() else ""
+    lines = [f"## Leaderboard per transfer direction: {JOINT}, 95% bootstrap interval", "", recipe, ""]
     for (source, target), part in board.groupby(["source_style", "target_style"], sort=False):
         shown = pd.DataFrame({"rank": part["rank"], "system": part["system"], "n": part["n"],
                               "J [95% CI]": [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
