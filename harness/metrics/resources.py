@@ -21,7 +21,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tsteval.core.errors import TstevalError
 
@@ -30,8 +30,7 @@ if TYPE_CHECKING:
     from tsteval.metrics.base import Metric
 
 
-@dataclass(frozen=True)
-class Built:
+class Built(NamedTuple):
     """A built resource: the object the scorer receives and its identity for the signature."""
 
     value: object
