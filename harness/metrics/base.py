@@ -24,7 +24,6 @@ fixed facts recorded in every signature (the tokenisation, the solver).
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.signature import Signature
-from tsteval.metrics.resources import RESOURCES
+from tsteval.metrics.resources import RESOURCES, imported
 
 if TYPE_CHECKING:
     import numpy as np
@@ -166,7 +165,7 @@ class Metric:
         """The per-sentence scorer, imported on first use."""
         if self.scorer is None:
             raise TypeError(f"metric {self.name!r} is scored by its aspect's scorer, not one function")
-        return _imported(self.scorer)
+        return imported(self.scorer)
 
     def compute(self, inputs: Sequence[str], outputs: Sequence[str], *, resources: object = None,
                 **params: object) -> Computed:
@@ -192,11 +191,7 @@ class Metric:
         resources = resources if resources is not None else Resources()
         kwargs, _ = resources.scorer_arguments(self)
         result: MetricResult = self.function()(list(inputs), list(outputs), **kwargs, **values)
-        corpus = (float(_imported(self.corpus_scorer)(list(inputs), list(outputs), **kwargs, **values))
+        corpus = (float(imported(self.corpus_scorer)(list(inputs), list(outputs), **kwargs, **values))
                   if self.corpus_scorer else float(result.values.mean()) if len(result.values) else math.nan)
         return Computed(self.clipped(result.values), corpus, result.counts.as_dict())
 
-
-def _imported(path: str) -> Callable[..., object]:
-    module, attribute = path.split(":")
-    return getattr(importlib.import_module(module), attribute)

@@ -62,8 +62,13 @@ class Resource:
 
     def build(self, resources: Resources, variant: str) -> Built:
         """Build this resource for ``variant``."""
-        module, attribute = self.builder.split(":")
-        return getattr(importlib.import_module(module), attribute)(resources, variant)
+        return imported(self.builder)(resources, variant)
+
+
+def imported(path: str) -> Callable[..., object]:
+    """The function ``"module:attribute"`` names, imported on first use (declarations stay cheap to import)."""
+    module, attribute = path.split(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 @dataclass(frozen=True)
@@ -128,8 +133,7 @@ class Resources:
             if erase:
                 if resource.eraser is None:
                     raise TstevalError(f"metric {metric.name!r} has no @erase column: its {name} has no style eraser")
-                module, attribute = resource.eraser.split(":")
-                erased, erased_fields = getattr(importlib.import_module(module), attribute)(self, built.value)
+                erased, erased_fields = imported(resource.eraser)(self, built.value)
                 kwargs |= erased
                 fields |= erased_fields
         if erase:
