@@ -85,8 +85,7 @@ def _execute(plan: Plan, log: Log) -> Run:
             + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
                       for name, n in plan.baseline_notes.items() if n))
     resources = Resources(resource_options(plan), log)
-    models = {name: (built.value, built.identity) for name in plan.classifiers
-              for built in [resources.get("style_classifier", name)]}
+    models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
     result.trained = resources.trained
     result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
     for line in result.leakage.warnings:
