@@ -186,3 +186,16 @@ def test_smollm2_scores(smollm2) -> None:
         assert frame.loc[row, "ppl@smollm2"] == pytest.approx(np.exp(-lp.mean()), rel=1e-5)
     assert frame.loc[2, "lp_mean@smollm2"] < frame.loc[0, "lp_mean@smollm2"]  # word salad is less likely
     assert "unigram_corpus:" in card.signatures["slor@smollm2"]
+
+
+@smollm2_only
+def test_smollm2_scorer_takes_the_run_s_language_model_resource(smollm2) -> None:
+    """``--naturalness smollm2`` scores with the plan's ``language_model`` resource (built once, on the run's threads):
+    the same lp_mean as the model called directly, and its identity in the signature."""
+    from tsteval.experiment.execute import execute
+
+    transfers = Transfers.from_pairs(["x y"] * 3, TEXTS[:3], source_style="0", target_style="1")
+    card = execute(Plan(transfers, naturalness=("smollm2",), human=TEXTS[:2], threads=1)).card
+    direct = [lp.mean() for lp in smollm2.token_log_probs(TEXTS[:3])]
+    np.testing.assert_allclose(card.frame["lp_mean@smollm2"].to_numpy(float), direct, atol=1e-5)
+    assert f"lm:{smollm2.model_id}" in card.signatures["lp_mean@smollm2"].split("|")

@@ -128,7 +128,7 @@ def _execute(plan: Plan, log: Log) -> Run:
             f"{time.perf_counter() - start:.1f} s")
     for name in plan.naturalness:
         start = time.perf_counter()
-        NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds, device=plan.device, threads=plan.threads)
+        NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds, resources=resources)
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
     if pairs:
         from tsteval.metrics.compatibility.compliancy import match_probability

@@ -279,7 +279,7 @@ def build_language_model(resources: Resources, variant: str) -> Built:
 
     options = resources.options
     lm = CausalLM(options.language_model or SMOLLM2, device=options.device, threads=options.threads)
-    return Built(lm, lm.signatures()["model"])
+    return Built(lm, lm.model_id)
 
 
 def build_style_classifier(resources: Resources, variant: str) -> Built:

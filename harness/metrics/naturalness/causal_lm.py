@@ -237,12 +237,16 @@ class CausalLM:
         """exp(mean token NLL) of each text."""
         return self.sentence_log_probs(texts).ppl()
 
+    @property
+    def model_id(self) -> str:
+        """The model's name in signatures: ``FOLDER/FILE.gguf`` for a GGUF file, else its id or path."""
+        return f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
+
     def signatures(self) -> dict[str, str]:
         """How each score (``ppl``, ``lp_mean``, ``slor``) was computed; SLOR needs :meth:`fit_unigram` first."""
         if self.unigram is None:
             raise TstevalError("slor needs a unigram model of human text: call fit_unigram(texts) first")
-        model = f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
-        fields = {"lm": model, "start": "bos", "unit": "subword"}
+        fields = {"lm": self.model_id, "start": "bos", "unit": "subword"}
         libraries = ("numpy", "torch", "transformers", "gguf")
         unigram = {"unigram": "add-one", "unigram_corpus": self.unigram_corpus}
         return {name: str(DECLARED[name].signature(libraries, **fields, **(unigram if name == "slor" else {})))

@@ -5,7 +5,8 @@ Each adds columns ending in ``@NAME`` to a scorecard: ``naturalness@unigram`` / 
 ``unigram-pooled``: one classifier for all systems, on normalised text), and ``ppl``, ``lp_mean`` and ``slor``
 ``@kn3`` (Kneser-Ney trigram trained on the human text) and ``@smollm2`` (SmolLM2-135M; SLOR's unigram model
 from the human text).  ``human`` is the human-written text of the domain; without it the transfers' inputs serve
-as the human side.  ``device`` and ``threads`` apply to SmolLM2.
+as the human side.  SmolLM2 is the run's ``language_model`` resource (:mod:`tsteval.metrics.resources`, on the
+run's device and threads).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Protocol
 
+from tsteval.metrics.resources import Resources
 from tsteval.scorecard import Scorecard
 
 
@@ -21,7 +23,7 @@ class NaturalnessScorer(Protocol):
     """Adds a scorer's columns to ``card``."""
 
     def __call__(self, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-                 device: str | None = None, threads: int | None = None) -> None: ...
+                 resources: Resources) -> None: ...
 
 
 def _human_or_inputs(card: Scorecard, human: Sequence[str] | None) -> list[str]:
@@ -29,7 +31,7 @@ def _human_or_inputs(card: Scorecard, human: Sequence[str] | None) -> list[str]:
 
 
 def _adversarial(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-                 device: str | None = None, threads: int | None = None) -> None:
+                 resources: Resources) -> None:
     from tsteval.metrics.naturalness.adversarial import score_naturalness
 
     score_naturalness(card, backend, human="corpus" if human is not None else "inputs", corpus=human, k=folds,
@@ -37,14 +39,14 @@ def _adversarial(backend: str, card: Scorecard, human: Sequence[str] | None, see
 
 
 def _pooled(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-            device: str | None = None, threads: int | None = None) -> None:
+            resources: Resources) -> None:
     from tsteval.metrics.naturalness.pooled import score_pooled_naturalness
 
     score_pooled_naturalness(card, backend, corpus=human, k=folds, seed=seed)
 
 
 def _kneser_ney(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-                device: str | None = None, threads: int | None = None) -> None:
+                resources: Resources) -> None:
     from tsteval.metrics.naturalness.language_model import KneserNeyLM
     from tsteval.metrics.naturalness.lm_scores import score_language_model
 
@@ -52,11 +54,10 @@ def _kneser_ney(card: Scorecard, human: Sequence[str] | None, seed: int, folds: 
 
 
 def _smollm2(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-             device: str | None = None, threads: int | None = None) -> None:
-    from tsteval.metrics.naturalness.causal_lm import CausalLM
+             resources: Resources) -> None:
     from tsteval.metrics.naturalness.lm_scores import score_language_model
 
-    lm = CausalLM(device=device, threads=threads).fit_unigram(_human_or_inputs(card, human))
+    lm = resources.get("language_model").value.fit_unigram(_human_or_inputs(card, human))
     score_language_model(card, lm, "smollm2")
 
 
