@@ -95,9 +95,10 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
             raise TstevalError("inputs and outputs are lists of texts, not one string")
         transfers = Transfers.from_pairs(list(inputs), list(outputs), source_style=source_style,
                                          target_style=target_style, system=system, setting=setting)
-    from tsteval.metrics.selection import select
+    from tsteval.metrics.selection import check_models, select
 
     chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh))
+    check_models(chosen, options["language_model"])
     if chosen.recommended:
         from tsteval.metrics.recommended import recommended_options
 
@@ -115,7 +116,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     plan = Plan(transfers, classifiers=classifiers, content=tuple(chosen.content), params=chosen.params,
                 lexicon=lexicon, naturalness=tuple(chosen.naturalness), human=human,
                 hh=dict(hh or {}) if chosen.pairs else {}, references=references, attribution=attribution,
-                corpus=training, **options)
+                corpus=training, judges=tuple(chosen.judges), **options)
     return run(plan)
 
 

@@ -210,7 +210,7 @@ def test_cli_and_manifest_route_or_refuse_every_registered_metric(name: str, fil
     except TstevalError as error:
         assert name in ("hh", "hh_content", "ah") and "needs" in str(error), str(error)
         return
-    planned = {*plan.content, *(f"{m}@{s}" for s in plan.naturalness for m in METRICS),
+    planned = {*plan.content, *plan.judges, *(f"{m}@{s}" for s in plan.naturalness for m in METRICS),
                *([f"{m}@lr" for m in METRICS] if plan.style_names else []), *(["joint"] if plan.joint == "strap"
                                                                                   else [])}
     assert any(p.split("@")[0] == name for p in planned), (name, planned)
@@ -219,7 +219,7 @@ def test_cli_and_manifest_route_or_refuse_every_registered_metric(name: str, fil
 # --- 7. one call per metric --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", [n for n, m in METRICS.items() if m.aspect == "content"
-                                  and m.scorer and "pair_classifier" not in m.needs])
+                                  and m.scorer and not {"pair_classifier", "language_model"} & m.needs])
 def test_compute_gives_values_and_a_corpus_figure(name: str) -> None:
     result = METRICS[name].compute(INPUTS, OUTPUTS)
     assert len(result.values) == 3 and np.isfinite(result.values).all() and np.isfinite(result.corpus)
@@ -239,3 +239,5 @@ def test_compute_refuses_what_is_not_a_pair_metric() -> None:
         METRICS["sti"].compute(INPUTS, OUTPUTS)
     with pytest.raises(TstevalError, match="aligned lists"):
         METRICS["bleu"].compute("one text", OUTPUTS)
+    with pytest.raises(TstevalError, match="reads the target style"):
+        METRICS["cond_lp"].compute(INPUTS, OUTPUTS)

@@ -39,6 +39,11 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "engine": ("ray", "ray", "ray", "spark", {}),
     "address": ("127.0.0.1:6379", "127.0.0.1:6379", "127.0.0.1:6379", " ", {"engine": "ray"}),
     "workers": ("2", 2, 2, 0, {"engine": "ray"}),
+    "language_model": ("HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M",
+                       "no such model", {}),
+    "text_form": ("tokenised-lowercase", "tokenised-lowercase", "tokenised-lowercase", "shouting", {}),
+    "style_labels": ("neg=negative,pos=positive", {"neg": "negative", "pos": "positive"},
+                     {"neg": "negative", "pos": "positive"}, "neg=", {}),
 }
 
 

@@ -147,7 +147,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
                          help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
                               "(repeatable)")
-    add_flags(natural, ("folds",))
+    add_flags(natural, ("folds", "language_model", "text_form"))
     ranking = score.add_argument_group("ranking")
     add_flags(ranking, ("baselines", "joint"))
     ranking.add_argument("--baseline-corpus", action="append", default=[], metavar="STYLE=FILE",
@@ -161,7 +161,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("--target-style", help="style the system was asked for (as --source-style)")
     score.add_argument("--system", default="system", help="system name (for --pairs/--tsv, or without a column)")
     score.add_argument("--setting", default="default", help="hyperparameter setting label (as --system)")
-    add_flags(score, ("ground", "seed", "device", "threads"))
+    add_flags(score, ("ground", "seed", "device", "threads", "style_labels"))
     engine = score.add_argument_group("scale-out")
     add_flags(engine, ("engine", "address", "workers"))
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")

@@ -130,6 +130,12 @@ def _execute(plan: Plan, log: Log) -> Run:
         start = time.perf_counter()
         NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds, resources=resources)
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
+    if plan.judges:
+        from tsteval.metrics.judges.scorer import score_judges
+
+        start = time.perf_counter()
+        score_judges(card, plan.judges, resources, plan.params, plan.text_form, plan.style_name, plan.language_model)
+        log(f"LM metrics {', '.join(plan.judges)} with {plan.language_model} in {time.perf_counter() - start:.1f} s")
     if pairs:
         from tsteval.metrics.compatibility.compliancy import match_probability
     for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):

@@ -106,7 +106,7 @@ PUBLISHED_CORPORA = ("yelp",)
 
 def _transfers(r: Reader, value: object) -> TransfersSpec:
     key = "transfers"
-    d = r.mapping(value, key, ("published", "dataset", "systems", "sample", "table", "hp_cols"))
+    d = r.mapping(value, key, ("published", "dataset", "systems", "sample", "table", "hp_cols", "style_labels"))
     sources = [s for s in ("published", "table") if s in d]
     if "systems" in d and isinstance(d["systems"], list) and d["systems"] and isinstance(d["systems"][0], dict):
         sources.append("systems")
@@ -318,9 +318,10 @@ def _selected(r: Reader, d: Mapping[str, object], classifiers: Mapping[str, Clas
 
 def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
-    from tsteval.metrics.selection import parse_metric
+    from tsteval.metrics.selection import check_models, parse_metric
 
-    d = r.mapping(value, "metrics", ("names", "style", "content", "naturalness", "folds", "human", "compatibility"))
+    d = r.mapping(value, "metrics", ("names", "style", "content", "naturalness", "folds", "human", "compatibility",
+                                     "language_model", "text_form"))
     compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
     chosen = _selected(r, d, classifiers, compatibility)
     if chosen.recommended:
@@ -369,7 +370,13 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
     naturalness = tuple(dict.fromkeys([*naturalness, *chosen.naturalness]))
     folds = _option(r, "folds", d.get("folds"))
     human = r.file(d["human"], "metrics.human") if "human" in d else None
-    return MetricsSpec(style, content, naturalness, folds, human, compatibility, chosen.joint)
+    language_model = _option(r, "language_model", d.get("language_model"))
+    try:
+        check_models(chosen, language_model)
+    except TstevalError as error:
+        raise r.error("metrics.names", str(error)) from None
+    return MetricsSpec(style, content, naturalness, folds, human, compatibility, chosen.joint, tuple(chosen.judges),
+                       language_model, _option(r, "text_form", d.get("text_form")))
 
 
 def _tradeoff(r: Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
@@ -478,7 +485,7 @@ def load_manifest(path: str | Path) -> Manifest:
     d = r.mapping(data, "", TOP_KEYS, ("transfers", "metrics"))
     classifiers = _classifiers(r, d["classifiers"]) if "classifiers" in d else {}
     metrics = _metrics(r, d["metrics"], classifiers)
-    if not (metrics.style.classifiers or metrics.content.metrics or metrics.naturalness
+    if not (metrics.style.classifiers or metrics.content.metrics or metrics.naturalness or metrics.judges
             or metrics.compatibility.hh or metrics.compatibility.ah):
         raise r.error("metrics", "no metric to compute", fix="give metrics.style, metrics.content or both")
     lexicon = _lexicon(r, d["lexicon"]) if "lexicon" in d else None
@@ -498,7 +505,9 @@ def load_manifest(path: str | Path) -> Manifest:
         baselines=_baselines(r, d["baselines"]) if "baselines" in d else (),
         joint=_joint(r, d["joint"]) if "joint" in d else "auto",
         compare=_compare(r, d["compare"]) if "compare" in d else None,
-        device=_option(r, "device", d.get("device")), threads=_option(r, "threads", d.get("threads")))
+        device=_option(r, "device", d.get("device")), threads=_option(r, "threads", d.get("threads")),
+        style_labels=_option(r, "style_labels", d["transfers"].get("style_labels")
+                             if isinstance(d["transfers"], Mapping) else None))
     if "delete-lexicon" in manifest.baselines and lexicon is None:
         raise r.error("baselines", "delete-lexicon needs a style lexicon",
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")

@@ -139,6 +139,9 @@ class MetricsSpec:
     human: Path | None = None
     compatibility: CompatibilitySpec = CompatibilitySpec()
     joint: bool = False
+    judges: tuple[str, ...] = ()
+    language_model: str = "smollm2"
+    text_form: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,7 @@ class Manifest:
     compare: CompareSpec | None = None
     device: str = "cpu"
     threads: int | None = None
+    style_labels: Mapping[str, str] = field(default_factory=dict)
 
     def needs_corpus(self) -> bool:
         """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec, the style

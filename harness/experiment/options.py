@@ -157,6 +157,35 @@ def _address(name: str, value: object) -> str | None:
     return None if value is None else _text(name, value)
 
 
+def _language_model(name: str, value: object) -> str:
+    from tsteval.metrics.naturalness.lm_names import check_model_name
+
+    return check_model_name(_text(name, value), name)
+
+
+def _text_form(name: str, value: object) -> str:
+    from tsteval.core.text_form import TEXT_FORMS
+
+    return _one_of(*TEXT_FORMS)(name, value)
+
+
+def _style_labels(name: str, value: object) -> Mapping[str, str]:
+    """``LABEL=NAME,...`` (the command line) or a mapping (a manifest, Python): what each style label means."""
+    from tsteval.core.options import key_values
+
+    if isinstance(value, Mapping):
+        pairs = {str(k): str(v) for k, v in value.items()}
+    elif isinstance(value, str):
+        pairs = key_values([v for v in value.split(",") if v.strip()], name, "NAME")
+    else:
+        raise TstevalError(f"{name} must map each style label to its name (0=negative,1=positive), not "
+                           f"{type(value).__name__}")
+    empty = [label for label, text in pairs.items() if not label.strip() or not text.strip()]
+    if empty:
+        raise TstevalError(f"{name}: label {quote(empty[0])} has an empty name or is empty itself (0=negative)")
+    return MappingProxyType({label.strip(): text.strip() for label, text in pairs.items()})
+
+
 OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("device", "cpu", "where neural models run (the sentence encoder, SmolLM2): cpu, cuda, cuda:N or auto "
            "(CUDA when present)", _device, "--device", "device", "DEVICE"),
@@ -187,6 +216,15 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            _address, "--address", "engine.address", "HOST:PORT"),
     Option("workers", None, "with the ray engine: scoring workers (default: one per CPU of the cluster)",
            _optional_positive, "--workers", "engine.workers", "N"),
+    Option("language_model", "smollm2", "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
+           "judge_*): smollm2 (packaged SmolLM2-135M-Instruct), a Hugging Face id or a local folder",
+           _language_model, "--language-model", "metrics.language_model", "MODEL"),
+    Option("text_form", "auto", "how the transfers are written, for the neural LMs: as-is, tokenised-lowercase "
+           "(detokenised and sentence-cased before an LM reads them) or auto (detected)", _text_form,
+           "--text-form", "metrics.text_form", "FORM"),
+    Option("style_labels", MappingProxyType({}), "what each style label means, LABEL=NAME,... (0=negative,"
+           "1=positive): LM prompts and reports name styles by it (default: the reader's names, else the labels)",
+           _style_labels, "--style-labels", "transfers.style_labels", "LABEL=NAME,..."),
 )})
 
 

@@ -62,6 +62,11 @@ class Plan:
     (``delete-lexicon`` needs ``lexicon``, ``retrieve-nearest`` ``corpus``).  ``joint``: the J column
     (:mod:`tsteval.metrics.joint.score`): ``"auto"`` (STRAP's recipe when its columns are scored), ``"strap"``
     (required), ``"none"``, a :class:`~tsteval.metrics.joint.score.JointRecipe` or its text ``[NAME=]S,C,F``.
+    ``judges``: the metrics that read input, output and target style with the causal LM ``language_model``
+    (:mod:`tsteval.metrics.judges`: ``cond_lp``, ``judge_style``, ``judge_content``, ``judge_fluency``; columns
+    ``NAME@MODEL``), prompted with the target style's name from ``style_labels`` (label -> name; default: the
+    reader's ``extra["style_labels"]``, else the label); ``text_form``: how the transfers are written, so that every
+    neural LM reads them detokenised and sentence-cased (:mod:`tsteval.core.text_form`).
     ``device`` (``cpu``, ``cuda``, ``auto``) places the sentence encoder of ``sbert`` (whose embeddings are cached
     on disk between runs) and SmolLM2; ``threads`` (torch intra-op threads; default: torch's) holds for every torch
     model of the run.
@@ -98,13 +103,17 @@ class Plan:
     engine: str = "local"
     address: str | None = None
     workers: int | None = None
+    judges: tuple[str, ...] = ()
+    language_model: str = "smollm2"
+    text_form: str = "auto"
+    style_labels: Mapping[str, str] = field(default_factory=dict)
     baseline_notes: dict[str, int] = field(default_factory=dict, init=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("classifiers", "hh", "ah"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "params", _frozen({m: _frozen(p) for m, p in self.params.items()}))
-        for name in ("content", "naturalness"):
+        for name in ("content", "naturalness", "judges"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.style is not None:
             object.__setattr__(self, "style", tuple(self.style))
@@ -123,6 +132,10 @@ class Plan:
             from tsteval.metrics.content.references import resolve_references
 
             object.__setattr__(self, "references", resolve_references(self.references, self.transfers))
+
+    def style_name(self, label: str) -> str:
+        """What the style ``label`` means (``style_labels``, else the reader's names, else the label itself)."""
+        return {**self.transfers.extra.get("style_labels", {}), **self.style_labels}.get(str(label), str(label))
 
     @property
     def style_names(self) -> tuple[str, ...]:
@@ -145,10 +158,16 @@ class Plan:
         unknown = [m for m in self.content if m not in registry.names("content")]
         if unknown:
             raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
+        unknown = [m for m in self.judges if m not in registry.METRICS or "language_model" not in
+                   registry.METRICS[m].needs or registry.METRICS[m].scorer is None]
+        if unknown:
+            from tsteval.metrics.judges.declarations import JUDGES
+
+            raise TstevalError(f"unknown LM metrics {unknown}; choose from {[m.name for m in JUDGES]}")
         for name, given in self.params.items():
-            if name not in self.content:
-                raise TstevalError(f"parameters for {name!r}, which is not among the content metrics "
-                                   f"{list(self.content)}")
+            if name not in (*self.content, *self.judges):
+                raise TstevalError(f"parameters for {name!r}, which is not among the content or LM metrics "
+                                   f"{[*self.content, *self.judges]}")
             registry.METRICS[name].check_params(given)
         if self.content and ERASE in self.modifications:
             if self.corpus is None or len(self.corpus.styles) < 2:
@@ -213,7 +232,8 @@ def resource_options(plan: Plan) -> ResourceOptions:
     """The options ``plan``'s resources are built from."""
     return ResourceOptions(device=plan.device, threads=plan.threads, seed=plan.seed, quiet=plan.quiet,
                            vectors=plan.vectors, placeholder=plan.placeholder, corpus=plan.corpus, lexicon=plan.lexicon,
-                           classifiers=plan.classifiers, human=plan.human,
+                           classifiers=plan.classifiers, human=plan.human, language_model=plan.language_model,
+                           text_form=plan.text_form,
                            pair_classifiers={**{f"hh/{n}": c for n, c in plan.hh.items()},
                                              **{f"ah/{n}": c for n, c in plan.ah.items()}},
                            transfers=plan.transfers)

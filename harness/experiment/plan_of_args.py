@@ -15,7 +15,8 @@ from tsteval.experiment.plan import Plan
 
 # The run options tsteval score takes as flags (tsteval.experiment.options).
 SCORE_OPTIONS = ("device", "threads", "seed", "folds", "ground", "modifications", "placeholder", "vectors",
-                 "attribution_threshold", "baselines", "joint", "engine", "address", "workers")
+                 "attribution_threshold", "baselines", "joint", "engine", "address", "workers",
+                 "language_model", "text_form", "style_labels")
 
 
 def plan_of_args(args: argparse.Namespace) -> Plan:
@@ -26,7 +27,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     """
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-    from tsteval.metrics.selection import content_metrics, select
+    from tsteval.metrics.selection import check_models, content_metrics, select
     from tsteval.readers.ratings import report_empty_ratings
 
     transfers = _transfers_of_args(args)
@@ -43,6 +44,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
         chosen.add_content(name, params.get(name, {}))
     metrics, params = chosen.content, chosen.params
     names += [n for n in chosen.naturalness if n not in names]
+    check_models(chosen, options["language_model"])
     if chosen.recommended:
         from tsteval.metrics.recommended import recommended_options
 
@@ -68,7 +70,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
             raise TstevalError("--modification remove/mask needs --lexicon FILE (build one with build-lexicon)")
         if any(m in ATTRIBUTION_MODIFICATIONS for m in modes):
             attribution = _attribution_of_args(args, classifiers)
-    if not (classifiers or metrics or names or pair_classifiers or chosen.joint):
+    if not (classifiers or metrics or names or pair_classifiers or chosen.joint or chosen.judges):
         raise TstevalError("give at least one --classifier NAME=DIR (train one with tsteval "
                            "train-classifier), --content METRICS, --naturalness NAMES or --hh NAME=DIR")
     unknown = [n for n in names if n not in NATURALNESS_METRICS]
@@ -90,7 +92,8 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
                attribution_neutral=lines.read_lines(args.attribution_neutral) if args.attribution_neutral
                else None, naturalness=tuple(names), human=human,
                hh={n: Path(d) for n, d in pair_classifiers.items()},
-               references=_references_of_args(args, metrics), params=params, corpus=corpus, quiet=args.quiet)
+               references=_references_of_args(args, metrics), params=params, corpus=corpus, quiet=args.quiet,
+               judges=tuple(chosen.judges))
 
 
 def _style_files(given: Sequence[str], flag: str, missing: str) -> dict[str, list[str]]:

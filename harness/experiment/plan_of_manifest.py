@@ -56,7 +56,8 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
         references=references, baselines=manifest.baselines, params=content.params,
         joint="strap" if metrics.joint and manifest.joint == "auto" else manifest.joint, corpus=corpus,
         seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet,
-        device=manifest.device, threads=manifest.threads,
+        device=manifest.device, threads=manifest.threads, judges=metrics.judges,
+        language_model=metrics.language_model, text_form=metrics.text_form, style_labels=manifest.style_labels,
         engine=manifest.engine.name, address=manifest.engine.address, workers=manifest.engine.workers)
 
 

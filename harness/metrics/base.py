@@ -183,6 +183,9 @@ class Metric:
         if self.scorer is None or self.aspect != "content":
             raise TstevalError(f"metric {self.name!r} is not scored pair by pair from texts alone: ask for it "
                                "through tsteval.evaluate or tsteval score")
+        if "language_model" in self.needs:
+            raise TstevalError(f"metric {self.name!r} reads the target style's name too: ask for it through "
+                               "tsteval.evaluate or tsteval score")
         if isinstance(inputs, str) or isinstance(outputs, str) or len(inputs) != len(outputs):
             raise TstevalError("inputs and outputs are aligned lists of texts")
         from tsteval.metrics.resources import Resources

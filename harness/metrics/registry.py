@@ -6,7 +6,9 @@ False
 >>> metric_of("naturalness@unigram", "metric:adv_naturalness|clf:unigram").aspect
 'naturalness'
 >>> sorted(name for name, m in METRICS.items() if m.aspect == "style")
-['sti', 'sti_norm', 'target_acc', 'target_prob']
+['judge_style', 'sti', 'sti_norm', 'target_acc', 'target_prob']
+>>> names("style")
+['sti', 'sti_norm', 'target_prob', 'target_acc']
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from tsteval.metrics.base import Metric
 from tsteval.metrics.compatibility.declarations import COMPATIBILITY
 from tsteval.metrics.content.declarations import CONTENT
 from tsteval.metrics.joint.declarations import JOINT
+from tsteval.metrics.judges.declarations import JUDGES
 from tsteval.metrics.naturalness.declarations import NATURALNESS
 from tsteval.metrics.style.declarations import STYLE
 
-_ALL = (*STYLE, *CONTENT, *NATURALNESS, *COMPATIBILITY, *JOINT)
+_ALL = (*STYLE, *CONTENT, *NATURALNESS, *COMPATIBILITY, *JOINT, *JUDGES)
 METRICS: Mapping[str, Metric] = MappingProxyType({m.name: m for m in _ALL})
 if len(METRICS) != len(_ALL):
     raise RuntimeError("two metric declarations share a name")
@@ -34,8 +37,9 @@ class UnknownMetricError(TstevalError):
 
 
 def names(aspect: str) -> list[str]:
-    """The names of the metrics of one aspect, in declaration order."""
-    return [m.name for m in _ALL if m.aspect == aspect]
+    """The names of the metrics of one aspect that its own scorer computes, in declaration order (the LM metrics
+    of :data:`~tsteval.metrics.judges.declarations.JUDGES`, which read every aspect with one causal LM, apart)."""
+    return [m.name for m in _ALL if m.aspect == aspect and m not in JUDGES]
 
 
 def metric_of(column: str, signature: str | None = None) -> Metric:

@@ -79,6 +79,7 @@ class ResourceOptions:
     saved folder or :class:`~tsteval.metrics.content.word_vectors.WordVectors`; ``lexicon``: a Lexicon, a file or
     a :class:`~tsteval.experiment.manifest.LexiconSpec`; ``classifiers`` / ``pair_classifiers``: sources by name;
     ``human``: human-written texts; ``language_model``: a causal LM's Hugging Face id or folder (default SmolLM2);
+    ``text_form``: how the transfers are written (:mod:`tsteval.core.text_form`), for the neural LMs;
     ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs).
     """
 
@@ -94,6 +95,7 @@ class ResourceOptions:
     pair_classifiers: Mapping[str, object] = field(default_factory=dict)
     human: Sequence[str] | None = None
     language_model: str | None = None
+    text_form: str = "auto"
     transfers: Transfers | None = None
 
 

@@ -51,13 +51,16 @@ def parse_metric(entry: str) -> tuple[str, dict[str, str]]:
 @dataclass
 class Selection:
     """What a list of names asks for: ``style`` columns (every style metric of each classifier), ``content``
-    metrics with their ``params``, ``naturalness`` scorers, the pair-classifier columns (``hh``, ``hh_content``,
+    metrics with their ``params``, ``naturalness`` scorers, the LM metrics ``judges`` (with ``params``; ``models``:
+    the models named after their ``@``), the pair-classifier columns (``hh``, ``hh_content``,
     ``ah``) and the ``joint`` score; ``recommended`` when that profile was asked for."""
 
     style: bool = False
     content: list[str] = field(default_factory=list)
     params: dict[str, dict[str, object]] = field(default_factory=dict)
     naturalness: list[str] = field(default_factory=list)
+    judges: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
     pairs: list[str] = field(default_factory=list)
     joint: bool = False
     recommended: bool = False
@@ -65,14 +68,23 @@ class Selection:
     def add_content(self, name: str, params: dict[str, str]) -> None:
         """Add content metric ``name`` with ``params`` (checked); a metric given twice with different parameters
         is an error (its one column would not say which)."""
+        self._add(self.content, name, params, "MODIFICATION")
+
+    def add_judge(self, name: str, params: dict[str, str], model: str) -> None:
+        """Add the LM metric ``name`` (column ``name@MODEL``) with ``params``; ``model`` as named after ``@``."""
+        self._add(self.judges, name, params, "MODEL")
+        if model and model not in self.models:
+            self.models.append(model)
+
+    def _add(self, chosen: list[str], name: str, params: dict[str, str], suffix: str) -> None:
         from tsteval.metrics.registry import METRICS
 
         values = METRICS[name].check_params(params)
-        if name in self.content and self.params.get(name, values) != values:
-            raise TstevalError(f"content metric {name!r} is asked for twice with different parameters; one run scores "
-                               f"one set (its column is {name}@MODIFICATION)")
-        if name not in self.content:
-            self.content.append(name)
+        if name in chosen and self.params.get(name, values) != values:
+            raise TstevalError(f"metric {name!r} is asked for twice with different parameters; one run scores "
+                               f"one set (its column is {name}@{suffix})")
+        if name not in chosen:
+            chosen.append(name)
         if params:
             self.params[name] = values
 
@@ -100,8 +112,11 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
             continue
         family, _, scorer = name.partition("@")
         metric = METRICS.get(family)
+        if metric is not None and is_judge(metric):
+            selection.add_judge(family, params, scorer)
+            continue
         if params and (metric is None or metric.aspect != "content"):
-            raise TstevalError(f"{quote(entry)}: only content metrics take parameters here")
+            raise TstevalError(f"{quote(entry)}: only content and LM metrics take parameters here")
         if name in NATURALNESS_METRICS:
             scorers = [name]
         elif metric is None:
@@ -116,6 +131,22 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
             _route(selection, metric.name, metric.aspect, params, classifiers=classifiers, hh=hh, ah=ah)
         selection.naturalness += [s for s in scorers if s not in selection.naturalness]
     return selection
+
+
+def is_judge(metric: object) -> bool:
+    """Whether ``metric`` reads its texts with the run's causal LM through one scorer (``cond_lp``, ``judge_*``)."""
+    return "language_model" in metric.needs and metric.scorer is not None
+
+
+def check_models(selection: Selection, language_model: str) -> None:
+    """Refuse an LM metric named with another model than the run's (``cond_lp@gpt2`` beside the default)."""
+    from tsteval.metrics.naturalness.lm_names import column_name
+
+    other = [m for m in selection.models if m != column_name(language_model)]
+    if other:
+        raise TstevalError(f"the LM metrics are asked for with the model {other[0]!r}, but the run's language model "
+                           f"is {language_model!r}: give --language-model {other[0]} (metrics.language_model in a "
+                           "manifest, language_model= in evaluate)")
 
 
 def _route(selection: Selection, name: str, aspect: str, params: dict[str, str], *, classifiers: bool, hh: bool,

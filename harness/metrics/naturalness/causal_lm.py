@@ -242,11 +242,12 @@ class CausalLM:
         """The model's name in signatures: ``FOLDER/FILE.gguf`` for a GGUF file, else its id or path."""
         return f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
 
-    def signatures(self) -> dict[str, str]:
-        """How each score (``ppl``, ``lp_mean``, ``slor``) was computed; SLOR needs :meth:`fit_unigram` first."""
+    def signatures(self, text_form: str | None = None) -> dict[str, str]:
+        """How each score (``ppl``, ``lp_mean``, ``slor``) was computed (with ``text_form``: the form the texts were
+        given in, :mod:`tsteval.core.text_form`); SLOR needs :meth:`fit_unigram` first."""
         if self.unigram is None:
             raise TstevalError("slor needs a unigram model of human text: call fit_unigram(texts) first")
-        fields = {"lm": self.model_id, "start": "bos", "unit": "subword"}
+        fields = {"lm": self.model_id, "start": "bos", "unit": "subword", **({"text": text_form} if text_form else {})}
         libraries = ("numpy", "torch", "transformers", "gguf")
         unigram = {"unigram": "add-one", "unigram_corpus": self.unigram_corpus}
         return {name: str(DECLARED[name].signature(libraries, **fields, **(unigram if name == "slor" else {})))

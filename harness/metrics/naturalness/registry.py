@@ -3,10 +3,11 @@
 Each adds columns ending in ``@NAME`` to a scorecard: ``naturalness@unigram`` / ``more_natural@unigram``
 (cross-fitted adversarial classifiers, one per system and setting), ``naturalness_pooled@unigram`` (scorer
 ``unigram-pooled``: one classifier for all systems, on normalised text), and ``ppl``, ``lp_mean`` and ``slor``
-``@kn3`` (Kneser-Ney trigram trained on the human text) and ``@smollm2`` (SmolLM2-135M; SLOR's unigram model
-from the human text).  ``human`` is the human-written text of the domain; without it the transfers' inputs serve
-as the human side.  SmolLM2 is the run's ``language_model`` resource (:mod:`tsteval.metrics.resources`, on the
-run's device and threads).
+``@kn3`` (Kneser-Ney trigram trained on the human text) and ``@smollm2`` (the run's causal LM, the
+``language_model`` resource of :mod:`tsteval.metrics.resources` on the run's device and threads: SmolLM2-135M
+unless ``--language-model`` names another, whose name the columns then carry; SLOR's unigram model from the human
+text; outputs and human text restored to the form the LM was trained on, :mod:`tsteval.core.text_form`).
+``human`` is the human-written text of the domain; without it the transfers' inputs serve as the human side.
 """
 
 from __future__ import annotations
@@ -53,12 +54,16 @@ def _kneser_ney(card: Scorecard, human: Sequence[str] | None, seed: int, folds: 
     score_language_model(card, KneserNeyLM().fit(_human_or_inputs(card, human)), "kn3")
 
 
-def _smollm2(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-             resources: Resources) -> None:
+def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
+               resources: Resources) -> None:
+    from tsteval.core.text_form import as_written
+    from tsteval.metrics.judges.scorer import lm_texts
+    from tsteval.metrics.naturalness.lm_names import column_name
     from tsteval.metrics.naturalness.lm_scores import score_language_model
 
-    lm = resources.get("language_model").value.fit_unigram(_human_or_inputs(card, human))
-    score_language_model(card, lm, "smollm2")
+    _, outputs, form = lm_texts(card, resources.options.text_form)
+    lm = resources.get("language_model").value.fit_unigram(as_written(_human_or_inputs(card, human), form)[0])
+    score_language_model(card, lm, column_name(resources.options.language_model or "smollm2"), outputs, form)
 
 
 NATURALNESS_METRICS: dict[str, NaturalnessScorer] = {
@@ -66,5 +71,5 @@ NATURALNESS_METRICS: dict[str, NaturalnessScorer] = {
     "textcnn": partial(_adversarial, "textcnn"),
     "unigram-pooled": partial(_pooled, "unigram"),
     "kn3": _kneser_ney,
-    "smollm2": _smollm2,
+    "smollm2": _causal_lm,
 }

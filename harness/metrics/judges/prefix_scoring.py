@@ -1,0 +1,170 @@
+"""Causal-LM forward passes over prompts that share their beginnings, each shared part computed once per batch.
+
+Every LM metric that reads a prompt scores token sequences ``prompt + continuation``: :func:`continuation_log_probs`
+gives the log-probability of each continuation token (``cond_lp``), :func:`next_token_log_probs` the
+log-probabilities of a few candidate tokens after each prompt (the ``judge_*`` ratings).  Prompts built from one
+template share their instruction, and the prompts of one input (every system's output for it) share the input too.
+
+Sequences are sorted by prompt, so those sharing a beginning are neighbours, and cut into batches greedily: a
+sequence joins the batch when that costs fewer computed token positions than starting a new batch, within a
+budget of padded positions.  For a batch, the longest common prefix of its prompts (less one token, so the last
+prompt position is always computed with the rest) runs once with batch size 1; its key/value cache is repeated
+for the batch, and the remainders run right-padded with an attention mask over prefix and remainder, at positions
+continuing the prefix's.  The LM head runs only where a log-probability is read.  The values equal a plain forward
+pass over each whole sequence up to float rounding (tests/test_judges.py checks 1e-4).
+
+Positions are counted in tokens of ``lm.tokenizer``; the sequences are token ids, built by
+:mod:`tsteval.metrics.judges.prompts`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tsteval.core.devices import torch_threads
+from tsteval.core.progress import progress
+
+# A shared prefix shorter than this is not worth a separate pass.
+MIN_SHARED = 4
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Rows of one forward pass and the number of prompt tokens they share."""
+
+    rows: list[int]
+    shared: int
+
+
+def _common(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def plan_batches(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budget: int) -> list[Batch]:
+    """Batches of rows (see the module docstring): ``prompts`` are the prompt ids, ``lengths`` the whole
+    sequences' lengths, ``budget`` the padded positions a batch may hold beyond its shared prefix.
+
+    >>> [(b.rows, b.shared) for b in plan_batches([[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [9]], [8, 9, 2], 64)]
+    [([0, 1], 5), ([2], 0)]
+    """
+    order = sorted(range(len(prompts)), key=lambda i: (tuple(prompts[i]), lengths[i]))
+    batches: list[Batch] = []
+    rows: list[int] = []
+    shared = 0
+    for i in order:
+        if rows:
+            common = _common(prompts[rows[0]], prompts[i], min(shared, len(prompts[i]) - 1))
+            common = common if common >= MIN_SHARED else 0
+            width = max(lengths[j] for j in [*rows, i]) - common
+            joined = common + (len(rows) + 1) * width
+            apart = shared + len(rows) * (max(lengths[j] for j in rows) - shared) + lengths[i]
+            if joined <= apart and (len(rows) + 1) * width <= budget:
+                rows.append(i)
+                shared = common
+                continue
+            batches.append(Batch(rows, shared if len(rows) > 1 else 0))
+        rows, shared = [i], len(prompts[i]) - 1
+        shared = shared if shared >= MIN_SHARED else 0
+    if rows:
+        batches.append(Batch(rows, shared if len(rows) > 1 else 0))
+    return batches
+
+
+def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> tuple[object, object]:
+    """Last-layer states of the batch's remainders (rows x width x hidden) and their mask."""
+    import torch
+
+    decoder, device = lm.model.get_decoder(), lm.device
+    # transformers 5 calls the key/value cache ``cache``, earlier versions ``past_key_values``.
+    keyword = "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
+    cache = None
+    shared = batch.shared
+    if shared:
+        prefix = torch.tensor([sequences[batch.rows[0]][:shared]], device=device)
+        cache = getattr(decoder(input_ids=prefix, use_cache=True), keyword)
+        cache.batch_repeat_interleave(len(batch.rows))
+    rests = [sequences[i][shared:] for i in batch.rows]
+    width = max(len(r) for r in rests)
+    tokens = torch.zeros((len(rests), width), dtype=torch.long)
+    mask = torch.zeros((len(rests), width), dtype=torch.long)
+    for row, rest in enumerate(rests):
+        tokens[row, :len(rest)] = torch.tensor(rest)
+        mask[row, :len(rest)] = 1
+    tokens, mask = tokens.to(device), mask.to(device)
+    full_mask = torch.cat([torch.ones((len(rests), shared), dtype=torch.long, device=device), mask], dim=1)
+    positions = torch.arange(shared, shared + width, device=device)[None].expand(len(rests), -1)
+    out = decoder(input_ids=tokens, attention_mask=full_mask, position_ids=positions, use_cache=cache is not None,
+                  **{keyword: cache})
+    return out.last_hidden_state, mask
+
+
+def _run(lm: object, sequences: list[list[int]], prompt_lengths: Sequence[int],
+         read: Callable[[object, object, list[tuple[int, int, int]]], None], what: str) -> None:
+    """Batch ``sequences`` (prompt first) and call ``read(states, head, [(row, sequence, offset)])`` per batch,
+    ``offset`` being the sequence's first remainder position."""
+    import torch
+
+    batches = plan_batches([s[:n] for s, n in zip(sequences, prompt_lengths, strict=True)],
+                           [len(s) for s in sequences], lm.batch_tokens)
+    head = lm.model.get_output_embeddings()
+    with torch_threads(lm.threads), torch.inference_mode():
+        for batch in progress(batches, what, unit="batch"):
+            states, _ = _hidden(lm, sequences, batch)
+            read(states, head, [(row, i, batch.shared) for row, i in enumerate(batch.rows)])
+
+
+def continuation_log_probs(lm: object, prompts: Sequence[Sequence[int]],
+                           continuations: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """Natural-log probability of each continuation token given its prompt and the continuation before it."""
+    import torch
+
+    sequences = [[*p, *c] for p, c in zip(prompts, continuations, strict=True)]
+    if any(not p for p in prompts):
+        raise ValueError("every prompt needs at least one token")
+    result: list[np.ndarray] = [np.empty(0)] * len(sequences)
+
+    def read(states: object, head: object, rows: list[tuple[int, int, int]]) -> None:
+        picked, targets, spans = [], [], []
+        for row, i, offset in rows:
+            start = len(prompts[i]) - 1 - offset  # the position that predicts the first continuation token
+            n = len(continuations[i])
+            picked.append(states[row, start:start + n])
+            targets.append(torch.tensor(continuations[i], device=states.device))
+            spans.append((i, n))
+        logits = head(torch.cat(picked)).float()
+        target = torch.cat(targets)
+        logp = (logits.gather(1, target[:, None]).squeeze(1) - torch.logsumexp(logits, dim=-1)).double().cpu()
+        at = 0
+        for i, n in spans:
+            result[i] = logp[at:at + n].numpy()
+            at += n
+
+    _run(lm, sequences, [len(p) for p in prompts], read, "LM continuations")
+    return result
+
+
+def next_token_log_probs(lm: object, prompts: Sequence[Sequence[int]], candidates: Sequence[int]) -> np.ndarray:
+    """(prompts x candidates): the natural-log probability of each candidate token right after each prompt."""
+    import torch
+
+    if any(not p for p in prompts):
+        raise ValueError("every prompt needs at least one token")
+    result = np.zeros((len(prompts), len(candidates)))
+    wanted = torch.tensor(list(candidates))
+
+    def read(states: object, head: object, rows: list[tuple[int, int, int]]) -> None:
+        last = torch.stack([states[row, len(prompts[i]) - 1 - offset] for row, i, offset in rows])
+        logits = head(last).float()
+        logp = logits[:, wanted.to(logits.device)] - torch.logsumexp(logits, dim=-1, keepdim=True)
+        result[[i for _, i, _ in rows]] = logp.double().cpu().numpy()
+
+    _run(lm, [list(p) for p in prompts], [len(p) for p in prompts], read, "LM ratings")
+    return result

@@ -1,0 +1,70 @@
+"""The LM metrics' prompt templates (``templates.yaml`` beside this module) and prompts rendered as token ids.
+
+A template with ``chat: true`` (every ``judge_*`` template) is one user turn of the model's chat template with the
+assistant's turn opened, so the model's next tokens are its answer; a model without a chat template reads the
+prompt plainly, preceded by its BOS (else EOS) token, with ``"\\nAnswer:"`` after a judge's question.  A plain
+``cond_lp`` prompt is followed by a space and the output.  The file's sha256 goes into every signature, so a changed
+template is a different metric.
+
+>>> sorted(templates()), [t["name"] for t in templates()["judge_fluency"]]
+(['cond_lp', 'judge_content', 'judge_fluency', 'judge_style'], ['fluent', 'grammatical', 'natural'])
+>>> fill("How {style} is: {output}", input="x", output="{a} b", style="formal", source="informal")
+'How formal is: {a} b'
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from tsteval.core.errors import TstevalError
+from tsteval.core.integrity import sha256_file
+
+TEMPLATES = Path(__file__).with_name("templates.yaml")
+FIELDS = ("input", "output", "style", "source")
+PLAIN_ANSWER = "\nAnswer:"
+
+
+@cache
+def templates() -> dict[str, list[dict[str, object]]]:
+    """The templates of each metric, as the file holds them (checked: known fields only)."""
+    import yaml
+
+    data = yaml.safe_load(TEMPLATES.read_text(encoding="utf-8"))
+    for metric, entries in data.items():
+        for entry in entries:
+            for key in ("conditional", "marginal", "prompt"):
+                if key in entry:
+                    try:
+                        fill(str(entry[key]), **dict.fromkeys(FIELDS, ""))
+                    except (KeyError, IndexError) as error:
+                        raise TstevalError(f"{TEMPLATES}: {metric} template {entry.get('name')!r} uses an unknown "
+                                           f"field {error}; fields: {list(FIELDS)}") from None
+    return data
+
+
+@cache
+def templates_hash() -> str:
+    """The first 16 hex digits of the template file's sha256 (its identity in signatures)."""
+    return sha256_file(TEMPLATES)[:16]
+
+
+def fill(template: str, **values: str) -> str:
+    """``template`` with its ``{field}`` replaced by ``values`` (a value's own braces are kept as they are)."""
+    return template.format(**values)
+
+
+def render(lm: object, text: str, chat: bool) -> list[int]:
+    """The token ids of prompt ``text`` for ``lm`` (a :class:`~tsteval.metrics.naturalness.causal_lm.CausalLM`):
+    a chat turn when ``chat`` and the model has a chat template, else BOS + the text."""
+    tokenizer = lm.tokenizer
+    if chat and getattr(tokenizer, "chat_template", None):
+        rendered = tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
+                                                 add_generation_prompt=True)
+        return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+    return [lm.start_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+
+
+def is_chat(lm: object) -> bool:
+    """Whether ``lm`` reads chat turns (has a chat template)."""
+    return bool(getattr(lm.tokenizer, "chat_template", None))

@@ -1,0 +1,92 @@
+"""``judge_style``, ``judge_content``, ``judge_fluency``: a causal LM asked for a 1-5 rating, read without sampling.
+
+Each template of ``templates.yaml`` asks one question about the transfer (the output's target style; whether it
+keeps the input's meaning; its fluency).  The score is the expected answer under the model's next-token
+distribution restricted to the answers: E = sum_k k p_k with p_k = P(k) / sum_j P(j) over the tokens "1" ... "5"
+right after the prompt (for a chat model, the first token of the assistant's turn; a plain model reads
+``"\\nAnswer:"`` and the answers " 1" ... " 5" where those are single tokens).  Deterministic, and continuous where
+a sampled answer would be an integer.  ``template=0`` averages the templates' expectations; ``template=k`` uses the
+k-th only.  Each distinct prompt is scored once.
+
+>>> round(float(expected_rating(np.log([[0.1, 0.1, 0.2, 0.3, 0.3]]))[0]), 6)
+3.6
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tsteval.core.errors import TstevalError
+from tsteval.metrics.judges.prefix_scoring import next_token_log_probs
+from tsteval.metrics.judges.prompts import PLAIN_ANSWER, fill, is_chat, render, templates
+
+ANSWERS = ("1", "2", "3", "4", "5")
+
+
+def answer_tokens(lm: object) -> tuple[list[int], str]:
+    """The token id of each answer and the text that ends a prompt before it."""
+    tokenizer = lm.tokenizer
+
+    def single(texts: Sequence[str]) -> list[int] | None:
+        ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+        return [i[0] for i in ids] if all(len(i) == 1 for i in ids) else None
+
+    if is_chat(lm):
+        found, ending = single(ANSWERS), ""
+    else:
+        found, ending = single([f" {a}" for a in ANSWERS]), PLAIN_ANSWER
+        if found is None:
+            found, ending = single(ANSWERS), PLAIN_ANSWER + " "
+    if found is None:
+        raise TstevalError(f"the tokenizer of {lm.model_id} has no single token for each answer 1-5; the judge_* "
+                           "metrics need one")
+    return found, ending
+
+
+def expected_rating(log_probs: np.ndarray) -> np.ndarray:
+    """sum_k k p_k, p renormalised over the answers (rows: prompts, columns: answers 1-5 as log-probabilities)."""
+    shifted = np.exp(log_probs - log_probs.max(axis=1, keepdims=True))
+    p = shifted / shifted.sum(axis=1, keepdims=True)
+    return p @ np.arange(1, log_probs.shape[1] + 1)
+
+
+def judge_matrix(metric: str, inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
+                 sources: Sequence[str] | None = None) -> np.ndarray:
+    """(pairs x templates): the expected rating of every pair under every template of ``metric``."""
+    sources = sources if sources is not None else [""] * len(inputs)
+    answers, ending = answer_tokens(lm)
+    columns = []
+    for template in templates()[metric]:
+        prompts = [tuple(render(lm, fill(template["prompt"], input=x, output=y, style=s, source=r) + ending, True))
+                   for x, y, s, r in zip(inputs, outputs, targets, sources, strict=True)]
+        distinct = list(dict.fromkeys(prompts))
+        ratings = expected_rating(next_token_log_probs(lm, [list(p) for p in distinct], answers))
+        by_prompt = dict(zip(distinct, ratings, strict=True))
+        columns.append(np.array([by_prompt[p] for p in prompts]))
+    return np.column_stack(columns)
+
+
+def _judge(metric: str, inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
+           sources: Sequence[str] | None, template: int) -> np.ndarray:
+    matrix = judge_matrix(metric, inputs, outputs, targets, lm, sources)
+    return matrix.mean(axis=1) if template == 0 else matrix[:, template - 1]
+
+
+def judge_style(inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
+                sources: Sequence[str] | None = None, template: int = 0) -> np.ndarray:
+    """How strongly each output has its target style, 1-5, as the LM rates it."""
+    return _judge("judge_style", inputs, outputs, targets, lm, sources, template)
+
+
+def judge_content(inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
+                  sources: Sequence[str] | None = None, template: int = 0) -> np.ndarray:
+    """How much of its input's meaning each output keeps, 1-5, as the LM rates it."""
+    return _judge("judge_content", inputs, outputs, targets, lm, sources, template)
+
+
+def judge_fluency(inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
+                  sources: Sequence[str] | None = None, template: int = 0) -> np.ndarray:
+    """How fluent each output is, 1-5, as the LM rates it."""
+    return _judge("judge_fluency", inputs, outputs, targets, lm, sources, template)
