@@ -36,6 +36,9 @@ STYLE_BACKENDS = ("fasttext", "tfidf-lr", "ensemble")
 CONTENT = ("bleu", "chrf", "meteor", "rougeL", "wmd", "sbert", "bertscore_p", "bertscore_r", "bertscore_f1")
 MODIFICATIONS = ("none", "mask", "erase")
 NATURALNESS = ("kn3", "smollm2", "unigram", "unigram-pooled")
+JUDGES = ("cond_lp", "judge_style", "judge_content", "judge_fluency")
+# Yelp's labels (Mir et al.'s transfers): what the LM prompts call them.
+YELP_STYLES = {"0": "negative", "1": "positive"}
 # Human-written text for the naturalness scorers: a seeded sample keeps the cross-fitted classifiers cheap.
 HUMAN_SAMPLE = 20000
 MIR_RATINGS = (Rating("human_style_intensity", "style"), Rating("human_content_preservation", "content"),
@@ -69,20 +72,43 @@ def _classifiers() -> dict[str, object]:
 
 
 def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
-           references: object = None, style_view: Transfers | None = None, log: Log = print) -> Scorecard:
-    """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, in one scorecard."""
+           references: object = None, style_view: Transfers | None = None, style_labels: dict | None = None,
+           log: Log = print) -> Scorecard:
+    """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, the LM metrics
+    (each template too), in one scorecard."""
     from tsteval.experiment.execute import run
     from tsteval.experiment.plan import Plan
 
     log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "
-        f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}")
+        f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}, "
+        f"LM metrics {list(JUDGES)}")
     rest = Plan(transfers, content=CONTENT, modifications=MODIFICATIONS, lexicon=lexicon, naturalness=NATURALNESS,
-                human=human, references=references, corpus=corpus, seed=seed)
+                human=human, references=references, corpus=corpus, seed=seed, style_labels=style_labels or {})
     card = run(rest)
+    _lm_columns(card, rest, log)
     style = run(Plan(style_view or transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
     for column in style.metrics:
         card.add(column, style.frame[column].to_numpy(), style.signatures[column])
     return card
+
+
+def _lm_columns(card: Scorecard, plan: object, log: Log) -> None:
+    """The LM metrics with each template's own column (``NAME@smollm2-tK``), and SmolLM2's fluency scores on the
+    text as the dataset writes it (``@smollm2-asis``) beside the restored text's (``@smollm2``)."""
+    import time
+
+    from tsteval.experiment.plan import resource_options
+    from tsteval.metrics.judges.scorer import score_judges
+    from tsteval.metrics.naturalness.lm_scores import score_language_model
+    from tsteval.metrics.resources import Resources
+
+    start = time.perf_counter()
+    resources = Resources(resource_options(plan))
+    score_judges(card, JUDGES, resources, {}, plan.text_form, plan.style_name, plan.language_model,
+                 each_template=True)
+    lm = resources.get("language_model").value.fit_unigram(list(plan.human))
+    score_language_model(card, lm, "smollm2-asis", text_form="as-is")
+    log(f"LM metrics and as-is SmolLM2 scores in {time.perf_counter() - start:.0f} s")
 
 
 def score_mir(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
@@ -96,7 +122,8 @@ def score_mir(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
     log(f"Yelp training corpus: {len(corpus)} texts; removed {corpus.removed} lines carrying "
         f"{corpus.removed_texts} of the rated inputs")
     lexicon = dataset_dir("mir2019") / "style_lexicon" / "style_words_and_weights.json"
-    card = _score(transfers, corpus, lexicon, _sample(corpus.texts, HUMAN_SAMPLE, seed), seed, log=log)
+    card = _score(transfers, corpus, lexicon, _sample(corpus.texts, HUMAN_SAMPLE, seed), seed,
+                  style_labels=YELP_STYLES, log=log)
     return card, notes
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from tsteval.core.text_form import as_written, detect
 from tsteval.metrics.resources import Resources
 from tsteval.scorecard import Scorecard
@@ -18,10 +20,23 @@ def lm_texts(card: Scorecard, text_form: str) -> tuple[list[str], list[str], str
     return as_written(inputs, form)[0], as_written(outputs, form)[0], form
 
 
+def template_scores(name: str, inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
+                    sources: Sequence[str]) -> np.ndarray:
+    """(pairs x templates): the LM metric ``name`` under each of its templates."""
+    from tsteval.metrics.judges.cond_lp import cond_lp_matrix
+    from tsteval.metrics.judges.rating import judge_matrix
+
+    if name == "cond_lp":
+        return cond_lp_matrix(inputs, outputs, targets, lm, sources)
+    return judge_matrix(name, inputs, outputs, targets, lm, sources)
+
+
 def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
                  params: Mapping[str, Mapping[str, object]], text_form: str, style_name: Callable[[str], str],
-                 language_model: str) -> None:
-    """Add ``NAME@MODEL`` for each LM metric of ``names`` (see :mod:`tsteval.metrics.judges`)."""
+                 language_model: str, each_template: bool = False) -> None:
+    """Add ``NAME@MODEL`` for each LM metric of ``names`` (see :mod:`tsteval.metrics.judges`); with
+    ``each_template`` also ``NAME@MODEL-tK``, the K-th template alone (what ``NAME:template=K`` scores), from the
+    same forward passes."""
     from tsteval.metrics.judges.prompts import templates_hash
     from tsteval.metrics.naturalness.lm_names import column_name
     from tsteval.metrics.registry import METRICS
@@ -30,9 +45,16 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
     inputs, outputs, form = lm_texts(card, text_form)
     targets = [style_name(s) for s in card.frame["target_style"].astype(str)]
     sources = [style_name(s) for s in card.frame["source_style"].astype(str)]
+    model = column_name(language_model)
     for name in names:
         metric = METRICS[name]
         values = metric.check_params(params.get(name, {}))
-        scores = metric.function()(inputs, outputs, targets, built.value, sources=sources, **values)
-        signature = metric.signature(param_values=values, lm=built.identity, templates=templates_hash(), text=form)
-        card.add(f"{name}@{column_name(language_model)}", metric.clipped(scores), str(signature))
+        matrix = template_scores(name, inputs, outputs, targets, built.value, sources)
+        chosen = values["template"]
+        columns = {f"{name}@{model}": (chosen, matrix.mean(axis=1) if chosen == 0 else matrix[:, chosen - 1])}
+        if each_template:
+            columns |= {f"{name}@{model}-t{k}": (k, matrix[:, k - 1]) for k in range(1, matrix.shape[1] + 1)}
+        for column, (template, scores) in columns.items():
+            signature = metric.signature(param_values={**values, "template": template}, lm=built.identity,
+                                         templates=templates_hash(), text=form)
+            card.add(column, metric.clipped(scores), str(signature))

@@ -1,0 +1,144 @@
+"""The LM metrics (cond_lp, judge_*), checked against hand-built prompts scored by a direct transformers forward
+pass, the expected rating computed by hand from the logits, and the text restorer against known pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tsteval
+from tsteval.core.errors import TstevalError
+from tsteval.core.text_form import as_written, detect, restore
+from tsteval.metrics.judges.cond_lp import cond_lp, cond_lp_matrix
+from tsteval.metrics.judges.prefix_scoring import continuation_log_probs, next_token_log_probs, plan_batches
+from tsteval.metrics.judges.prompts import templates, templates_hash
+from tsteval.metrics.judges.rating import judge_content, judge_fluency, judge_matrix, judge_style
+from tsteval.metrics.naturalness.causal_lm import CausalLM
+
+INPUTS = ["The food was cold and the staff were rude.", "I did not like it at all.",
+          "The food was cold and the staff were rude."]
+OUTPUTS = ["The food was warm and the staff were friendly.", "I loved it.", "The food was hot."]
+TARGETS = ["positive", "positive", "positive"]
+
+
+@pytest.fixture(scope="module")
+def lm() -> CausalLM:
+    return CausalLM("smollm2", threads=2)
+
+
+def _ids(lm: CausalLM, text: str) -> list[int]:
+    return lm.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def _chat(lm: CausalLM, text: str) -> list[int]:
+    rendered = lm.tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
+                                                add_generation_prompt=True)
+    return _ids(lm, rendered)
+
+
+def _direct(lm: CausalLM, ids: list[int]) -> torch.Tensor:
+    """Log-softmax over the vocabulary at every position of one plain forward pass (no cache, no batch)."""
+    with torch.inference_mode():
+        return torch.log_softmax(lm.model(torch.tensor([ids])).logits[0].double(), dim=-1)
+
+
+def test_shared_prefixes_give_the_plain_forward_pass_values(lm: CausalLM) -> None:
+    head = _ids(lm, "Rewrite the following text so that it is formal.\nText:")
+    prompts = [head + _ids(lm, f" {x}\nRewrite:") for x in ("hey u there", "gimme that", "hey u there")]
+    conts = [_ids(lm, f" {y}") for y in ("Hello, are you there?", "Please give me that.", "Greetings.")]
+    batches = plan_batches(prompts, [len(p) + len(c) for p, c in zip(prompts, conts, strict=True)], 4096)
+    assert any(b.shared >= len(head) for b in batches)  # the shared part really is computed apart
+    got = continuation_log_probs(lm, prompts, conts)
+    for prompt, cont, values in zip(prompts, conts, got, strict=True):
+        logp = _direct(lm, prompt + cont)
+        expected = [logp[len(prompt) - 1 + j, token].item() for j, token in enumerate(cont)]
+        np.testing.assert_allclose(values, expected, atol=1e-4)
+    candidates = _ids(lm, "12345")[:5] if len(_ids(lm, "12345")) == 5 else [_ids(lm, d)[0] for d in "12345"]
+    nexts = next_token_log_probs(lm, prompts, candidates)
+    for prompt, row in zip(prompts, nexts, strict=True):
+        np.testing.assert_allclose(row, _direct(lm, prompt)[-1, candidates].numpy(), atol=1e-4)
+
+
+def test_cond_lp_is_the_pmi_of_a_hand_built_prompt(lm: CausalLM) -> None:
+    per_template = []
+    matrix = cond_lp_matrix(INPUTS, OUTPUTS, TARGETS, lm)
+    for k, template in enumerate(templates()["cond_lp"], 1):
+        values = []
+        for x, y, s in zip(INPUTS, OUTPUTS, TARGETS, strict=True):
+            chat = template.get("chat", False)
+            render = (lambda t: _chat(lm, t)) if chat else (lambda t: [lm.start_id, *_ids(lm, t)])
+            cont = _ids(lm, y if chat else f" {y}") + [lm.tokenizer.eos_token_id]
+            given = render(template["conditional"].format(input=x, style=s, output="", source=""))
+            alone = render(template["marginal"].format(input="", style=s, output="", source=""))
+            lp_given, lp_alone = _direct(lm, given + cont), _direct(lm, alone + cont)
+            values.append(np.mean([lp_given[len(given) - 1 + j, t].item() - lp_alone[len(alone) - 1 + j, t].item()
+                                   for j, t in enumerate(cont)]))
+        np.testing.assert_allclose(matrix[:, k - 1], values, atol=1e-4)
+        per_template.append(values)
+    average = cond_lp(INPUTS, OUTPUTS, TARGETS, lm)
+    np.testing.assert_allclose(average, np.mean(per_template, axis=0), atol=1e-4)
+    np.testing.assert_allclose(cond_lp(INPUTS, OUTPUTS, TARGETS, lm, template=2), per_template[1], atol=1e-4)
+    assert average[0] > 0  # the input explains its faithful rewrite beyond the style alone
+
+
+@pytest.mark.parametrize("metric", ["judge_style", "judge_content", "judge_fluency"])
+def test_a_judge_is_the_expected_rating_under_the_answer_logits(lm: CausalLM, metric: str) -> None:
+    scorer = {"judge_style": judge_style, "judge_content": judge_content, "judge_fluency": judge_fluency}[metric]
+    digits = [_ids(lm, d)[0] for d in "12345"]
+    per_template = []
+    matrix = judge_matrix(metric, INPUTS, OUTPUTS, TARGETS, lm)
+    for k, template in enumerate(templates()[metric], 1):
+        expected = []
+        for x, y, s in zip(INPUTS, OUTPUTS, TARGETS, strict=True):
+            logits = _direct(lm, _chat(lm, template["prompt"].format(input=x, output=y, style=s, source="")))[-1]
+            p = torch.softmax(logits[digits], dim=0).numpy()  # log-softmax then renormalised over the answers
+            expected.append(float(sum((i + 1) * p[i] for i in range(5))))
+        np.testing.assert_allclose(matrix[:, k - 1], expected, atol=1e-4)
+        per_template.append(expected)
+    average = scorer(INPUTS, OUTPUTS, TARGETS, lm)
+    np.testing.assert_allclose(average, np.mean(per_template, axis=0), atol=1e-4)
+    np.testing.assert_allclose(scorer(INPUTS, OUTPUTS, TARGETS, lm, template=3), per_template[2], atol=1e-4)
+    assert ((average >= 1) & (average <= 5)).all()
+
+
+def test_evaluate_names_the_styles_in_the_prompts_and_signs_the_columns(lm: CausalLM) -> None:
+    lowered = [" ".join(t.lower().replace(".", " .").split()) for t in INPUTS]
+    card = tsteval.evaluate(lowered, OUTPUTS, source_style="0", target_style="1", metrics=["judge_style", "cond_lp"],
+                            style_labels={"0": "negative", "1": "positive"}, text_form="as-is")
+    assert {"judge_style@smollm2", "cond_lp@smollm2"} <= set(card.metrics)
+    np.testing.assert_allclose(card.frame["judge_style@smollm2"], judge_style(lowered, OUTPUTS, TARGETS, lm),
+                               atol=1e-4)
+    signature = card.signatures["cond_lp@smollm2"]
+    assert f"templates:{templates_hash()}" in signature and "text:as-is" in signature and "template:0" in signature
+    restored = tsteval.evaluate(lowered, OUTPUTS, source_style="0", target_style="1", metrics=["cond_lp"],
+                                style_labels="0=negative,1=positive")
+    assert "text:tokenised-lowercase" in restored.signatures["cond_lp@smollm2"]
+    inputs, _ = as_written(lowered + OUTPUTS, "tokenised-lowercase")
+    np.testing.assert_allclose(restored.frame["cond_lp@smollm2"],
+                               cond_lp(inputs[:3], [restore(o) for o in OUTPUTS], TARGETS, lm), atol=1e-4)
+
+
+def test_lm_metrics_refuse_another_model_and_a_bad_template() -> None:
+    with pytest.raises(TstevalError, match="give --language-model gpt2"):
+        tsteval.evaluate(INPUTS, OUTPUTS, source_style="a", target_style="b", metrics=["cond_lp@gpt2"])
+    with pytest.raises(TstevalError, match=r"template='7' is not one of \[0, 1, 2, 3\]"):
+        tsteval.evaluate(INPUTS, OUTPUTS, source_style="a", target_style="b", metrics=["judge_style:template=7"])
+
+
+@pytest.mark.parametrize("tokenised, restored", [
+    ("i did n't like the food , it was cold .", "I didn't like the food, it was cold."),
+    ("we ca n't go , i wo n't ! it 's my life .", "We can't go, I won't! It's my life."),
+    ("the staff 's attitude was \" great \" ( not ) !", "The staff's attitude was \"great\" (not)!"),
+    ("i 'm sure . you 'll see ? yes", "I'm sure. You'll see? Yes"),
+    ("prices are $ 5 and 20 % off", "Prices are $5 and 20% off"),
+])
+def test_the_restorer_on_known_pairs(tokenised: str, restored: str) -> None:
+    assert restore(tokenised) == restored
+
+
+def test_the_text_form_is_detected_from_the_texts() -> None:
+    assert detect(["the food was great .", "i did n't like it", "rude staff !"]) == "tokenised-lowercase"
+    assert detect(["The food was great.", "I didn't like it", "Rude staff!"]) == "as-is"
+    assert detect(["ok", "1 2 3"]) == "as-is"
+    assert as_written(["The food."], "auto") == (["The food."], "as-is")
