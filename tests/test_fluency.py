@@ -14,6 +14,7 @@ from sklearn.metrics import roc_auc_score
 import tsteval.metrics.naturalness.pooled as pooled
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
+from tsteval.core.text_form import restore
 from tsteval.experiment.plan import Plan
 from tsteval.metrics.naturalness.adversarial import HUMAN
 from tsteval.metrics.naturalness.causal_lm import length_batches
@@ -196,6 +197,8 @@ def test_smollm2_scorer_takes_the_run_s_language_model_resource(smollm2) -> None
 
     transfers = Transfers.from_pairs(["x y"] * 3, TEXTS[:3], source_style="0", target_style="1")
     card = execute(Plan(transfers, naturalness=("smollm2",), human=TEXTS[:2], threads=1)).card
-    direct = [lp.mean() for lp in smollm2.token_log_probs(TEXTS[:3])]
+    # lower-cased, tokenised outputs: the LM reads them detokenised and sentence-cased ("The food was great ...")
+    direct = [lp.mean() for lp in smollm2.token_log_probs([restore(t) for t in TEXTS[:3]])]
     np.testing.assert_allclose(card.frame["lp_mean@smollm2"].to_numpy(float), direct, atol=1e-5)
-    assert f"lm:{smollm2.model_id}" in card.signatures["lp_mean@smollm2"].split("|")
+    fields = card.signatures["lp_mean@smollm2"].split("|")
+    assert f"lm:{smollm2.model_id}" in fields and "text:tokenised-lowercase" in fields

@@ -119,6 +119,31 @@ def test_evaluate_names_the_styles_in_the_prompts_and_signs_the_columns(lm: Caus
                                cond_lp(inputs[:3], [restore(o) for o in OUTPUTS], TARGETS, lm), atol=1e-4)
 
 
+def test_each_lm_metric_keeps_its_range_and_signs_its_parameters(lm: CausalLM) -> None:
+    """The registry contract (tests/test_metric_contract.py) for the LM metrics, one template each to stay cheap.
+    Runs refuse empty outputs; called directly, an empty output is scored as the model reads it (the end token
+    alone), a finite score."""
+    from tsteval.metrics.registry import METRICS, metric_of
+
+    names = ["cond_lp:template=1", "judge_style:template=1", "judge_content:template=1", "judge_fluency:template=1"]
+    card = tsteval.evaluate(INPUTS, OUTPUTS, source_style="negative", target_style="positive", metrics=names)
+    for name in ("cond_lp", "judge_style", "judge_content", "judge_fluency"):
+        metric = METRICS[name]
+        column = f"{name}@smollm2"
+        values = card.frame[column].to_numpy(float)
+        low, high = metric.range
+        assert np.isfinite(values).all() and (values >= low).all() and (values <= high).all(), (column, values)
+        signature = card.signatures[column]
+        assert metric_of(column, signature) is metric
+        fields = signature.split("|")
+        assert fields[0] == f"metric:{name}" and "template:1" in fields
+        for key, value in metric.settings.items():
+            assert f"{key}:{value}" in fields
+        for library in metric.libraries:
+            assert any(f.startswith(f"{library}:") for f in fields)
+    assert np.isfinite(cond_lp(INPUTS[:1], [""], TARGETS[:1], lm, template=1)).all()
+
+
 def test_lm_metrics_refuse_another_model_and_a_bad_template() -> None:
     with pytest.raises(TstevalError, match="give --language-model gpt2"):
         tsteval.evaluate(INPUTS, OUTPUTS, source_style="a", target_style="b", metrics=["cond_lp@gpt2"])

@@ -20,10 +20,13 @@ from tsteval.experiment.plan import Plan
 from tsteval.experiment.report import worst_examples
 from tsteval.experiment.tradeoff import axis_label, tradeoff_curves
 from tsteval.metrics.content.policy import MAX_DISTANCE
+from tsteval.metrics.judges.declarations import JUDGES
 from tsteval.metrics.registry import METRICS, metric_of
 from tsteval.scorecard import Scorecard
 
 N = 12
+# The LM metrics (a causal LM reading input, output and target style) have their contract in tests/test_judges.py.
+SCORED = [n for n, m in METRICS.items() if m not in JUDGES]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +48,7 @@ def scored(mir: Transfers) -> Scorecard:
     shuffled = [(i, o) for i, o in zip(frame["input"], np.roll(frame["output"], 3), strict=True)]
     pair = make_pair_classifier("features", seed=0).fit(pairs + shuffled, [MATCH] * len(pairs) +
                                                         [NO_MATCH] * len(shuffled))
-    plan = Plan(mir, classifiers={"lr": style}, content=tuple(n for n, m in METRICS.items() if m.aspect == "content"),
+    plan = Plan(mir, classifiers={"lr": style}, content=tuple(n for n in SCORED if METRICS[n].aspect == "content"),
                 naturalness=("unigram", "unigram-pooled", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair})
     return execute(plan).card
 
@@ -59,7 +62,7 @@ def test_declares_aspect_direction_range(name: str) -> None:
     assert low < high and not math.isnan(low) and not math.isnan(high)
 
 
-@pytest.mark.parametrize("name", list(METRICS))
+@pytest.mark.parametrize("name", SCORED)
 def test_scores_in_range_and_signs_its_parameters(name: str, scored: Scorecard) -> None:
     metric = METRICS[name]
     columns = [c for c in scored.metrics if c.split("@")[0] == name]
@@ -88,8 +91,8 @@ def test_signature_names_parameters_and_identities() -> None:
             assert f"|{key}:{value}|" in text
 
 
-@pytest.mark.parametrize("name", [n for n, m in METRICS.items()
-                                  if m.aspect == "content" and "pair_classifier" not in m.needs])
+@pytest.mark.parametrize("name", [n for n in SCORED
+                                  if METRICS[n].aspect == "content" and "pair_classifier" not in METRICS[n].needs])
 def test_content_metric_follows_empty_policy(name: str) -> None:
     from tsteval.metrics.content.word_vectors import WordVectors
     from tsteval.metrics.resources import ResourceOptions, Resources

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.metrics.judges.prefix_scoring import continuation_log_probs
-from tsteval.metrics.judges.prompts import fill, render, templates
+from tsteval.metrics.judges.prompts import chosen_templates, fill, render
 
 
 def continuation(lm: object, output: str, chat: bool) -> list[int]:
@@ -40,11 +40,12 @@ def _mean_log_probs(lm: object, prompts: list[list[int]], conts: list[list[int]]
 
 
 def cond_lp_matrix(inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
-                   sources: Sequence[str] | None = None) -> np.ndarray:
-    """(pairs x templates): the per-token PMI of every pair under every template."""
+                   sources: Sequence[str] | None = None, which: Sequence[int] | None = None) -> np.ndarray:
+    """(pairs x templates): the per-token PMI of every pair under every template (``which``: those numbered,
+    from 1)."""
     sources = sources if sources is not None else [""] * len(inputs)
     columns = []
-    for template in templates()["cond_lp"]:
+    for template in chosen_templates("cond_lp", which):
         chat = bool(template.get("chat", False))
         conts = [continuation(lm, y, chat) for y in outputs]
         given = [render(lm, fill(template["conditional"], input=x, output="", style=s, source=r), chat)
@@ -58,5 +59,4 @@ def cond_lp_matrix(inputs: Sequence[str], outputs: Sequence[str], targets: Seque
 def cond_lp(inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
             sources: Sequence[str] | None = None, template: int = 0) -> np.ndarray:
     """The ``cond_lp`` of each pair: the templates' mean (``template=0``) or the ``template``-th one."""
-    matrix = cond_lp_matrix(inputs, outputs, targets, lm, sources)
-    return matrix.mean(axis=1) if template == 0 else matrix[:, template - 1]
+    return cond_lp_matrix(inputs, outputs, targets, lm, sources, None if template == 0 else [template]).mean(axis=1)

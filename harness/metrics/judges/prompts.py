@@ -14,6 +14,7 @@ template is a different metric.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -41,6 +42,12 @@ def templates() -> dict[str, list[dict[str, object]]]:
                         raise TstevalError(f"{TEMPLATES}: {metric} template {entry.get('name')!r} uses an unknown "
                                            f"field {error}; fields: {list(FIELDS)}") from None
     return data
+
+
+def chosen_templates(metric: str, which: Sequence[int] | None = None) -> list[dict[str, object]]:
+    """The templates of ``metric``, or those numbered ``which`` (from 1)."""
+    entries = templates()[metric]
+    return list(entries) if which is None else [entries[k - 1] for k in which]
 
 
 @cache

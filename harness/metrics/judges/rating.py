@@ -20,7 +20,7 @@ import numpy as np
 
 from tsteval.core.errors import TstevalError
 from tsteval.metrics.judges.prefix_scoring import next_token_log_probs
-from tsteval.metrics.judges.prompts import PLAIN_ANSWER, fill, is_chat, render, templates
+from tsteval.metrics.judges.prompts import PLAIN_ANSWER, chosen_templates, fill, is_chat, render
 
 ANSWERS = ("1", "2", "3", "4", "5")
 
@@ -53,12 +53,13 @@ def expected_rating(log_probs: np.ndarray) -> np.ndarray:
 
 
 def judge_matrix(metric: str, inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
-                 sources: Sequence[str] | None = None) -> np.ndarray:
-    """(pairs x templates): the expected rating of every pair under every template of ``metric``."""
+                 sources: Sequence[str] | None = None, which: Sequence[int] | None = None) -> np.ndarray:
+    """(pairs x templates): the expected rating of every pair under every template of ``metric`` (``which``: those
+    numbered, from 1)."""
     sources = sources if sources is not None else [""] * len(inputs)
     answers, ending = answer_tokens(lm)
     columns = []
-    for template in templates()[metric]:
+    for template in chosen_templates(metric, which):
         prompts = [tuple(render(lm, fill(template["prompt"], input=x, output=y, style=s, source=r) + ending, True))
                    for x, y, s, r in zip(inputs, outputs, targets, sources, strict=True)]
         distinct = list(dict.fromkeys(prompts))
@@ -70,8 +71,8 @@ def judge_matrix(metric: str, inputs: Sequence[str], outputs: Sequence[str], tar
 
 def _judge(metric: str, inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
            sources: Sequence[str] | None, template: int) -> np.ndarray:
-    matrix = judge_matrix(metric, inputs, outputs, targets, lm, sources)
-    return matrix.mean(axis=1) if template == 0 else matrix[:, template - 1]
+    return judge_matrix(metric, inputs, outputs, targets, lm, sources, None if template == 0 else [template]).mean(
+        axis=1)
 
 
 def judge_style(inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,

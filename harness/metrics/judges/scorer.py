@@ -21,22 +21,22 @@ def lm_texts(card: Scorecard, text_form: str) -> tuple[list[str], list[str], str
 
 
 def template_scores(name: str, inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
-                    sources: Sequence[str]) -> np.ndarray:
-    """(pairs x templates): the LM metric ``name`` under each of its templates."""
+                    sources: Sequence[str], which: Sequence[int] | None = None) -> np.ndarray:
+    """(pairs x templates): the LM metric ``name`` under each of its templates (``which``: those numbered)."""
     from tsteval.metrics.judges.cond_lp import cond_lp_matrix
     from tsteval.metrics.judges.rating import judge_matrix
 
     if name == "cond_lp":
-        return cond_lp_matrix(inputs, outputs, targets, lm, sources)
-    return judge_matrix(name, inputs, outputs, targets, lm, sources)
+        return cond_lp_matrix(inputs, outputs, targets, lm, sources, which)
+    return judge_matrix(name, inputs, outputs, targets, lm, sources, which)
 
 
 def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
                  params: Mapping[str, Mapping[str, object]], text_form: str, style_name: Callable[[str], str],
-                 language_model: str, each_template: bool = False) -> None:
+                 language_model: str, each_template: bool = False, only: Mapping[str, int] | None = None) -> None:
     """Add ``NAME@MODEL`` for each LM metric of ``names`` (see :mod:`tsteval.metrics.judges`); with
     ``each_template`` also ``NAME@MODEL-tK``, the K-th template alone (what ``NAME:template=K`` scores), from the
-    same forward passes."""
+    same forward passes; with ``only`` (name -> K) just the ``NAME@MODEL-tK`` column of that template."""
     from tsteval.metrics.judges.prompts import templates_hash
     from tsteval.metrics.naturalness.lm_names import column_name
     from tsteval.metrics.registry import METRICS
@@ -49,10 +49,16 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
     for name in names:
         metric = METRICS[name]
         values = metric.check_params(params.get(name, {}))
-        matrix = template_scores(name, inputs, outputs, targets, built.value, sources)
         chosen = values["template"]
-        columns = {f"{name}@{model}": (chosen, matrix.mean(axis=1) if chosen == 0 else matrix[:, chosen - 1])}
-        if each_template:
+        if only is not None:
+            matrix = template_scores(name, inputs, outputs, targets, built.value, sources, [only[name]])
+            columns = {f"{name}@{model}-t{only[name]}": (only[name], matrix[:, 0])}
+        else:
+            which = [chosen] if chosen and not each_template else None
+            matrix = template_scores(name, inputs, outputs, targets, built.value, sources, which)
+            columns = {f"{name}@{model}": (chosen, matrix.mean(axis=1) if chosen == 0 else
+                                           matrix[:, 0 if which else chosen - 1])}
+        if each_template and only is None:
             columns |= {f"{name}@{model}-t{k}": (k, matrix[:, k - 1]) for k in range(1, matrix.shape[1] + 1)}
         for column, (template, scores) in columns.items():
             signature = metric.signature(param_values={**values, "template": template}, lm=built.identity,
