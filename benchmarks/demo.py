@@ -92,7 +92,8 @@ def significance_line(run: Path) -> str:
 
 
 def leaderboard_text(run: Path) -> str:
-    """The run's ``leaderboard.csv`` as one plain table per transfer direction (the direction keys of the data)."""
+    """The run's ``leaderboard.csv`` as one plain table per transfer direction, named by style when the board
+    names them (``negative → positive``)."""
     board = pd.read_csv(run / "leaderboard.csv", dtype={"source_style": str, "target_style": str})
     page = run / "leaderboard.md"  # tsteval's own statement of the recipe, unescaped for the terminal
     recipe = next((html.unescape(line).replace("\\", "") for line in page.read_text(encoding="utf-8").splitlines()
@@ -103,7 +104,8 @@ def leaderboard_text(run: Path) -> str:
                               "J [95% CI]": [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                              zip(part["J"], part["J_low"], part["J_high"], strict=True)],
                               "style": part["style"], "content": part["content"], "fluency": part["fluency"]})
-        lines += [f"### {source} → {target}", "", shown.to_markdown(index=False, floatfmt=".3f"), ""]
+        title = part["direction"].iloc[0] if "direction" in part.columns else f"{source} → {target}"
+        lines += [f"### {title}", "", shown.to_markdown(index=False, floatfmt=".3f"), ""]
     return "\n".join(lines)
 
 

@@ -20,10 +20,12 @@ from tsteval.core import markdown as md
 from tsteval.core.atomic import output_directory
 from tsteval.core.errors import InputError, TstevalError, read_json
 from tsteval.core.records import TRANSFER_COLUMNS, Transfers, pool_texts
+from tsteval.core.styles import NAME_COLUMNS, direction_labels
 
 GROUP = ("system", "setting")
-# A summary row: one system, setting and transfer direction (a direction is never pooled with the other).
-SUMMARY_GROUP = (*GROUP, "source_style", "target_style")
+# A summary row: one system, setting and transfer direction (a direction is never pooled with the other); the
+# styles' names (tsteval.core.styles) go with their labels.
+SUMMARY_GROUP = (*GROUP, "source_style", "source_name", "target_style", "target_name")
 _VALUES = ("metric", "mean", "ci_low", "ci_high", "n", "signature")
 
 
@@ -118,7 +120,8 @@ class Scorecard:
 
 def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per group, ``mean [low, high]`` per metric (``metrics``, default all, in that order); a
-    ``direction`` column (``SOURCE → TARGET``) stands for the source and target styles.
+    ``direction`` column (``SOURCE → TARGET``, by the styles' names where the summary has them) stands for the
+    source and target styles.
 
     >>> s = pd.DataFrame({"system": "a", "setting": "x", "source_style": ["0", "1"], "target_style": ["1", "0"],
     ...                   "metric": "bleu@none", "mean": [10.0, 20.0], "ci_low": [9.0, 19.0], "ci_high": [11.0, 21.0],
@@ -134,8 +137,8 @@ def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) ->
     wide = wide.reindex(columns=list(dict.fromkeys(metrics or part["metric"]))).reset_index().rename_axis(columns=None)
     if {"source_style", "target_style"} <= set(wide.columns):
         at = wide.columns.get_loc("source_style")
-        wide.insert(at, "direction", wide["source_style"].astype(str) + " → " + wide["target_style"].astype(str))
-        wide = wide.drop(columns=["source_style", "target_style"])
+        wide.insert(at, "direction", direction_labels(wide))
+        wide = wide.drop(columns=[c for c in (*NAME_COLUMNS, *NAME_COLUMNS.values()) if c in wide.columns])
     return wide
 
 

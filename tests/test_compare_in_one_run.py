@@ -126,12 +126,12 @@ def test_directions_are_not_pooled(run: Path, capsys: pytest.CaptureFixture) -> 
     outcome = run_cli(["compare", run, "--systems", "alpha", "beta", "--resamples", RESAMPLES], capsys)
     assert outcome.code == 0, outcome.err
     lines = outcome.out.splitlines()
-    assert "neg->pos: 30 rows matched (A has 30, B has 30)" in lines
-    assert "pos->neg: 10 rows matched (A has 10, B has 10)" in lines
+    assert "neg → pos: 30 rows matched (A has 30, B has 30)" in lines
+    assert "pos → neg: 10 rows matched (A has 10, B has 10)" in lines
     assert "\\" not in outcome.out and "|" not in outcome.out, "plain text, not Markdown"
     rows = {line.split()[0]: line.split() for line in lines if line.startswith(tuple(COLUMNS))}
     assert set(rows) == set(COLUMNS)  # the last direction's table (a dict keeps the last row per metric)
-    header = lines[lines.index("pos->neg: 10 rows matched (A has 10, B has 10)") + 2]
+    header = lines[lines.index("pos → neg: 10 rows matched (A has 10, B has 10)") + 2]
     assert header.split()[:4] == ["metric", "A", "B", "B-A"]
     assert float(rows[column][3]) == pytest.approx(by_direction[("pos", "neg")][column]["difference"], abs=5e-4)
 
@@ -140,8 +140,8 @@ def test_one_direction_and_unknown_names(run: Path, capsys: pytest.CaptureFixtur
     outcome = run_cli(["compare", run, "--systems", "alpha", "beta", "--direction", "pos->neg", "--json"], capsys)
     assert [(d["source_style"], d["target_style"]) for d in json.loads(outcome.out)["directions"]] == [("pos", "neg")]
     outcome = run_cli(["compare", run, "--systems", "alpha", "gamma / s2", "--metrics", "sti@lr"], capsys)
-    assert "neg->pos: 30 rows matched (A has 30, B has 30)" in outcome.out.splitlines()
-    assert outcome.out.splitlines()[-1] == "pos->neg: no shared input (A has 10 rows, B has 0)"
+    assert "neg → pos: 30 rows matched (A has 30, B has 30)" in outcome.out.splitlines()
+    assert outcome.out.splitlines()[-1] == "pos → neg: no shared input (A has 10 rows, B has 0)"
     markdown = run_cli(["compare", run, "--systems", "alpha", "beta", "--format", "markdown"], capsys).out
     assert "| target\\_acc@lr |" in markdown  # Markdown only when asked for, escaped as Markdown
     outcome = expect_error(["compare", run, "--systems", "alpha", "delta"], capsys, "unknown system 'delta'; the "
@@ -172,9 +172,9 @@ def test_matrix_per_direction(run: Path, capsys: pytest.CaptureFixture) -> None:
         np.testing.assert_allclose([r["p_holm"] for r in rows], _holm([r["p_bootstrap"] for r in rows]))
     text = run_cli(["compare", run, "--systems", "all", "--metrics", column, "--resamples", RESAMPLES, "--seed",
                     SEED], capsys).out.splitlines()
-    assert f"neg->pos, {column}: 6 pairs, {RESAMPLES} resamples" in text
-    assert f"pos->neg, {column}: 3 pairs, {RESAMPLES} resamples" in text
-    block = text[text.index(f"pos->neg, {column}: 3 pairs, {RESAMPLES} resamples") + 2:]
+    assert f"neg → pos, {column}: 6 pairs, {RESAMPLES} resamples" in text
+    assert f"pos → neg, {column}: 3 pairs, {RESAMPLES} resamples" in text
+    block = text[text.index(f"pos → neg, {column}: 3 pairs, {RESAMPLES} resamples") + 2:]
     assert block[0].split() == ["system", "alpha", "beta", "gamma", "/", "s1"]
     alpha_row = block[2].split()
     beta_alpha = next(r for r in pairs[("pos", "neg")] if (r["a"], r["b"]) == ("alpha", "beta"))

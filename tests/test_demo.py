@@ -36,6 +36,11 @@ def test_leaderboard_text_is_one_table_per_direction(tmp_path: Path) -> None:
     assert [line.split("|")[2].strip() for line in first.strip().splitlines()[2:]] == [
         "Human0", "B", "baseline:copy", "A"]
     assert "0.400 [0.350, 0.450]" in first and "| Z " in second and "Z" not in first
+    board = pd.read_csv(tmp_path / "leaderboard.csv", dtype=str)
+    board.insert(2, "direction", board["source_style"].map({"0": "negative → positive", "1": "positive → negative"}))
+    board.to_csv(tmp_path / "leaderboard.csv", index=False)
+    named = demo.leaderboard_text(tmp_path)
+    assert "### negative → positive" in named and "### positive → negative" in named and "### 0 → 1" not in named
 
 
 def test_significance_line_reads_the_two_best_published_systems(tmp_path: Path) -> None:

@@ -108,8 +108,10 @@ def test_summary_means_and_intervals_match_the_scorecard(run: Path, card: pd.Dat
         assert row.n == expected["count"]
         assert row.ci_low <= row.mean <= row.ci_high and row.ci_low < row.ci_high
     first = md_table((run / "summary.md").read_text()).iloc[0]
-    source, target = first["direction"].split(" → ")
-    expected = means.loc[(first["system"], first["setting"], source, target), STYLE]["mean"]
+    source, target = first["direction"].split(" → ")  # named by style: Mir's Yelp labels 0 = negative, 1 = positive
+    assert (source, target) in {("negative", "positive"), ("positive", "negative")}
+    named = card.groupby(["system", "setting", "source_name", "target_name"])[STYLE].mean()
+    expected = named.loc[(first["system"], first["setting"], source, target)]
     assert ci_cell(first[STYLE])[0] == pytest.approx(expected, abs=5e-4)
 
 
@@ -209,24 +211,33 @@ def test_report_human_ratings_are_the_setting_means(run: Path, card: pd.DataFram
 @pytest.mark.parametrize("stem, y", [("tradeoff_content", CONTENT), ("tradeoff_naturalness", NATURALNESS)])
 def test_tradeoff_points_are_setting_means_and_the_frontier_is_brute_forced(
         run: Path, card: pd.DataFrame, stem: str, y: str) -> None:
-    points = pd.read_csv(run / f"{stem}_points.csv")
-    means = card.groupby(["system", "setting"])[[STYLE, y]].mean()
-    assert len(points) == len(means)
-    for row in points.itertuples():
-        assert row.x == pytest.approx(means.loc[(row.system, row.setting), STYLE], abs=1e-12)
-        assert row.y == pytest.approx(means.loc[(row.system, row.setting), y], abs=1e-12)
-        assert row.x_low <= row.x <= row.x_high and row.y_low <= row.y <= row.y_high
-    better = (lambda a, b: a <= b) if _lower_is_better(y) else (lambda a, b: a >= b)
-    xs, ys = points["x"].to_numpy(), points["y"].to_numpy()
-    expected = [not any(xs[j] >= xs[i] and better(ys[j], ys[i]) and (xs[j] > xs[i] or ys[j] != ys[i])
-                        for j in range(len(points))) for i in range(len(points))]
-    assert points["pareto"].tolist() == expected
-    best_y = points.loc[points["y"].idxmin() if _lower_is_better(y) else points["y"].idxmax()]
-    assert best_y["pareto"], "the setting with the best y is always on the frontier"
+    """One curve set per direction, named by style (Mir's Yelp: 0 = negative): each point the mean of its own
+    direction's rows, the frontier brute-forced within that direction, the report's table the same points."""
+    all_points = pd.read_csv(run / f"{stem}_points.csv")
+    named = card.assign(direction=card["source_name"] + " → " + card["target_name"])
+    means = named.groupby(["direction", "system", "setting"])[[STYLE, y]].mean()
+    assert len(all_points) == len(means)
+    assert set(all_points["direction"]) == {"negative → positive", "positive → negative"}
     report = (run / "report.md").read_text()
-    table = md_table(report, _heading(report, f"### Style transfer intensity vs {stem.split('_')[1].capitalize()}"))
-    assert table["pareto"].tolist() == [str(p) for p in points["pareto"]]
-    assert [ci_cell(c)[0] for c in table[y]] == pytest.approx(points["y"].round(3).tolist(), abs=5e-4)
+    for direction, points in all_points.groupby("direction", sort=False):
+        points = points.reset_index(drop=True)
+        for row in points.itertuples():
+            assert row.x == pytest.approx(means.loc[(direction, row.system, row.setting), STYLE], abs=1e-12)
+            assert row.y == pytest.approx(means.loc[(direction, row.system, row.setting), y], abs=1e-12)
+            assert row.x_low <= row.x <= row.x_high and row.y_low <= row.y <= row.y_high
+        better = (lambda a, b: a <= b) if _lower_is_better(y) else (lambda a, b: a >= b)
+        xs, ys = points["x"].to_numpy(), points["y"].to_numpy()
+        expected = [not any(xs[j] >= xs[i] and better(ys[j], ys[i]) and (xs[j] > xs[i] or ys[j] != ys[i])
+                            for j in range(len(points))) for i in range(len(points))]
+        assert points["pareto"].tolist() == expected
+        best_y = points.loc[points["y"].idxmin() if _lower_is_better(y) else points["y"].idxmax()]
+        assert best_y["pareto"], "the setting with the best y is always on the frontier"
+        title = f"### Style transfer intensity vs {stem.split('_')[1].capitalize()}"
+        heading = next(line for line in report.splitlines() if line.startswith(title)
+                       and line.endswith(f", {direction}"))
+        table = md_table(report, heading)
+        assert table["pareto"].tolist() == [str(p) for p in points["pareto"]]
+        assert [ci_cell(c)[0] for c in table[y]] == pytest.approx(points["y"].round(3).tolist(), abs=5e-4)
 
 
 @pytest.mark.parametrize("column", [CONTENT, STYLE])

@@ -12,6 +12,7 @@ import pandas as pd
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.options import key_value_pairs
 from tsteval.core.records import Corpus
+from tsteval.core.styles import ARROW, direction_labels
 
 # The flags of the command line that set the reader keywords, for the fixes in error messages.
 CORPUS_HINTS = {"text_col": "--text-col", "label_col": "--label-col", "split": "--split",
@@ -116,8 +117,9 @@ def summary_json(summary: pd.DataFrame, signatures: dict[str, str], **extra: obj
     """The summary (per system, setting, direction and metric: mean, low, high, n) and the signatures as one JSON
     document."""
     rows = [{"system": str(r.system), "setting": str(r.setting), "source_style": str(r.source_style),
-             "target_style": str(r.target_style), "metric": r.metric, "mean": _number(r.mean),
-             "low": _number(r.ci_low), "high": _number(r.ci_high), "n": int(r.n)} for r in summary.itertuples()]
+             "target_style": str(r.target_style), "direction": d, "metric": r.metric, "mean": _number(r.mean),
+             "low": _number(r.ci_low), "high": _number(r.ci_high), "n": int(r.n)}
+            for r, d in zip(summary.itertuples(), direction_labels(summary), strict=True)]
     return json.dumps({**extra, "summary": rows, "signatures": signatures}, indent=2)
 
 
@@ -125,6 +127,6 @@ def signature_lines(summary: pd.DataFrame) -> list[str]:
     """One sacreBLEU-style line per metric column (prefixed by ``SYSTEM/SETTING SOURCE→TARGET:`` when there are
     several groups)."""
     several = summary[["system", "setting", "source_style", "target_style"]].drop_duplicates().shape[0] > 1
-    return [(f"{r.system}/{r.setting} {r.source_style}→{r.target_style}: " if several else "")
+    return [(f"{r.system}/{r.setting} {d.replace(ARROW, '→')}: " if several else "")
             + f"{r.metric} = {r.mean:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] n={r.n} {r.signature}"
-            for r in summary.itertuples()]
+            for r, d in zip(summary.itertuples(), direction_labels(summary), strict=True)]

@@ -72,7 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                          help="with one RUN: two systems (differences are the second - the first), several, or all "
                               "(default: all)")
     compare.add_argument("--direction", metavar="SOURCE->TARGET",
-                         help="with one RUN: only this direction (default: every direction, each on its own)")
+                         help="with one RUN: only this direction, by style label or name (0->1, formal->informal; "
+                              "default: every direction, each on its own)")
     compare.add_argument("--metrics", metavar="COLUMNS", help="with one RUN: comma-separated metric columns "
                                                              "(default: every one)")
     compare.add_argument("--resamples", type=_positive, default=None,

@@ -15,6 +15,7 @@ import pandas as pd
 
 from tsteval.core import markdown as md
 from tsteval.core.errors import clip
+from tsteval.core.styles import direction_label, style_names
 from tsteval.core.texttable import text_table
 from tsteval.experiment.significance import (
     choose_direction,
@@ -22,7 +23,7 @@ from tsteval.experiment.significance import (
     compare_runs,
     compare_systems,
     direction_matrices,
-    direction_name,
+    direction_title,
     group_labels,
     matrix_resamples,
     matrix_table,
@@ -86,7 +87,7 @@ def in_one_run(run: str, systems: list[str] | None, direction: str | None, metri
 
 def _pair(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: list[tuple[str, str]],
           metrics: list[str] | None, form: str, n_resamples: int, seed: int) -> str:
-    labels = group_labels(card.frame)
+    labels, names = group_labels(card.frame), style_names(card.frame)
     a, b = groups
     table, counts = compare_systems(card, a, b, chosen, metrics, n_resamples, seed)
     if form == "json":
@@ -94,7 +95,8 @@ def _pair(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: list
         for count in counts.to_dict(orient="records"):
             rows = table[(table["source_style"] == count["source_style"])
                          & (table["target_style"] == count["target_style"])]
-            parts.append({**count, "metrics": _jsonable(rows[PAIR_COLUMNS].to_dict(orient="records"))})
+            parts.append({**count, "direction": direction_label(count["source_style"], count["target_style"], names),
+                          "metrics": _jsonable(rows[PAIR_COLUMNS].to_dict(orient="records"))})
         return json.dumps({"run": run, "a": labels[a], "b": labels[b], "resamples": n_resamples, "seed": seed,
                            "directions": _jsonable(parts)}, indent=2)
     render, name = renderer(form)
@@ -103,7 +105,7 @@ def _pair(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: list
              f"(directions are not pooled); paired bootstrap and approximate randomisation, {n_resamples} resamples, "
              f"seed {seed}; Holm-adjusted across the {n_metrics} metrics of each direction"]
     for count in counts.itertuples(index=False):
-        title = f"{name(direction_name((count.source_style, count.target_style)))}: "
+        title = f"{name(direction_title((count.source_style, count.target_style), names))}: "
         if count.matched == 0:
             lines += ["", title + f"no shared input (A has {count.rows_a} rows, B has {count.rows_b})"]
             continue
@@ -116,9 +118,9 @@ def _pair(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: list
 def _matrices(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: list[tuple[str, str]],
               metrics: list[str] | None, form: str, n_resamples: int | None, seed: int) -> str:
     pairs = direction_matrices(card, groups, chosen, metrics, n_resamples, seed)
-    labels = group_labels(card.frame)
+    labels, names = group_labels(card.frame), style_names(card.frame)
     if form == "json":
-        parts = [{"source_style": source, "target_style": target,
+        parts = [{"source_style": source, "target_style": target, "direction": direction_label(source, target, names),
                   "pairs": _jsonable(part.drop(columns=["source_style", "target_style"]).to_dict(orient="records"))}
                  for (source, target), part in pairs.groupby(["source_style", "target_style"], sort=False)]
         return json.dumps({"run": run, "systems": [labels[g] for g in groups], "seed": seed, "directions": parts},
@@ -135,6 +137,7 @@ def _matrices(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: 
             floor = len(one) / (resamples + 1)
             note = (f"; with {resamples} resamples no pair can be significant after Holm: give --resamples "
                     f"{matrix_resamples(len(one))} or more") if floor >= 0.05 else ""
-            lines += ["", f"{name(direction_name((source, target)))}, {name(column)}: {len(one)} pairs, {resamples} "
-                          f"resamples{note}", "", render(matrix_table(one, column))]
+            title = direction_title((source, target), names)
+            lines += ["", f"{name(title)}, {name(column)}: {len(one)} pairs, {resamples} resamples{note}", "",
+                      render(matrix_table(one, column))]
     return "\n".join(lines)

@@ -71,6 +71,7 @@ def execute(plan: Plan, log: Log = silent) -> Run:
 def _execute(plan: Plan, log: Log) -> Run:
     """:func:`execute` inside its thread setting."""
     from tsteval.classifiers.corpus_checks import warn
+    from tsteval.core.styles import with_style_names
     from tsteval.experiment.leakage import leakage
     from tsteval.experiment.sentences import SentenceJob, score_sentences
     from tsteval.metrics import registry
@@ -78,7 +79,7 @@ def _execute(plan: Plan, log: Log) -> Run:
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning
 
-    result = Run(Scorecard.from_transfers(plan.transfers))
+    result = Run(Scorecard(with_style_names(plan.transfers.frame, plan.style_name)))
     card = result.card
     if plan.baselines:
         log(f"baselines: {', '.join(plan.baselines)} added as systems"

@@ -24,6 +24,7 @@ import pandas as pd
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import HP_PREFIX
+from tsteval.core.styles import direction_labels
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard
@@ -131,8 +132,7 @@ def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None
     hps = [c for c in frame.columns if c.startswith(HP_PREFIX)]
     rows: dict[str, list] = {
         "system": _strings(frame["system"]), "setting": _strings(frame["setting"]),
-        "direction": [f"{s} → {t}" for s, t in zip(_strings(frame["source_style"]), _strings(frame["target_style"]),
-                                                    strict=True)],
+        "direction": direction_labels(frame).tolist(),
         "item": _strings(frame["item"]), "input": _strings(frame["input"]), "output": _strings(frame["output"]),
     }
     for column in hps:

@@ -40,8 +40,6 @@ JUDGES = ("cond_lp", "judge_style", "judge_content", "judge_fluency")
 # The one template per LM metric scored on Mir: each the best at sentence level on Lai, where every template was
 # scored (chosen on one dataset, confirmed on the other; scoring them all on Mir's 2,928 rows takes an hour on 2 cores).
 MIR_TEMPLATES = {"cond_lp": 3, "judge_style": 3, "judge_content": 1, "judge_fluency": 2}
-# Yelp's labels (Mir et al.'s transfers): what the LM prompts call them.
-YELP_STYLES = {"0": "negative", "1": "positive"}
 # Human-written text for the naturalness scorers: a seeded sample keeps the cross-fitted classifiers cheap.
 HUMAN_SAMPLE = 20000
 MIR_RATINGS = (Rating("human_style_intensity", "style"), Rating("human_content_preservation", "content"),
@@ -75,7 +73,7 @@ def _classifiers() -> dict[str, object]:
 
 
 def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
-           references: object = None, style_view: Transfers | None = None, style_labels: dict | None = None,
+           references: object = None, style_view: Transfers | None = None,
            templates: dict[str, int] | None = None, log: Log = print) -> Scorecard:
     """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, the LM metrics
     (each template too), in one scorecard."""
@@ -86,7 +84,7 @@ def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[st
         f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}, "
         f"LM metrics {list(JUDGES)}")
     rest = Plan(transfers, content=CONTENT, modifications=MODIFICATIONS, lexicon=lexicon, naturalness=NATURALNESS,
-                human=human, references=references, corpus=corpus, seed=seed, style_labels=style_labels or {})
+                human=human, references=references, corpus=corpus, seed=seed)
     card = run(rest)
     _lm_columns(card, rest, templates, log)
     style = run(Plan(style_view or transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
@@ -127,7 +125,7 @@ def score_mir(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
         f"{corpus.removed_texts} of the rated inputs")
     lexicon = dataset_dir("mir2019") / "style_lexicon" / "style_words_and_weights.json"
     card = _score(transfers, corpus, lexicon, _sample(corpus.texts, HUMAN_SAMPLE, seed), seed,
-                  style_labels=YELP_STYLES, templates=MIR_TEMPLATES, log=log)
+                  templates=MIR_TEMPLATES, log=log)
     return card, notes
 
 

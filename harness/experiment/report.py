@@ -202,7 +202,8 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
         blocks.append(Text("No tradeoff: the manifest gives no style column or no second aspect."))
     for k, t in enumerate(curves):
         png, svg = plots[k]
-        blocks += [Heading(3, f"{t.x_aspect} vs {t.y_aspect}"), Image(png, svg, f"{t.x} vs {t.y}"),
+        blocks += [Heading(3, f"{t.x_aspect} vs {t.y_aspect}" + (f", {t.direction}" if t.direction else "")),
+                   Image(png, svg, f"{t.x} vs {t.y}"),
                    Text("Each point is one setting; a system's points are joined in the order of its hyperparameter. "
                         "Circled points are on the Pareto frontier over all systems (maximising both aspects"
                         + ("; lower values of the y metric are better, so its axis is inverted" if

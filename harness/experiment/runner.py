@@ -33,7 +33,7 @@ from tsteval.experiment.manifest import (
 from tsteval.experiment.metaeval import MetaEvaluation, Rating, meta_evaluate
 from tsteval.experiment.metaeval_report import write_files
 from tsteval.experiment.plan import Plan
-from tsteval.experiment.tradeoff import Tradeoff, plot_tradeoff, tradeoff_curves
+from tsteval.experiment.tradeoff import Tradeoff, direction_tradeoffs, plot_tradeoff
 from tsteval.readers.ratings import empty_ratings
 from tsteval.scorecard import Scorecard
 
@@ -131,9 +131,17 @@ def tradeoffs(card: Scorecard, manifest: Manifest) -> list[Tradeoff]:
         return out
     for column, aspect in ((spec.content, "Content preservation"), (spec.naturalness, "Naturalness")):
         if column is not None and column in card.frame.columns and card.frame[column].notna().any():
-            out.append(tradeoff_curves(card.frame, spec.style, column, aspect, seed=manifest.seed,
-                                       n_resamples=manifest.report.bootstrap_resamples))
+            out += direction_tradeoffs(card.frame, spec.style, column, aspect, seed=manifest.seed,
+                                       n_resamples=manifest.report.bootstrap_resamples)
     return out
+
+
+def _by_aspect(curves: list[Tradeoff]) -> dict[str, list[tuple[int, Tradeoff]]]:
+    """The curves (with their index) per file stem ``tradeoff_ASPECT``, one curve per direction in each."""
+    stems: dict[str, list[tuple[int, Tradeoff]]] = {}
+    for k, t in enumerate(curves):
+        stems.setdefault(f"tradeoff_{t.y_aspect.split()[0].lower()}", []).append((k, t))
+    return stems
 
 
 def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.DataFrame | None:
@@ -234,11 +242,13 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
             (tmp / "meta_eval").mkdir()
             write_files(agreements, tmp / "meta_eval", f"{manifest.name}: agreement with human ratings")
         plots = {}
-        for k, t in enumerate(curves):
-            stem = f"tradeoff_{t.y_aspect.split()[0].lower()}"
-            t.points.to_csv(tmp / f"{stem}_points.csv", index=False)
-            t.intersections.to_csv(tmp / f"{stem}_intersections.csv", index=False)
-            plots[k] = plot_tradeoff(t, tmp / "plots" / stem, f"{manifest.name}: {t.x_aspect} vs {t.y_aspect}")
+        for stem, group in _by_aspect(curves).items():
+            for table in ("points", "intersections"):
+                pd.concat([getattr(t, table).assign(direction=t.direction) for _, t in group],
+                          ignore_index=True).to_csv(tmp / f"{stem}_{table}.csv", index=False)
+            for j, (k, t) in enumerate(group):
+                plots[k] = plot_tradeoff(t, tmp / "plots" / (f"{stem}_{j + 1}" if len(group) > 1 else stem),
+                                         f"{manifest.name}: {t.x_aspect} vs {t.y_aspect}, {t.direction}")
         (tmp / "manifest.yaml").write_text(manifest.text, encoding="utf-8")
         metadata = _metadata(manifest, plan, result, time.perf_counter() - start, out)
         (tmp / "run.json").write_text(json.dumps(metadata, indent=2, default=str))

@@ -15,13 +15,14 @@ with itself gets p = 1 rather than 1 / (R + 1); on continuous scores the two nev
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from tsteval.core.errors import InputError, TstevalError, clip
+from tsteval.core.styles import direction_label, style_names
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard
 
@@ -310,6 +311,18 @@ def direction_name(direction: Direction) -> str:
     return f"{direction[0]}->{direction[1]}"
 
 
+def direction_title(direction: Direction, names: Mapping[str, str]) -> str:
+    """The direction named by style, with the labels ``--direction`` takes where the names differ from them.
+
+    >>> direction_title(("0", "1"), {"0": "formal", "1": "informal"})
+    'formal → informal (0->1)'
+    >>> direction_title(("neg", "pos"), {})
+    'neg → pos'
+    """
+    named = direction_label(*direction, names)
+    return named if named == direction_label(*direction, {}) else f"{named} ({direction_name(direction)})"
+
+
 def directions(frame: pd.DataFrame) -> list[Direction]:
     """The (source style, target style) pairs of a scorecard, in the order of their first row."""
     return list(dict.fromkeys(zip(frame["source_style"].astype(str), frame["target_style"].astype(str),
@@ -317,14 +330,16 @@ def directions(frame: pd.DataFrame) -> list[Direction]:
 
 
 def choose_direction(card: Scorecard, text: str | None) -> list[Direction]:
-    """Every direction of the card (``text`` None), or the one ``text`` (``SOURCE->TARGET``) names; an unknown one
-    is an error listing the card's."""
+    """Every direction of the card (``text`` None), or the one ``text`` (``SOURCE->TARGET``, by label or by style
+    name) names; an unknown one is an error listing the card's."""
     known = directions(card.frame)
     if text is None:
         return known
-    source, arrow, target = text.partition("->")
-    if (source.strip(), target.strip()) in known and arrow:
-        return [(source.strip(), target.strip())]
+    source, arrow, target = (part.strip() for part in text.partition("->"))
+    labels = {name: label for label, name in style_names(card.frame).items()}
+    for direction in ((source, target), (labels.get(source, source), labels.get(target, target))):
+        if direction in known and arrow:
+            return [direction]
     raise TstevalError(f"the run has no direction {clip(text, 80)!r}; its directions are "
                        f"{clip(', '.join(direction_name(d) for d in known))} (give --direction SOURCE->TARGET)")
 

@@ -11,7 +11,7 @@ treats its lower values as better — the axis label says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import matplotlib
@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from tsteval.aggregate import bootstrap_mean
 from tsteval.core.records import HP_PREFIX
+from tsteval.core.styles import direction_labels
 from tsteval.metrics.registry import find_metric
 
 ASPECT_NAMES = {"style": "Style transfer intensity", "content": "Content preservation",
@@ -118,7 +119,8 @@ def segment_intersections(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Tradeoff:
-    """Tradeoff curves of ``y`` against ``x``: the points (with ``pareto``) and the curves' intersections."""
+    """Tradeoff curves of ``y`` against ``x``: the points (with ``pareto``) and the curves' intersections, in one
+    transfer ``direction`` (named by style; empty for rows not split by direction)."""
 
     x: str
     y: str
@@ -126,6 +128,7 @@ class Tradeoff:
     y_aspect: str
     points: pd.DataFrame
     intersections: pd.DataFrame
+    direction: str = ""
 
     @property
     def y_lower_is_better(self) -> bool:
@@ -160,6 +163,15 @@ def tradeoff_curves(frame: pd.DataFrame, x: str, y: str, y_aspect: str, seed: in
     metric = find_metric(x)
     x_aspect = ASPECT_NAMES[metric.aspect] if metric is not None else x
     return Tradeoff(x, y, x_aspect, y_aspect, points, intersections)
+
+
+def direction_tradeoffs(frame: pd.DataFrame, x: str, y: str, y_aspect: str, seed: int = 0,
+                        n_resamples: int = 1000) -> list[Tradeoff]:
+    """:func:`tradeoff_curves` in each transfer direction of ``frame`` on its own (a system's settings in two
+    directions are two curves, never one pooled point), named by style (:mod:`tsteval.core.styles`)."""
+    labels = direction_labels(frame)
+    return [replace(tradeoff_curves(part, x, y, y_aspect, seed, n_resamples), direction=str(labels[part.index[0]]))
+            for _, part in frame.groupby(["source_style", "target_style"], sort=False)]
 
 
 def _segment(curve: pd.DataFrame, i: int) -> str:

@@ -16,8 +16,14 @@ from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, quote
 from tsteval.core.records import TRANSFER_COLUMNS, Transfers
 from tsteval.readers.lines import TextLines, read_lines, read_text_lines, split_tsv_line
+from tsteval.readers.yelp import YELP_STYLES
 
 DUALRL_DIRECTIONS = (("0", "1"), ("1", "0"))
+# What the labels mean per dataset, checked against the texts (DualRL's outputs/README.md says ".0" is
+# negative/informal, which holds for Yelp only): GYAFC's test.0 is the formal side — "let us purchase coffee and
+# converse and proceed from that point !" becomes Human1's "how about we grab some starbucks and talk" in test.0-1.
+GYAFC_STYLES = {"0": "formal", "1": "informal"}
+DUALRL_STYLES = {"yelp": YELP_STYLES, "GYAFC": GYAFC_STYLES, "GYAFC_Full": GYAFC_STYLES}
 UNK = "<unk>"
 # One published line (yelp Human2 / reference2, "décor") is GBK-encoded; such lines are decoded with this.
 DUALRL_FALLBACK_ENCODING = "gb18030"
@@ -91,7 +97,8 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
                     extra["empty_outputs"].append((str(path), i + 1))
                     continue
                 rows.append((system, "default", offset + i, original, output, s, t))
-    return Transfers(pd.DataFrame(rows, columns=list(TRANSFER_COLUMNS)), str(out_dir), extra=extra)
+    named = {"style_labels": DUALRL_STYLES[dataset]} if dataset in DUALRL_STYLES else {}
+    return Transfers(pd.DataFrame(rows, columns=list(TRANSFER_COLUMNS)), str(out_dir), extra={**extra, **named})
 
 
 def _read_dualrl_pairs(system_dir: Path, s: str, t: str, extra: dict[str, list]) -> list[tuple[str, str | None]]:

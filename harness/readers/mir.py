@@ -19,6 +19,7 @@ from tsteval.core.errors import DataNotFoundError, InputError, quote
 from tsteval.core.records import HP_PREFIX, Transfers
 from tsteval.readers.lines import read_lines
 from tsteval.readers.tables import Table
+from tsteval.readers.yelp import YELP_STYLES
 
 
 class MirSetting(NamedTuple):
@@ -79,7 +80,7 @@ def load_mir(root: str | Path | None = None) -> Transfers:
             }))
     frame = pd.concat(parts, ignore_index=True)
     frame = _join_mir_ratings(frame, root / "human_ratings.csv")
-    return Transfers(frame, str(root), extra={"rating_columns": list(MIR_RATING_COLUMNS)})
+    return Transfers(frame, str(root), extra={"rating_columns": list(MIR_RATING_COLUMNS), "style_labels": YELP_STYLES})
 
 
 MIR_CLASSIFIERS = ("fasttext", "textcnn")

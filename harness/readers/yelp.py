@@ -11,6 +11,9 @@ from tsteval.core.records import Corpus
 from tsteval.readers.lines import read_lines
 
 YELP_SPLITS = ("dev", "test")
+# What Shen et al.'s labels mean (checked against the texts: sentiment.test.0 "the lady behind the register was
+# straight up ignorant and rude !", sentiment.test.1 "this place is a vegas institution and fantastic .").
+YELP_STYLES = {"0": "negative", "1": "positive"}
 
 
 @dataclass(frozen=True)

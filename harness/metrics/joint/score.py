@@ -50,6 +50,7 @@ from tsteval.core import markdown as md
 from tsteval.core.errors import TstevalError
 from tsteval.core.options import check_column_name
 from tsteval.core.signature import content_hash
+from tsteval.core.styles import direction_label, style_names
 from tsteval.metrics.registry import METRICS, find_metric
 from tsteval.scorecard import Scorecard
 
@@ -205,7 +206,7 @@ def sanity_notes(board: pd.DataFrame) -> list[str]:
     """One line per transfer direction of ``board`` (a :func:`leaderboard`) where ``baseline:copy`` ranks above a
     system that is not a baseline (``baseline:NAME``); empty when there is none or no copy baseline."""
     notes = []
-    for (source, target), part in board.groupby(["source_style", "target_style"], sort=False):
+    for _, part in board.groupby(["source_style", "target_style"], sort=False):
         copy = part[part["system"] == COPY]
         if copy.empty:
             continue
@@ -215,7 +216,7 @@ def sanity_notes(board: pd.DataFrame) -> list[str]:
             continue
         systems = sorted(set(below["system"].astype(str)))
         shown = ", ".join(systems[:5]) + (f" and {len(systems) - 5} more" if len(systems) > 5 else "")
-        notes.append(f"sanity: {source} → {target}: {COPY} (the unchanged input) ranks {rank} of {len(part)} by J, "
+        notes.append(f"sanity: {_direction(part)}: {COPY} (the unchanged input) ranks {rank} of {len(part)} by J, "
                      f"above {len(systems)} system(s) ({shown}): this J rewards not transferring")
     return notes
 
@@ -247,17 +248,18 @@ def leaderboard(card: Scorecard, recipe: JointRecipe, n_resamples: int = 1000, s
     frame["J"] = card.frame[recipe.column].to_numpy(float)
     for name, component in recipe.components.items():
         frame[name] = component.values(card)
-    rows = []
+    rows, names = [], style_names(card.frame)
     for (source, target, system, setting), group in frame.groupby(
             ["source_style", "target_style", "system", "setting"], sort=False):
         stats = bootstrap_means({c: group[c].to_numpy() for c in ("J", *FACTORS)}, n_resamples=n_resamples,
                                 seed=seed)
-        rows.append({"source_style": source, "target_style": target, "system": system, "setting": setting,
+        rows.append({"source_style": source, "target_style": target,
+                     "direction": direction_label(source, target, names), "system": system, "setting": setting,
                      "n": len(group), "J": stats["J"][0], "J_low": stats["J"][1], "J_high": stats["J"][2],
                      **{name: stats[name][0] for name in FACTORS}})
     board = pd.DataFrame(rows).sort_values(["source_style", "target_style", "J"], ascending=[True, True, False],
                                            kind="stable")
-    board.insert(2, "rank", board.groupby(["source_style", "target_style"]).cumcount() + 1)
+    board.insert(3, "rank", board.groupby(["source_style", "target_style"]).cumcount() + 1)
     board = board.reset_index(drop=True)
     return board.assign(copy_above=_copy_above(board))
 
@@ -274,13 +276,20 @@ def leaderboard_tables(board: pd.DataFrame, recipe: JointRecipe) -> list[tuple[s
     """The leaderboard as one display table per direction: a title and the rows (J as ``mean [low, high]``)."""
     out = []
     names = {name: f"{name}: {component}" for name, component in recipe.components.items()}
-    for (source, target), part in board.groupby(["source_style", "target_style"], sort=False):
+    for _, part in board.groupby(["source_style", "target_style"], sort=False):
         shown = part.assign(J=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                zip(part["J"], part["J_low"], part["J_high"], strict=True)])
         shown = shown[["rank", "system", "setting", "n", "J", *FACTORS]].rename(
             columns={"J": f"{recipe.column} [95% CI]", **names})
-        out.append((f"{source} → {target}", shown.reset_index(drop=True)))
+        out.append((_direction(part), shown.reset_index(drop=True)))
     return out
+
+
+def _direction(part: pd.DataFrame) -> str:
+    """The direction of one direction's rows of a leaderboard, by style name (a board from before names: labels)."""
+    if "direction" in part.columns:
+        return str(part["direction"].iloc[0])
+    return direction_label(part["source_style"].iloc[0], part["target_style"].iloc[0], {})
 
 
 def leaderboard_notes(board: pd.DataFrame, warnings: Sequence[str] = ()) -> list[str]:
