@@ -65,8 +65,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     >>> card = tsteval.evaluate(["the food was awful", "i hated it"], ["the food was great", "i hated it"],
     ...                         source_style="neg", target_style="pos", metrics=["sti", "bleu"],
     ...                         classifier="tfidf-lr", corpus=corpus)
-    >>> card.metrics
-    ['sti@clf', 'sti_norm@clf', 'target_prob@clf', 'target_acc@clf', 'bleu@none']
+    >>> card.metrics  # doctest: +NORMALIZE_WHITESPACE
+    ['sti@clf', 'sti_norm@clf', 'target_prob@clf', 'style_strength@clf', 'target_acc@clf',
+     'bleu@none']
     >>> round(float(card.frame.loc[1, "bleu@none"]), 6)    # output = input
     100.0
     >>> bool(card.frame.loc[0, "sti@clf"] > 0)

@@ -55,7 +55,7 @@ def test_tsv_from_stdin_as_json(clf: Path, tmp_path: Path, capsys, monkeypatch) 
                       capsys)
     assert outcome.code == 0, outcome.err
     assert json.loads(outcome.out) == _expected_json(out)
-    assert outcome.err.splitlines()[-1] == f"scorecard: 2 rows x 4 metrics written to {out}"
+    assert outcome.err.splitlines()[-1] == f"scorecard: 2 rows x 5 metrics written to {out}"
     card = pd.read_csv(out / "scorecard.csv")
     assert card["input"].tolist() == ["the food was bad", "the staff was rude"]
 
@@ -79,7 +79,7 @@ def test_signature_lines(clf: Path, tmp_path: Path, capsys, monkeypatch) -> None
     summary = pd.read_csv(out / "summary.csv")
     expected = [f"{r.metric} = {r.mean:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] n=2 {r.signature}"
                 for r in summary.itertuples()]
-    assert outcome.out.splitlines() == [*expected, f"scorecard: 2 rows x 4 metrics written to {out}"]
+    assert outcome.out.splitlines() == [*expected, f"scorecard: 2 rows x 5 metrics written to {out}"]
     assert outcome.out.splitlines()[0].startswith("sti@x = ")
 
 
@@ -141,7 +141,7 @@ def test_score_from_a_saved_hf_dataset(clf: Path, tmp_path: Path, capsys) -> Non
     assert outcome.code == 0, outcome.err
     document = json.loads(outcome.out)
     assert document["rows"] == 2 and [r["metric"] for r in document["summary"]] == [
-        "sti@x", "sti_norm@x", "target_prob@x", "target_acc@x"]
+        "sti@x", "sti_norm@x", "target_prob@x", "style_strength@x", "target_acc@x"]
     assert pd.read_csv(tmp_path / "r" / "scorecard.csv")["output"].tolist() == rows["output"]
 
 

@@ -11,8 +11,10 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.naturalness.lm_scores", "tsteval.metrics.naturalness.pooled",
            "tsteval.metrics.naturalness.causal_lm",
            "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.classifiers.training_texts",
-           "tsteval.core.tokenize", "tsteval.core.devices", "tsteval.experiment.metaeval", "tsteval.core.texttable",
-           "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.experiment.options", "tsteval.scorecard"]
+           "tsteval.core.tokenize", "tsteval.core.text_form", "tsteval.core.devices", "tsteval.experiment.metaeval",
+           "tsteval.core.texttable",
+           "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.metrics.style.intensity",
+           "tsteval.experiment.options", "tsteval.scorecard"]
 
 
 @pytest.mark.parametrize("name", MODULES)

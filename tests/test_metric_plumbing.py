@@ -181,7 +181,8 @@ def test_evaluate_scores_or_refuses_every_registered_metric(name: str, equipped:
 
 def test_what_is_refused_and_what_is_scored() -> None:
     refused = {n for n in METRICS if _outcome(n, False)[0] == "refused"}
-    assert refused == {"sti", "sti_norm", "target_prob", "target_acc", "hh", "ah", "hh_content", "joint"}
+    assert refused == {"sti", "sti_norm", "target_prob", "style_strength", "target_acc", "hh", "ah", "hh_content",
+                       "joint"}
     # with a classifier and a pair classifier: AH still needs source documents, J its content and fluency columns
     assert {n for n in METRICS if _outcome(n, True)[0] == "refused"} == {"ah", "joint"}
     assert "a content column" in _outcome("joint", True)[1]

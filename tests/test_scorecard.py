@@ -44,7 +44,8 @@ def test_style_scorer_columns_match_the_formulas(transfers: Transfers) -> None:
     card = Scorecard.from_transfers(transfers)
     clf = FixedClassifier(TABLE)
     score_style(card, clf, "fixed", model_id="m1")
-    assert set(card.metrics) == {"sti@fixed", "sti_norm@fixed", "target_prob@fixed", "target_acc@fixed"}
+    assert set(card.metrics) == {"sti@fixed", "sti_norm@fixed", "target_prob@fixed", "style_strength@fixed",
+                                 "target_acc@fixed"}
     np.testing.assert_allclose(card.frame["sti@fixed"], [0.7, 0.3, 0.0, 0.0])
     np.testing.assert_allclose(card.frame["sti_norm@fixed"], [0.7 / 0.9, 0.3 / 0.7, 0.0, 0.0])
     np.testing.assert_allclose(card.frame["target_prob@fixed"], [0.8, 0.6, 0.1, 0.3])

@@ -8,10 +8,11 @@ human text come from Yelp dev+test with every rated input removed; the lexicon i
 output's formality, content vs the input, content vs the reference and fluency.  GYAFC ships test sets only, so
 style classifiers, the lexicon and the naturalness human text are trained on DualRL's GYAFC test sets and
 references with every Lai input and reference removed (compared lower-cased, punctuation and spaces ignored,
-since DualRL's copy is tokenised and lower-cased); the counts are returned.  DualRL's text is lower-cased and
-tokenised, Lai's is not: the style classifiers score a copy of the transfers normalised the same way
-(:func:`tsteval.core.tokenize.tokenize`), the other metrics the original text.  The authors' own metric scores
-are judged beside ours (``source`` = ``Lai et al. 2022``).
+since DualRL's copy is tokenised and lower-cased), and with them every line parallel to one (the other rewrites of
+a rated sentence); the counts are returned.  DualRL's text is lower-cased and Penn-Treebank tokenised, Lai's is
+not: the style classifiers score a copy of the transfers written the same way
+(:func:`tsteval.core.text_form.tokenise_lowercase`), the other metrics the original text.  The authors' own metric
+scores are judged beside ours (``source`` = ``Lai et al. 2022``).
 
 Everything expensive goes through the cache (classifiers, lexicon fits), so a rerun is fast.
 """
@@ -27,7 +28,7 @@ import numpy as np
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
-from tsteval.core.tokenize import tokenize
+from tsteval.core.text_form import tokenise_lowercase
 from tsteval.experiment.metaeval import MetaEvaluation, MetricColumn, Rating, meta_evaluate
 from tsteval.scorecard import Scorecard
 
@@ -134,38 +135,48 @@ def _normal(text: str) -> str:
     return re.sub(r"\W+", "", text.lower())
 
 
-def lai_training_corpus(rated: Transfers) -> tuple[Corpus, dict]:
-    """Formal/informal text from DualRL's GYAFC test sets and references, minus every Lai input and reference.
+def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[Corpus, dict]:
+    """Formal/informal text from DualRL's GYAFC test sets and references, minus every Lai input and reference and
+    every line parallel to one.
 
     DualRL: ``test.0`` formal, ``test.1`` informal; ``reference{k}.0`` are informal rewrites of the formal test
-    inputs, ``reference{k}.1`` formal rewrites of the informal ones.
+    inputs, ``reference{k}.1`` formal rewrites of the informal ones; line i of ``test.S`` and of every
+    ``reference{k}.S`` is one item.  An item holding a rated text (an input or reference of Lai's, matched by
+    :func:`_normal`) is dropped whole: its other lines are rewrites of that text, near-copies of what is scored
+    (``drop_parallel=False``: only the lines matching a rated text, as before, for comparison).
     """
     from tsteval.readers.lines import read_lines
 
     drop = {_normal(t) for t in (*rated.frame["input"], *rated.frame["reference"])}
     data, refs = dataset_dir("dualrl") / "data" / "GYAFC", dataset_dir("dualrl") / "references" / "GYAFC"
-    files = {"formal": [data / "test.0", *(refs / f"reference{k}.1" for k in range(4))],
-             "informal": [data / "test.1", *(refs / f"reference{k}.0" for k in range(4))]}
-    texts, labels, removed, seen = [], [], 0, set()
+    files = {"formal": [(data / "test.0", "0"), *((refs / f"reference{k}.1", "1") for k in range(4))],
+             "informal": [(data / "test.1", "1"), *((refs / f"reference{k}.0", "0") for k in range(4))]}
+    lines: list[tuple[str, str, int, str]] = []  # (text, style, item, side)
     for style, paths in files.items():
-        for path in paths:
-            for line in read_lines(path):
-                key = _normal(line)
-                if key in drop:
-                    removed += 1
-                    seen.add(key)
-                    continue
-                texts.append(line)
-                labels.append(style)
+        for path, side in paths:
+            lines += [(line, style, item, side) for item, line in enumerate(read_lines(path))]
+    rated_items = {(side, item) for line, _, item, side in lines if _normal(line) in drop}
+    texts, labels, removed, parallel, seen = [], [], 0, 0, set()
+    for line, label, item, side in lines:
+        key = _normal(line)
+        if key in drop:
+            removed += 1
+            seen.add(key)
+        elif drop_parallel and (side, item) in rated_items:
+            parallel += 1
+        else:
+            texts.append(line)
+            labels.append(label)
     notes = {"training_texts": len(texts), "excluded_lines": removed, "excluded_texts": len(seen),
-             "rated_texts": len(drop)}
+             "rated_texts": len(drop), "excluded_parallel_lines": parallel}
     return Corpus(texts, labels, str(data)), notes
 
 
 def _normalised(transfers: Transfers) -> Transfers:
+    """The transfers with input and output written as DualRL's GYAFC is (:func:`tokenise_lowercase`)."""
     frame = transfers.frame.copy()
     for column in ("input", "output"):
-        frame[column] = [" ".join(tokenize(t)) or t for t in frame[column]]
+        frame[column] = [tokenise_lowercase(t) for t in frame[column]]
     return Transfers(frame, transfers.origin)
 
 
@@ -178,7 +189,7 @@ def score_lai(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
     corpus, notes = lai_training_corpus(transfers)
     log(f"GYAFC training corpus (DualRL test sets + references): {notes['training_texts']} texts; removed "
         f"{notes['excluded_lines']} lines matching {notes['excluded_texts']} of the {notes['rated_texts']} distinct "
-        "Lai inputs and references")
+        f"Lai inputs and references and {notes['excluded_parallel_lines']} lines parallel to them")
     references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
     formal = [t for t, label in zip(corpus.texts, corpus.labels, strict=True) if label == "formal"]
     card = _score(transfers, corpus, LexiconSpec(), _sample(formal, HUMAN_SAMPLE, seed), seed,

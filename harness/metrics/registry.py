@@ -6,9 +6,9 @@ False
 >>> metric_of("naturalness@unigram", "metric:adv_naturalness|clf:unigram").aspect
 'naturalness'
 >>> sorted(name for name, m in METRICS.items() if m.aspect == "style")
-['judge_style', 'sti', 'sti_norm', 'target_acc', 'target_prob']
+['judge_style', 'sti', 'sti_norm', 'style_strength', 'target_acc', 'target_prob']
 >>> names("style")
-['sti', 'sti_norm', 'target_prob', 'target_acc']
+['sti', 'sti_norm', 'target_prob', 'style_strength', 'target_acc']
 """
 
 from __future__ import annotations

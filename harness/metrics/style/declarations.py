@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from tsteval.metrics.base import Metric
 
 _LIBRARIES = ("numpy", "scikit-learn", "torch")
@@ -15,6 +17,9 @@ STYLE = (
            "(Reed & Beck)", _NEEDS, {"ground": "nominal", "signed": "yes"}, _LIBRARIES),
     Metric("target_prob", "style", True, (0.0, 1.0), "the classifier's probability of the target style for the "
            "output", _NEEDS, {}, _LIBRARIES),
+    Metric("style_strength", "style", True, (-math.inf, math.inf), "log-odds of the target style for the output, "
+           "ln p_t - ln(1 - p_t), with p_t clipped to [clip, 1 - clip]: target_prob on an unbounded scale",
+           _NEEDS, {"clip": 1e-6}, _LIBRARIES),
     Metric("target_acc", "style", True, (0.0, 1.0), "1 when the classifier's top style for the output is the "
            "target style", _NEEDS, {}, _LIBRARIES),
 )

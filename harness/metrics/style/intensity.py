@@ -242,6 +242,22 @@ def target_probability(Q: ArrayLike, target: ArrayLike) -> np.ndarray:
     return Q[np.arange(Q.shape[0]), t]
 
 
+def target_log_odds(Q: ArrayLike, target: ArrayLike, clip: float = 1e-6) -> np.ndarray:
+    """Log-odds of each row's target class, ``ln p_t - ln(1 - p_t)`` with ``p_t`` (:func:`target_probability`)
+    clipped to ``[clip, 1 - clip]`` so that a one-hot row stays finite; shape ``(n,)``.
+
+    With two classes it is ``ln(p_t / p_other)``; with more, the other classes are pooled.  A strictly increasing
+    function of ``p_t``, so it ranks rows exactly as :func:`target_probability` does.
+
+    >>> target_log_odds([[0.5, 0.5], [0.2, 0.8], [0.0, 1.0]], [1, 1, 1]).round(3).tolist()
+    [0.0, 1.386, 13.816]
+    """
+    if not 0.0 < clip < 0.5:
+        raise InputError(f"clip must be in (0, 0.5), got {clip}")
+    p = np.clip(target_probability(Q, target), clip, 1.0 - clip)
+    return np.log(p) - np.log1p(-p)
+
+
 def target_accuracy(Q: ArrayLike, target: ArrayLike) -> np.ndarray:
     """1.0 where the target class is the classifier's unique top class, else 0.0; shape ``(n,)``.
 

@@ -12,10 +12,17 @@ import numpy as np
 
 from tsteval.core.errors import LabelMismatchError
 from tsteval.metrics.style.declarations import STYLE
-from tsteval.metrics.style.intensity import normalized_sti, signed_emd, target_accuracy, target_probability
+from tsteval.metrics.style.intensity import (
+    normalized_sti,
+    signed_emd,
+    target_accuracy,
+    target_log_odds,
+    target_probability,
+)
 from tsteval.scorecard import Scorecard
 
 STYLE_METRICS = tuple(m.name for m in STYLE)
+STRENGTH = next(m for m in STYLE if m.name == "style_strength")
 # A classifier that calls more than this share of (at least this many) inputs their target style: a warning.
 SWAPPED_SHARE = 0.5
 SWAPPED_MIN_INPUTS = 20
@@ -61,10 +68,10 @@ def swapped_labels_warning(inputs: Sequence[str], target_styles: Sequence[str], 
 
 def style_columns(card: Scorecard, classifier: object, name: str, *, model_id: str,
                   ground: str = "nominal") -> np.ndarray:
-    """Add ``sti@name``, ``sti_norm@name``, ``target_prob@name`` and ``target_acc@name`` to ``card``; return, per
-    row, whether the classifier's most probable class for the input is its target style (the rows are scored
-    independently, so any slice of the transfers gets the same values; :func:`swapped_labels_warning` reads the
-    returned flags of all rows).
+    """Add ``sti@name``, ``sti_norm@name``, ``target_prob@name``, ``style_strength@name`` (the log-odds of the same
+    probabilities) and ``target_acc@name`` to ``card``; return, per row, whether the classifier's most probable class
+    for the input is its target style (the rows are scored independently, so any slice of the transfers gets the
+    same values; :func:`swapped_labels_warning` reads the returned flags of all rows).
 
     ``model_id`` identifies the trained classifier in the signatures (e.g. its cache key).
     """
@@ -78,6 +85,7 @@ def style_columns(card: Scorecard, classifier: object, name: str, *, model_id: s
         "sti": signed_emd(p_in, p_out, target, ground=ground),
         "sti_norm": normalized_sti(p_in, p_out, target, ground=ground),
         "target_prob": target_probability(p_out, target),
+        "style_strength": target_log_odds(p_out, target, clip=float(STRENGTH.settings["clip"])),
         "target_acc": target_accuracy(p_out, target),
     }
     for metric in STYLE:
