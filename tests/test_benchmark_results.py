@@ -79,3 +79,17 @@ def test_bertscore_page_is_its_json_rendered_and_its_ratios_follow_from_the_seco
     cpu = report["cpu_s"]
     assert f"{cpu['bert-score'] / cpu['tsteval']:.2f}x faster in CPU time" in page
     assert f"| tsteval | {cpu['tsteval']:.2f} |" in page and f"{report['pairs'] / cpu['tsteval']:.0f} |" in page
+
+
+def test_lm_judges_speed_page_is_its_json_and_the_rates_follow_from_the_seconds() -> None:
+    from benchmarks import speed_lm_judges
+
+    report = json.loads((speed_lm_judges.RESULTS / "speed_lm_judges.json").read_text())
+    assert (speed_lm_judges.RESULTS / "speed_lm_judges.md").read_text() == speed_lm_judges.markdown(report)
+    assert [r["metric"].split()[0] for r in report["rows"]] == ["cond_lp", "judge_style", "judge_content",
+                                                                "judge_fluency"]
+    for r in report["rows"]:
+        assert r["pairs_per_wall_s"] == pytest.approx(r["pairs"] / r["wall_s"], abs=0.06)
+        assert r["pairs_per_cpu_s"] == pytest.approx(r["pairs"] / r["cpu_s"], abs=0.06)
+        assert r["speedup_wall"] == pytest.approx(r["plain_wall_s"] / r["wall_s"], abs=0.006)
+        assert r["max_abs_diff"] < 1e-3 and r["positions_computed"] < r["positions_whole"]
