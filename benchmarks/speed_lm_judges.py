@@ -28,7 +28,7 @@ from tsteval.metrics.judges.cond_lp import continuation
 from tsteval.metrics.judges.prefix_scoring import continuation_log_probs, next_token_log_probs, plan_batches
 from tsteval.metrics.judges.prompts import fill, render, templates
 from tsteval.metrics.judges.rating import answer_tokens
-from tsteval.metrics.naturalness.causal_lm import CausalLM, length_batches
+from tsteval.metrics.naturalness.causal_lm import CausalLM, length_batches, padded_batch
 from tsteval.readers.dualrl import load_dualrl
 
 RESULTS = Path(__file__).parent / "results"
@@ -48,12 +48,7 @@ def _plain_log_probs(lm: CausalLM, sequences: list[list[int]], starts: list[int]
     out: list[np.ndarray] = [np.empty(0)] * len(sequences)
     with torch.inference_mode():
         for batch in length_batches([len(s) for s in sequences], lm.batch_tokens):
-            width = max(len(sequences[i]) for i in batch)
-            tokens = torch.zeros((len(batch), width), dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, i in enumerate(batch):
-                tokens[row, :len(sequences[i])] = torch.tensor(sequences[i])
-                mask[row, :len(sequences[i])] = 1
+            tokens, mask = padded_batch(sequences, batch)
             logits = lm.model(input_ids=tokens.to(lm.device), attention_mask=mask.to(lm.device)).logits
             for row, i in enumerate(batch):
                 seq = sequences[i]
@@ -135,12 +130,7 @@ def main(argv: list[str] | None = None) -> None:
             with torch.inference_mode():
                 out = np.zeros((len(judged), len(answers)))
                 for batch in length_batches([len(p) for p in judged], lm.batch_tokens):
-                    width = max(len(judged[i]) for i in batch)
-                    tokens = torch.zeros((len(batch), width), dtype=torch.long)
-                    mask = torch.zeros((len(batch), width), dtype=torch.long)
-                    for row, i in enumerate(batch):
-                        tokens[row, :len(judged[i])] = torch.tensor(judged[i])
-                        mask[row, :len(judged[i])] = 1
+                    tokens, mask = padded_batch(judged, batch)
                     logits = lm.model(input_ids=tokens.to(lm.device), attention_mask=mask.to(lm.device)).logits
                     for row, i in enumerate(batch):
                         logp = torch.log_softmax(logits[row, len(judged[i]) - 1].double(), dim=-1)

@@ -122,6 +122,20 @@ def converted_gguf(gguf: Path) -> Path:
     return cached_dir("lm", key, lambda out: _convert(gguf, out))
 
 
+def padded_batch(ids: Sequence[Sequence[int]], batch: Sequence[int]) -> tuple[object, object]:
+    """The token ids of the sequences ``batch`` (indices into ``ids``) right-padded with 0 into one tensor, and the
+    attention mask (1 on real tokens)."""
+    import torch
+
+    width = max(len(ids[i]) for i in batch)
+    tokens = torch.zeros((len(batch), width), dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, i in enumerate(batch):
+        tokens[row, :len(ids[i])] = torch.tensor(ids[i])
+        mask[row, :len(ids[i])] = 1
+    return tokens, mask
+
+
 def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
     """Indices of texts sorted by length, cut into batches of at most ``budget`` padded tokens (one text at least).
 
@@ -197,13 +211,7 @@ class CausalLM:
         batches = length_batches([len(seq) for seq in ids], self.batch_tokens)
         with torch_threads(self.threads), torch.inference_mode():
             for batch in progress(batches, "LM log-probabilities", unit="batch"):
-                width = max(len(ids[i]) for i in batch)
-                tokens = torch.zeros((len(batch), width), dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, i in enumerate(batch):
-                    tokens[row, :len(ids[i])] = torch.tensor(ids[i])
-                    mask[row, :len(ids[i])] = 1
-                tokens, mask = tokens.to(self.device), mask.to(self.device)
+                tokens, mask = (t.to(self.device) for t in padded_batch(ids, batch))
                 hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state
                 real = mask[:, 1:].bool()  # positions whose next token is a counted token
                 states, targets = hidden[:, :-1][real], tokens[:, 1:][real]
