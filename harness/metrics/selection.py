@@ -2,11 +2,12 @@
 (``metrics.names``, ``metrics.content.metrics``) and ``tsteval.evaluate(metrics=...)``: every registered metric is
 either routed to what scores it or refused with one line saying what it needs.
 
-An entry is a metric name, optionally with parameters (``bleu:smooth_method=floor:smooth_value=0.1``), a
-naturalness scorer (``kn3``, ``smollm2``, ``unigram``, ...), a naturalness column family with its scorer
-(``slor@smollm2``) or ``recommended`` (one metric per aspect, :mod:`tsteval.metrics.recommended`).  A naturalness
-metric named alone is scored by its default scorer (``ppl``, ``lp_mean``, ``slor``: the Kneser-Ney trigram
-``kn3``; ``naturalness``, ``more_natural``: the ``unigram`` adversarial classifier).
+An entry is a metric name, optionally with parameters (``bleu:smooth_method=floor:smooth_value=0.1``), a naturalness
+scorer (``kn3``, ``smollm2``, ``unigram``, ...), a naturalness column family with its scorer (``slor@smollm2``;
+``slor@gemma3-270m`` with ``--language-model gemma3-270m``) or ``recommended`` (one metric per aspect,
+:mod:`tsteval.metrics.recommended`).  A naturalness metric named alone is scored by its default scorer (``ppl``,
+``lp_mean``, ``slor``: the Kneser-Ney trigram ``kn3``; ``naturalness``, ``more_natural``: the ``unigram``
+adversarial classifier).
 
 >>> parse_metric("bleu:smooth_method=floor:smooth_value=0.1")
 ('bleu', {'smooth_method': 'floor', 'smooth_value': '0.1'})
@@ -26,6 +27,8 @@ from tsteval.core.errors import TstevalError, quote
 DEFAULT_SCORERS = {"naturalness": "unigram", "more_natural": "unigram", "naturalness_pooled": "unigram-pooled",
                    "ppl": "kn3", "lp_mean": "kn3", "slor": "kn3"}
 RECOMMENDED = "recommended"
+# The naturalness scorer that reads with the run's causal LM; ``ppl@MODEL`` (another model) routes to it too.
+CAUSAL_LM_SCORER = "smollm2"
 _CLASSIFIER = "a style classifier (--classifier NAME=DIR; classifier= in evaluate; classifiers: in a manifest)"
 _HH = "an HH pair classifier (--hh NAME=DIR from tsteval train-pairs; hh= in evaluate; metrics.compatibility.hh " \
       "in a manifest)"
@@ -124,6 +127,11 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
                                f"{list(NATURALNESS_METRICS)} or {RECOMMENDED}")
         elif scorer and metric.aspect != "naturalness":
             raise TstevalError(f"{quote(name)}: only naturalness metrics name a scorer after '@'")
+        elif metric.aspect == "naturalness" and scorer and scorer not in NATURALNESS_METRICS and (
+                "language_model" in metric.needs):
+            scorers = [CAUSAL_LM_SCORER]  # lp_mean@gemma3-270m: the causal LM scorer, with the run's model
+            if scorer not in selection.models:
+                selection.models.append(scorer)
         elif metric.aspect == "naturalness":
             scorers = [_scorer(family, scorer or DEFAULT_SCORERS[family])]
         else:

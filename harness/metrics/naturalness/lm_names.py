@@ -1,15 +1,15 @@
 """Names of causal language models: what ``--language-model`` accepts and the short name its columns carry.
 
-A model is a packaged alias (``smollm2``), a local folder or a Hugging Face id (``org/name``, read from the local
-Hugging Face cache: nothing is fetched at run time).  Its columns end in ``@ALIAS``: the alias itself, else the
-folder's or id's last part with any character a column name may not hold replaced by ``-``.
+A model is a packaged alias (``smollm2``, ``gemma3-270m``), a local folder or a Hugging Face id (``org/name``, read
+from the local Hugging Face cache: nothing is fetched at run time).  Its columns end in ``@ALIAS``: the alias
+itself, else the folder's or id's last part with any character a column name may not hold replaced by ``-``.
 
 >>> column_name("smollm2"), column_name("HuggingFaceTB/SmolLM2-360M-Instruct")
 ('smollm2', 'SmolLM2-360M-Instruct')
 >>> check_model_name("no spaces please", "language_model")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-tsteval.core.errors.TstevalError: language_model must be a packaged model (smollm2), ... not 'no spaces please'
+tsteval.core.errors.TstevalError: language_model must be a packaged model (...), a folder or ... not 'no spaces please'
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import re
 from pathlib import Path
 
 from tsteval.core.errors import TstevalError, quote
+from tsteval.metrics.naturalness.causal_lm import PACKAGED_GGUF
 
-PACKAGED_ALIASES = ("smollm2",)
+PACKAGED_ALIASES = tuple(PACKAGED_GGUF)
 
 
 def check_model_name(value: str, name: str) -> str:
