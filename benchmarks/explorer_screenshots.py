@@ -21,7 +21,8 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
-REPORT_FILES = ("manifest.yaml", "report.html", "report.md", "run.json", "summary.md",
+REPORT_FILES = ("manifest.yaml", "report.html", "report.md", "run.json", "summary.md", "summary.csv",
+                "leaderboard.csv", "leaderboard.md", "leakage.json", "significance.csv",
                 "tradeoff_content_intersections.csv", "tradeoff_content_points.csv",
                 "tradeoff_naturalness_intersections.csv", "tradeoff_naturalness_points.csv")
 
@@ -50,9 +51,10 @@ def screenshot(page: Path, png: Path, width: int = 1400) -> None:
 
 
 def refresh_report(run: Path, name: str) -> None:
-    """Copy the run's report files, plots and agreement (``meta_eval/``) into ``benchmarks/results/NAME_report/``."""
+    """Replace ``benchmarks/results/NAME_report/`` with the run's report files, plots and agreement (``meta_eval/``)."""
     target = RESULTS / f"{name}_report"
-    target.mkdir(exist_ok=True)
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
     for file in REPORT_FILES:
         if (run / file).is_file():
             shutil.copy2(run / file, target / file)

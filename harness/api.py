@@ -104,7 +104,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
         from tsteval.metrics.recommended import recommended_options
 
         content, modifications, naturalness = recommended_options(chosen.content, list(options["modifications"]),
-                                                                  chosen.naturalness, 1 if classifier else 0)
+                                                                  chosen.naturalness, 1 if classifier else 0,
+                                                                  options["joint"])
         chosen.content, chosen.naturalness, chosen.style = content, naturalness, True
         options["modifications"] = tuple(modifications)
     training = _corpus(corpus)

@@ -141,3 +141,35 @@ def test_score_cli_prints_the_copy_line_and_the_number_recomputes(tmp_path: Path
     board = pd.read_csv(tmp_path / "run" / "leaderboard.csv").set_index("system")
     assert board.loc["baseline:copy", "J"] == pytest.approx(expected) and expected > 0
     assert board.loc["mine", "copy_above"] and not board.loc["baseline:copy", "copy_above"]
+
+
+def test_recommended_metrics_with_the_copy_baseline_give_a_leaderboard_where_the_copy_is_last(tmp_path: Path) -> None:
+    """``--metrics recommended --baselines copy`` (the README's ranking command) scores J's fluency factor with the
+    profile, so the leaderboard exists, and each system's J recomputes from the scorecard; the copy, which never
+    reaches the target style, is last."""
+    from tsteval.classifiers.base import make_classifier
+
+    words = ("food", "service", "room", "staff", "bread", "wine", "soup", "tea", "beer", "cake")
+    negative = [f"the {w} was bad and rude" for w in words]
+    positive = [f"the {w} was great and kind" for w in words]
+    make_classifier("tfidf-lr").fit(negative + positive, ["0"] * 10 + ["1"] * 10).save(tmp_path / "clf")
+    inputs = [f"the {w} was {a} today" for w in words for a in ("bad", "rude")]
+    ends = ("today", "again")
+    outputs = [f"the {w} was {a} {ends[i % 2]}" for i, w in enumerate(words) for a in ("great", "kind")]
+    human = [f"the {w} was {a} {ends[(i + 1) % 2]}" for i, w in enumerate(words) for a in ("great", "kind", "bad")]
+    for name, lines in (("in.txt", inputs), ("out.txt", outputs), ("human.txt", human)):
+        _write_lines(tmp_path / name, lines)
+    assert main(["score", "--classifier", f"ft={tmp_path / 'clf'}", "--pairs", str(tmp_path / "in.txt"),
+                 str(tmp_path / "out.txt"), "--source-style", "0", "--target-style", "1", "--system", "mine",
+                 "--style-labels", "0=negative,1=positive", "--metrics", "recommended", "--baselines", "copy",
+                 "--human", str(tmp_path / "human.txt"), "--quiet", "--out", str(tmp_path / "run")]) == 0
+    card = pd.read_csv(tmp_path / "run" / "scorecard.csv")
+    assert {"target_prob@ft", "sbert@none", "lp_mean@kn3", "naturalness@unigram"} <= set(card.columns)
+    board = pd.read_csv(tmp_path / "run" / "leaderboard.csv").set_index("system")
+    for system, rank in (("mine", 1), ("baseline:copy", 2)):
+        rows = card[card["system"] == system]
+        expected = np.mean(rows["target_acc@ft"] * rows["sbert@none"].clip(lower=0)
+                           * (rows["naturalness@unigram"] > 0.5))
+        assert board.loc[system, "J"] == pytest.approx(expected) and board.loc[system, "rank"] == rank
+    assert board.loc["mine", "J"] > 0 and board.loc["baseline:copy", "J"] == 0
+    assert "negative → positive" in (tmp_path / "run" / "leaderboard.md").read_text()

@@ -280,8 +280,10 @@ def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
 
     for r in RECOMMENDED:  # every recommendation is a registered metric of its aspect
         assert METRICS[r.metric].aspect == r.aspect
-    content, modes, natural = recommended_options(["bleu"], ["mask"], [], classifiers=1)
+    content, modes, natural = recommended_options(["bleu"], ["mask"], [], classifiers=1, joint="none")
     assert content == ["bleu", "sbert"] and modes == ["mask", "none"] and natural == ["kn3"]
+    for joint in ("auto", "strap"):  # J's fluency factor (STRAP's) comes with the profile unless J is off
+        assert recommended_options([], ["none"], ["kn3"], classifiers=1, joint=joint)[2] == ["kn3", "unigram"]
     (tmp_path / "in.txt").write_text("the food was awful\n")
     (tmp_path / "out.txt").write_text("the food was great\n")
     code = main(["score", "--metrics", "recommended", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"),

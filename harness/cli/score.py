@@ -92,7 +92,7 @@ def _names(aspect: str) -> str:
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``score`` to the subcommands and return its parser."""
     from tsteval.metrics import registry
-    from tsteval.metrics.recommended import RECOMMENDED
+    from tsteval.metrics.recommended import JOINT_FACTOR, RECOMMENDED
 
     score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
                            epilog=EPILOG_SCORE, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -114,7 +114,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                             f"(tsteval.metrics.selection): {', '.join(sorted(registry.METRICS))}; a naturalness "
                             "scorer; NAME@SCORER (slor@smollm2); or recommended: the recommended metric of each "
                             f"aspect ({', '.join(r.column('CLASSIFIER') for r in RECOMMENDED)}), chosen by "
-                            "tsteval meta-eval on the rated datasets")
+                            f"tsteval meta-eval on the rated datasets, and naturalness@{JOINT_FACTOR} for J's "
+                            "fluency factor unless --joint none or another recipe")
     content = score.add_argument_group("content preservation")
     content.add_argument("--content", default="", metavar="METRICS",
                          help=f"comma-separated: {_names('content')}; parameters after a colon, e.g. "

@@ -48,7 +48,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     if chosen.recommended:
         from tsteval.metrics.recommended import recommended_options
 
-        metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers))
+        metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers), options["joint"])
     baselines = options["baselines"]
     lexicon = None
     if args.lexicon and (metrics or "delete-lexicon" in baselines):
