@@ -7,9 +7,10 @@ EMD and of target-style probability with the human style ratings per model, besi
 Then the comparison: ``tsteval run manifests/demo.yaml`` scores the Yelp outputs published with DualRL (11 systems,
 four human rewrites and the copy baseline, 500 inputs per direction) with the same fast classifiers and the
 recommended metrics, and the demo prints from that run folder the leaderboard per transfer direction (J with its
-95% bootstrap interval), one significance test between the two best published systems, and the paths of the
-tradeoff plot and of the explorer page.  ``--quick`` stops after the first table.  The text-CNN and transformer
-reproduction of Mir et al.'s Table 4.3 is ``make reproduce`` (:mod:`benchmarks.mir_style_reproduction`).
+95% bootstrap interval), one significance test on J between the two best published systems per direction, and
+the paths of the tradeoff plots and of the explorer page.  ``--quick`` stops after the first table.  The text-CNN
+and transformer reproduction of Mir et al.'s Table 4.3 is ``make reproduce``
+(:mod:`benchmarks.mir_style_reproduction`).
 
 Run: ``python -m benchmarks.demo [--quick] [--out DIR]``.
 """
@@ -69,26 +70,19 @@ def published(system: str) -> bool:
     return not system.startswith(("Human", "baseline:"))
 
 
-def significance_line(run: Path) -> str:
-    """The paired-bootstrap test on J between the two published systems ranked highest in the first direction,
-    read from the run's ``significance.csv`` (the manifest's ``compare:``)."""
+def significance_line(run: Path, resamples: int = 1000, seed: int = 0) -> str:
+    """The paired-bootstrap test on J between the two published systems ranked highest in the first direction, one
+    table per direction (``tsteval compare RUN --systems A B``: paired by input, directions never pooled)."""
+    from tsteval.experiment.comparison import in_one_run
+
     board = pd.read_csv(run / "leaderboard.csv", dtype={"source_style": str, "target_style": str})
     first = board[(board["source_style"] == board["source_style"].iloc[0])
                   & (board["target_style"] == board["target_style"].iloc[0])]
     best, second = [s for s in first["system"] if published(s)][:2]
-    pairs = pd.read_csv(run / "significance.csv")
-    pairs = pairs[pairs["metric"] == JOINT]
-    row = pairs[((pairs["a"] == best) & (pairs["b"] == second)) | ((pairs["a"] == second) & (pairs["b"] == best))]
-    if len(row) != 1:
-        raise SystemExit(f"significance.csv in {run} has no single row for {best} vs {second} on {JOINT}")
-    r = row.iloc[0]
-    verdict = "not significant" if r["better"] == "-" else f"{r['a'] if r['better'] == 'A' else r['b']} is better"
-    return (f"## One significance test: {r['b']} vs {r['a']} on {JOINT}\n\n"
-            f"Paired bootstrap over the {int(r['n'])} inputs both systems transferred (both directions), "
-            f"{int(r['resamples'])} resamples: mean {r['mean_a']:.3f} vs {r['mean_b']:.3f}, difference B - A = "
-            f"{r['difference']:+.3f} [95% {r['low']:+.3f}, {r['high']:+.3f}], p = {r['p_bootstrap']:.4f}, "
-            f"Holm-adjusted over all {len(pairs)} pairs p = {r['p_holm']:.4f}: {verdict} at 0.05. "
-            f"Every pair: {run / 'significance.csv'}.\n")
+    table = in_one_run(str(run), [best, second], None, [JOINT], "text", resamples, seed)
+    return "\n".join([f"## One significance test per direction: {second} vs {best} on {JOINT}", "",
+                      f"tsteval compare {run} --systems {best} {second} --metrics {JOINT} --seed {seed}", "",
+                      table, "", f"Every pair (one mean over both directions): {run / 'significance.csv'}.", ""])
 
 
 def leaderboard_text(run: Path) -> str:

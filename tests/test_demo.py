@@ -1,11 +1,13 @@
 """``make demo``'s second part: its manifest scores the recommended metrics with fast classifiers, and the one
-significance test it prints is the run's row for the two best published systems."""
+significance test it prints compares the two best published systems per direction."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from benchmarks import demo
 from tsteval import load_manifest
@@ -43,12 +45,29 @@ def test_leaderboard_text_is_one_table_per_direction(tmp_path: Path) -> None:
     assert "### negative → positive" in named and "### positive → negative" in named and "### 0 → 1" not in named
 
 
-def test_significance_line_reads_the_two_best_published_systems(tmp_path: Path) -> None:
-    _board(tmp_path)
-    rows = [{"metric": demo.JOINT, "a": a, "b": b, "n": 1000, "mean_a": 0.2, "mean_b": 0.4, "difference": 0.2,
-             "low": 0.1, "high": 0.3, "p_bootstrap": 0.001, "p_holm": p, "better": better, "resamples": 3060}
-            for a, b, p, better in (("A", "B", 0.01, "B"), ("A", "Z", 0.5, "-"), ("B", "Z", 0.5, "-"))]
-    pd.DataFrame(rows).to_csv(tmp_path / "significance.csv", index=False)
-    line = demo.significance_line(tmp_path)
-    assert line.startswith(f"## One significance test: B vs A on {demo.JOINT}")
-    assert "p = 0.0010" in line and "Holm-adjusted over all 3 pairs p = 0.0100: B is better" in line
+def test_significance_line_compares_the_two_best_published_systems_per_direction(tmp_path: Path) -> None:
+    """The demo's test is ``compare RUN --systems A B`` on J: one table per direction, B - A recomputed here from
+    the scorecard's rows of that direction."""
+    from tsteval.core.records import Transfers
+    from tsteval.scorecard import Scorecard
+
+    rng = np.random.default_rng(0)
+    frames = [pd.DataFrame({"system": system, "setting": "default", "item": range(40 * d, 40 * d + 40),
+                            "input": [f"in {source} {i}" for i in range(40)],
+                            "output": [f"{system} {i}" for i in range(40)], "source_style": source,
+                            "target_style": target})
+              for system in ("A", "B", "Human0") for d, (source, target) in enumerate((("0", "1"), ("1", "0")))]
+    card = Scorecard.from_transfers(Transfers(pd.concat(frames, ignore_index=True)))
+    card.add(demo.JOINT, rng.uniform(size=len(card.frame)), "metric:joint|recipe:strap")
+    run = card.save(tmp_path / "run")
+    _board(run)
+    text = demo.significance_line(run, resamples=200)
+    assert text.startswith(f"## One significance test per direction: A vs B on {demo.JOINT}")
+    frame = card.frame
+    for source, target in (("0", "1"), ("1", "0")):
+        part = text.split(f"{source} → {target}: ")[1].split("→")[0]
+        row = next(line for line in part.splitlines() if line.startswith(demo.JOINT)).split()
+        mean = {s: frame[(frame["system"] == s) & (frame["source_style"] == source)][demo.JOINT].mean()
+                for s in ("A", "B")}
+        assert float(row[1]) == pytest.approx(mean["B"], abs=5e-4)  # A = the best (B), B = the second (A)
+        assert float(row[3]) == pytest.approx(mean["A"] - mean["B"], abs=5e-4)

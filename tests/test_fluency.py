@@ -202,3 +202,22 @@ def test_smollm2_scorer_takes_the_run_s_language_model_resource(smollm2) -> None
     np.testing.assert_allclose(card.frame["lp_mean@smollm2"].to_numpy(float), direct, atol=1e-5)
     fields = card.signatures["lp_mean@smollm2"].split("|")
     assert f"lm:{smollm2.model_id}" in fields and "text:tokenised-lowercase" in fields
+
+
+def test_naturalness_takes_its_human_text_from_the_run_s_human_corpus_resource() -> None:
+    """``human`` reaches every naturalness scorer through the ``human_corpus`` resource: the run's ``lp_mean@kn3``
+    equals a trigram fitted on the given human text directly, and without it on the distinct inputs."""
+    from tsteval.experiment.execute import execute
+    from tsteval.metrics.naturalness.language_model import KneserNeyLM
+    from tsteval.metrics.resources import ResourceOptions, Resources
+
+    human = ["the food was great .", "the staff was kind .", "the food was cold ."] * 2
+    inputs = ["the room was dirty .", "the bread was stale ."]
+    outputs = ["the food was kind .", "the room was great ."]
+    transfers = Transfers.from_pairs(inputs, outputs, source_style="0", target_style="1")
+    for given, fitted_on in ((human, human), (None, sorted(set(inputs)))):
+        card = execute(Plan(transfers, naturalness=("kn3",), human=given)).card
+        direct = KneserNeyLM().fit(fitted_on).sentence_log_probs(outputs).lp_mean()
+        np.testing.assert_allclose(card.frame["lp_mean@kn3"].to_numpy(float), direct, atol=1e-9)
+    built = Resources(ResourceOptions(human=human)).get("human_corpus")
+    assert built.value == human and built.identity != "inputs"

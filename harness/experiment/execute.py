@@ -129,7 +129,8 @@ def _execute(plan: Plan, log: Log) -> Run:
             f"{time.perf_counter() - start:.1f} s")
     for name in plan.naturalness:
         start = time.perf_counter()
-        NATURALNESS_METRICS[name](card, plan.human, plan.seed, plan.folds, resources=resources)
+        NATURALNESS_METRICS[name](card, resources.get("human_corpus").value, plan.seed, plan.folds,
+                                  resources=resources)
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
     if plan.judges:
         from tsteval.metrics.judges.scorer import score_judges

@@ -262,15 +262,17 @@ def build_lexicon(resources: Resources, variant: str) -> Built:
 
 
 def build_human_corpus(resources: Resources, variant: str) -> Built:
-    """Human-written texts of the domain (``human``, else the corpus' texts)."""
+    """Human-written texts of the domain (``human``), or None: the naturalness scorers then take the transfers'
+    inputs as the human side (their signatures say ``human:inputs``).
+
+    >>> Resources().get("human_corpus")
+    Built(value=None, identity='inputs')
+    """
     from tsteval.core.signature import texts_hash
 
     texts = resources.options.human
-    if texts is None and resources.options.corpus is not None:
-        texts = resources.options.corpus.texts
     if texts is None:
-        raise TstevalError("no human-written texts: give some (--human FILE; human= in evaluate; metrics.human in a "
-                           "manifest)")
+        return Built(None, "inputs")
     return Built(list(texts), texts_hash(texts))
 
 
