@@ -216,8 +216,8 @@ def sanity_notes(board: pd.DataFrame) -> list[str]:
             continue
         systems = sorted(set(below["system"].astype(str)))
         shown = ", ".join(systems[:5]) + (f" and {len(systems) - 5} more" if len(systems) > 5 else "")
-        notes.append(f"sanity: {_direction(part)}: {COPY} (the unchanged input) ranks {rank} of {len(part)} by J, "
-                     f"above {len(systems)} system(s) ({shown}): this J rewards not transferring")
+        notes.append(f"sanity: {part['direction'].iloc[0]}: {COPY} (the unchanged input) ranks {rank} of "
+                     f"{len(part)} by J, above {len(systems)} system(s) ({shown}): this J rewards not transferring")
     return notes
 
 
@@ -281,15 +281,8 @@ def leaderboard_tables(board: pd.DataFrame, recipe: JointRecipe) -> list[tuple[s
                                zip(part["J"], part["J_low"], part["J_high"], strict=True)])
         shown = shown[["rank", "system", "setting", "n", "J", *FACTORS]].rename(
             columns={"J": f"{recipe.column} [95% CI]", **names})
-        out.append((_direction(part), shown.reset_index(drop=True)))
+        out.append((str(part["direction"].iloc[0]), shown.reset_index(drop=True)))
     return out
-
-
-def _direction(part: pd.DataFrame) -> str:
-    """The direction of one direction's rows of a leaderboard, by style name (a board from before names: labels)."""
-    if "direction" in part.columns:
-        return str(part["direction"].iloc[0])
-    return direction_label(part["source_style"].iloc[0], part["target_style"].iloc[0], {})
 
 
 def leaderboard_notes(board: pd.DataFrame, warnings: Sequence[str] = ()) -> list[str]:

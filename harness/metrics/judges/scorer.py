@@ -50,16 +50,13 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
         metric = METRICS[name]
         values = metric.check_params(params.get(name, {}))
         chosen = values["template"]
-        if only is not None:
-            matrix = template_scores(name, inputs, outputs, targets, built.value, sources, [only[name]])
-            columns = {f"{name}@{model}-t{only[name]}": (only[name], matrix[:, 0])}
-        else:
-            which = [chosen] if chosen and not each_template else None
-            matrix = template_scores(name, inputs, outputs, targets, built.value, sources, which)
-            columns = {f"{name}@{model}": (chosen, matrix.mean(axis=1) if chosen == 0 else
-                                           matrix[:, 0 if which else chosen - 1])}
-        if each_template and only is None:
-            columns |= {f"{name}@{model}-t{k}": (k, matrix[:, k - 1]) for k in range(1, matrix.shape[1] + 1)}
+        which = [only[name]] if only is not None else [chosen] if chosen and not each_template else None
+        matrix = template_scores(name, inputs, outputs, targets, built.value, sources, which)
+        each = dict(zip(which or range(1, matrix.shape[1] + 1), matrix.T, strict=True))  # template K -> scores
+        columns = {} if only is not None else {
+            f"{name}@{model}": (chosen, matrix.mean(axis=1) if chosen == 0 else each[chosen])}
+        if each_template or only is not None:
+            columns |= {f"{name}@{model}-t{k}": (k, scores) for k, scores in each.items()}
         for column, (template, scores) in columns.items():
             signature = metric.signature(param_values={**values, "template": template}, lm=built.identity,
                                          templates=templates_hash(), text=form)
