@@ -82,7 +82,7 @@ def significance_line(run: Path, resamples: int = 1000, seed: int = 0) -> str:
     table = in_one_run(str(run), [best, second], None, [JOINT], "text", resamples, seed)
     return "\n".join([f"## One significance test per direction: {second} vs {best} on {JOINT}", "",
                       f"tsteval compare {run} --systems {best} {second} --metrics {JOINT} --seed {seed}", "",
-                      table, "", f"Every pair (one mean over both directions): {run / 'significance.csv'}.", ""])
+                      table, "", f"Every pair, one matrix per direction: {run / 'significance.csv'}.", ""])
 
 
 def leaderboard_text(run: Path) -> str:

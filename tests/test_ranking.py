@@ -185,14 +185,19 @@ def test_significance_matrix_equals_pairwise_compare_with_holm(card: Scorecard) 
     pairs = significance_matrix(card, [column], n_resamples=300, seed=7)
     systems = list(dict.fromkeys(card.frame["system"]))
     assert len(pairs) == len(systems) * (len(systems) - 1) // 2
+    # one direction's matrix against compare_runs of the two systems' runs, in that direction
     row = pairs[(pairs["a"] == "swap") & (pairs["b"] == "echo")].iloc[0]
+    forward = card.frame[card.frame["source_style"].astype(str) == "0"].reset_index(drop=True)
+    one = significance_matrix(Scorecard(forward, card.signatures), [column], n_resamples=300, seed=7)
+    one = one[(one["a"] == "swap") & (one["b"] == "echo")].iloc[0]
     single = {name: Scorecard(card.frame[card.frame["system"] == name].reset_index(drop=True), card.signatures)
               for name in ("swap", "echo")}
-    table, matched = compare_runs(single["swap"], single["echo"], n_resamples=300, seed=7)
-    reference = table.set_index("metric").loc[column]
-    assert row.n == matched == 2 * N
-    assert row.difference == pytest.approx(reference["difference"])
-    assert row.p_bootstrap == pytest.approx(reference["p_bootstrap"])
+    table, counts = compare_runs(single["swap"], single["echo"], n_resamples=300, seed=7)
+    assert counts["matched"].tolist() == [N, N]  # both directions, each on its own
+    reference = table[table["source_style"].astype(str) == "0"].set_index("metric").loc[column]
+    assert one.n == N and row.n == 2 * N  # the card's own matrix pools what it is given: direction_matrices splits
+    assert one.difference == pytest.approx(reference["difference"])
+    assert one.p_bootstrap == pytest.approx(reference["p_bootstrap"])
     # Holm by hand: sorted p times (m - rank), running maximum, capped at 1
     p = pairs["p_bootstrap"].to_numpy()
     order = np.argsort(p)
@@ -205,6 +210,28 @@ def test_significance_matrix_equals_pairwise_compare_with_holm(card: Scorecard) 
     assert square.loc["echo", baseline_system("copy")].endswith("*")  # copy's chrF (100) is far above echo's
     assert significance_matrix(card, [column])["resamples"].iloc[0] == 1000  # 10 pairs: 20 x 10 < 1000
     assert matrix_resamples(153) == 3060  # 18 systems: 1 / 3061 x 153 < 0.05
+
+
+def test_compare_two_runs_gives_one_table_per_direction(card: Scorecard, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    for name in ("swap", "echo"):
+        (tmp_path / name).mkdir()
+        Scorecard(card.frame[card.frame["system"] == name].reset_index(drop=True), card.signatures).write(
+            tmp_path / name)
+    assert main(["compare", str(tmp_path / "swap"), str(tmp_path / "echo"), "--json", "--resamples", "200"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [(d["source_style"], d["target_style"]) for d in document["directions"]] == [("0", "1"), ("1", "0")]
+    assert document["matched"] == sum(d["matched"] for d in document["directions"]) == 2 * N
+    for direction in document["directions"]:  # each direction's means from its own rows, never pooled
+        rows = card.frame[card.frame["source_style"].astype(str) == direction["source_style"]]
+        means = rows.groupby("system")["chrf@none"].mean()
+        chrf = next(m for m in direction["metrics"] if m["metric"] == "chrf@none")
+        assert (chrf["mean_a"], chrf["mean_b"]) == (pytest.approx(means["swap"]), pytest.approx(means["echo"]))
+    assert main(["compare", str(tmp_path / "swap"), str(tmp_path / "echo"), "--resamples", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "directions are not pooled" in text and "\n0 → 1: " in text and "\n1 → 0: " in text
 
 
 def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, yelp: dict[str, list[str]],
@@ -228,9 +255,10 @@ def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, 
     run_experiment(tmp_path / "m.yaml", out=tmp_path / "run", quiet=True)
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Leaderboard" in report and "### 0 → 1" in report and "### 1 → 0" in report
-    assert "## Significance between systems" in report and "### `sti@lr`" in report
-    assert "With 50 resamples the smallest Holm-adjusted p is 0.059" in report  # 3 pairs x 1 / 51
-    assert "### `joint@toy`" in report and "baseline:retrieve-nearest" in report
+    assert "## Significance between systems" in report and "### 0 → 1: `sti@lr`" in report
+    assert "### 1 → 0: `sti@lr`" in report  # one matrix per direction: directions are not pooled
+    assert "smallest Holm-adjusted p of these 3 pairs is 0.059" in report  # 3 pairs x 1 / 51
+    assert "### 0 → 1: `joint@toy`" in report and "baseline:retrieve-nearest" in report
     assert "<b>" not in report and "&lt;b&gt;evil&lt;/b&gt;" in report
     html = (tmp_path / "run" / "report.html").read_text()
     assert "<b>evil" not in html and "&lt;b&gt;evil" in html
@@ -245,7 +273,31 @@ def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, 
     assert "1 → 0: baseline:copy" not in report
     assert "ranks 1 of 3 by J" in (tmp_path / "run" / "leaderboard.md").read_text()
     assert board.loc[board["copy_above"], ["source_style", "system"]].values.tolist() == [["0", "<b>evil</b>"]]
-    assert set(pd.read_csv(tmp_path / "run" / "significance.csv")["metric"]) == {"sti@lr", "chrf@none", "joint@toy"}
+    pairs = pd.read_csv(tmp_path / "run" / "significance.csv", dtype={"source_style": str, "target_style": str})
+    assert set(pairs["metric"]) == {"sti@lr", "chrf@none", "joint@toy"}
+    assert set(pairs["direction"]) == {"0 → 1", "1 → 0"} and len(pairs) == 2 * 3 * 3  # directions x columns x pairs
+    # one cell recomputed from the scorecard: chrF of the copy minus the system's, over 1 -> 0's inputs only
+    scored = pd.read_parquet(tmp_path / "run" / "scorecard.parquet")
+    one = scored[(scored["source_style"].astype(str) == "1") & (scored["target_style"].astype(str) == "0")]
+    means = one.groupby("system")["chrf@none"].mean()
+    cell = pairs[(pairs["metric"] == "chrf@none") & (pairs["direction"] == "1 → 0")
+                 & (pairs["a"] == "<b>evil</b>") & (pairs["b"] == "baseline:copy")].iloc[0]
+    assert cell["n"] == N and cell["difference"] == pytest.approx(means["baseline:copy"] - means["<b>evil</b>"])
+
+
+def test_manifest_compare_without_two_systems_in_a_direction_is_one_line(tmp_path: Path,
+                                                                          yelp: dict[str, list[str]]) -> None:
+    from tsteval.experiment.runner import run_experiment
+
+    (tmp_path / "in.0").write_text("\n".join(yelp["0"][:N]) + "\n")
+    (tmp_path / "out.0").write_text("\n".join(yelp["1"][:N]) + "\n")
+    (tmp_path / "m.yaml").write_text(
+        "transfers:\n  systems:\n    - name: only\n      settings:\n        - files:\n"
+        "            - {inputs: in.0, outputs: out.0, source_style: '0', target_style: '1'}\n"
+        "metrics: {content: {metrics: [chrf]}}\ncompare: {metrics: [chrf@none]}\n")
+    with pytest.raises(TstevalError, match="compare: no transfer direction has two systems"):
+        run_experiment(tmp_path / "m.yaml", out=tmp_path / "run", quiet=True)
+    assert not (tmp_path / "run").exists()  # nothing half-written
 
 
 def test_score_cli_baselines_and_leaderboard(tmp_path: Path, yelp: dict[str, list[str]],

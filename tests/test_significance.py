@@ -106,26 +106,29 @@ def test_compare_two_dualrl_systems(runs: Path, capsys: pytest.CaptureFixture) -
                        "--format", "markdown"], capsys)
     assert outcome.code == 0, outcome.err
     lines = outcome.out.splitlines()
-    assert "80 rows matched" in lines[0]
-    header = [cell.strip() for cell in lines[2].strip("|").split("|")]
+    assert "80 rows matched" in lines[0] and lines[2] == "0 → 1: 80 rows matched (A has 80, B has 80)"
+    header = [cell.strip() for cell in lines[4].strip("|").split("|")]
     assert header[:6] == ["metric", "A", "B", "B-A", "95% low", "95% high"]
-    table = [[c.strip().replace("\\_", "_") for c in line.strip("|").split("|")] for line in lines[4:]]
+    table = [[c.strip().replace("\\_", "_") for c in line.strip("|").split("|")] for line in lines[6:]]
     rows = {cells[0]: cells for cells in table}
     assert {"sti@lr", "target_acc@lr", "bleu@none"} <= set(rows)
     bleu = rows["bleu@none"]
     assert float(bleu[4]) <= float(bleu[3]) <= float(bleu[5]) and all(len(c.split(".")[-1]) == 3 for c in bleu[1:10])
     # the default: the same table as plain text (no Markdown escapes)
     text = run_cli(["compare", runs / "dualrl", runs / "deleteonly", "--resamples", "500"], capsys).out.splitlines()
-    assert text[0] == lines[0] and text[2].split()[:4] == ["metric", "A", "B", "B-A"] and "\\" not in "".join(text)
-    assert {line.split()[0]: line.split() for line in text[4:]}["target_acc@lr"][1:] == rows["target_acc@lr"][1:]
+    assert text[0] == lines[0] and text[4].split()[:4] == ["metric", "A", "B", "B-A"] and "\\" not in "".join(text)
+    assert {line.split()[0]: line.split() for line in text[6:]}["target_acc@lr"][1:] == rows["target_acc@lr"][1:]
 
     outcome = run_cli(["compare", runs / "dualrl", runs / "deleteonly", "--json", "--resamples", "500"], capsys)
     document = json.loads(outcome.out)
-    by_metric = {m["metric"]: m for m in document["metrics"]}
+    [direction] = document["directions"]
+    assert (direction["source_style"], direction["target_style"], direction["matched"]) == ("0", "1", 80)
+    by_metric = {m["metric"]: m for m in direction["metrics"]}
     bleu = by_metric["bleu@none"]
     assert document["matched"] == 80 and bleu["low"] <= bleu["difference"] <= bleu["high"]
     assert bleu["difference"] == pytest.approx(bleu["mean_b"] - bleu["mean_a"])
-    assert all(0 < m[p] <= m[f"{p}_holm"] <= 1 for m in document["metrics"] for p in ("p_bootstrap", "p_randomisation"))
+    assert all(0 < m[p] <= m[f"{p}_holm"] <= 1 for m in direction["metrics"]
+               for p in ("p_bootstrap", "p_randomisation"))
 
     outcome = run_cli(["compare", runs / "dualrl", runs / "shifted", "--json", "--resamples", "200"], capsys)
     assert json.loads(outcome.out)["matched"] == 40

@@ -1,8 +1,9 @@
 """What ``tsteval compare`` prints: two runs, two systems of one run, or the system x system matrices of one run,
 as plain text for the terminal, Markdown, or one JSON document.
 
-The numbers come from :mod:`tsteval.experiment.significance`; this module only lays them out.  Inside one run every
-transfer direction (source style, target style) is its own table: directions are never pooled.
+The numbers come from :mod:`tsteval.experiment.significance`; this module only lays them out.  Every transfer
+direction (source style, target style) is its own table, between two runs as inside one: directions are never
+pooled.
 """
 
 from __future__ import annotations
@@ -58,19 +59,48 @@ def _jsonable(records: list[dict]) -> list[dict]:
 
 
 def two_runs(run_a: str, run_b: str, form: str, n_resamples: int, seed: int, ignore_signatures: bool) -> str:
-    """Run B against run A (every row of each; the directions as they are in the runs)."""
+    """Run B against run A (each one system), one table per transfer direction (directions are never pooled)."""
     a, b = Scorecard.load(run_a), Scorecard.load(run_b)
-    table, matched = compare_runs(a, b, origin_a=run_a, origin_b=run_b, n_resamples=n_resamples, seed=seed,
-                                  ignore_signatures=ignore_signatures)
+    table, counts = compare_runs(a, b, origin_a=run_a, origin_b=run_b, n_resamples=n_resamples, seed=seed,
+                                 ignore_signatures=ignore_signatures)
+    names = {**style_names(b.frame), **style_names(a.frame)}
+    matched = int(counts["matched"].sum())
     if form == "json":
         return json.dumps({"a": run_a, "b": run_b, "matched": matched, "rows_a": len(a.frame),
                            "rows_b": len(b.frame), "resamples": n_resamples, "seed": seed,
-                           "metrics": _jsonable(table.to_dict(orient="records"))}, indent=2)
+                           "directions": _direction_documents(table, counts, names)}, indent=2)
     render, name = renderer(form)
-    return (f"A = {name(run_a)}, B = {name(run_b)}: {matched} rows matched (A has {len(a.frame)}, B has "
-            f"{len(b.frame)}); paired bootstrap and approximate randomisation, {n_resamples} resamples, seed {seed}; "
-            f"Holm-adjusted across {len(table)} metrics\n\n"
-            + render(table[PAIR_COLUMNS].rename(columns=PAIR_HEADERS)))
+    head = (f"A = {name(run_a)}, B = {name(run_b)}: {matched} rows matched (A has {len(a.frame)}, B has "
+            f"{len(b.frame)}), paired by input within each direction (directions are not pooled); paired bootstrap "
+            f"and approximate randomisation, {n_resamples} resamples, seed {seed}; Holm-adjusted across the "
+            f"{table['metric'].nunique()} metrics of each direction")
+    return "\n".join([head, *_direction_tables(table, counts, names, render, name)])
+
+
+def _direction_documents(table: pd.DataFrame, counts: pd.DataFrame, names: dict[str, str]) -> list[dict]:
+    """One JSON object per direction of :func:`~tsteval.experiment.significance.compare_systems`' result."""
+    parts = []
+    for count in counts.to_dict(orient="records"):
+        rows = table[(table["source_style"] == count["source_style"])
+                     & (table["target_style"] == count["target_style"])]
+        parts.append({**count, "direction": direction_label(count["source_style"], count["target_style"], names),
+                      "metrics": _jsonable(rows[PAIR_COLUMNS].to_dict(orient="records"))})
+    return _jsonable(parts)
+
+
+def _direction_tables(table: pd.DataFrame, counts: pd.DataFrame, names: dict[str, str], render: Render,
+                      name: Callable[[object], str]) -> list[str]:
+    """The lines of one table per direction of :func:`~tsteval.experiment.significance.compare_systems`' result."""
+    lines: list[str] = []
+    for count in counts.itertuples(index=False):
+        title = f"{name(direction_title((count.source_style, count.target_style), names))}: "
+        if count.matched == 0:
+            lines += ["", title + f"no shared input (A has {count.rows_a} rows, B has {count.rows_b})"]
+            continue
+        rows = table[(table["source_style"] == count.source_style) & (table["target_style"] == count.target_style)]
+        lines += ["", title + f"{count.matched} rows matched (A has {count.rows_a}, B has {count.rows_b})", "",
+                  render(rows[PAIR_COLUMNS].rename(columns=PAIR_HEADERS))]
+    return lines
 
 
 def in_one_run(run: str, systems: list[str] | None, direction: str | None, metrics: list[str] | None, form: str,
@@ -91,28 +121,14 @@ def _pair(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: list
     a, b = groups
     table, counts = compare_systems(card, a, b, chosen, metrics, n_resamples, seed)
     if form == "json":
-        parts = []
-        for count in counts.to_dict(orient="records"):
-            rows = table[(table["source_style"] == count["source_style"])
-                         & (table["target_style"] == count["target_style"])]
-            parts.append({**count, "direction": direction_label(count["source_style"], count["target_style"], names),
-                          "metrics": _jsonable(rows[PAIR_COLUMNS].to_dict(orient="records"))})
         return json.dumps({"run": run, "a": labels[a], "b": labels[b], "resamples": n_resamples, "seed": seed,
-                           "directions": _jsonable(parts)}, indent=2)
+                           "directions": _direction_documents(table, counts, names)}, indent=2)
     render, name = renderer(form)
     n_metrics = table["metric"].nunique()
-    lines = [f"{name(run)}: A = {name(labels[a])}, B = {name(labels[b])}, paired by input within each direction "
-             f"(directions are not pooled); paired bootstrap and approximate randomisation, {n_resamples} resamples, "
-             f"seed {seed}; Holm-adjusted across the {n_metrics} metrics of each direction"]
-    for count in counts.itertuples(index=False):
-        title = f"{name(direction_title((count.source_style, count.target_style), names))}: "
-        if count.matched == 0:
-            lines += ["", title + f"no shared input (A has {count.rows_a} rows, B has {count.rows_b})"]
-            continue
-        rows = table[(table["source_style"] == count.source_style) & (table["target_style"] == count.target_style)]
-        lines += ["", title + f"{count.matched} rows matched (A has {count.rows_a}, B has {count.rows_b})", "",
-                  render(rows[PAIR_COLUMNS].rename(columns=PAIR_HEADERS))]
-    return "\n".join(lines)
+    head = (f"{name(run)}: A = {name(labels[a])}, B = {name(labels[b])}, paired by input within each direction "
+            f"(directions are not pooled); paired bootstrap and approximate randomisation, {n_resamples} resamples, "
+            f"seed {seed}; Holm-adjusted across the {n_metrics} metrics of each direction")
+    return "\n".join([head, *_direction_tables(table, counts, names, render, name)])
 
 
 def _matrices(run: str, card: Scorecard, groups: list[tuple[str, str]], chosen: list[tuple[str, str]],

@@ -124,18 +124,22 @@ def ranking_blocks(board: pd.DataFrame | None, recipe: JointRecipe | None, pairs
             blocks += [Heading(3, title), Table(table)]
     if pairs is not None:
         resamples = int(pairs["resamples"].iloc[0])
-        n_pairs = int((pairs["metric"] == pairs["metric"].iloc[0]).sum())
-        floor = n_pairs / (resamples + 1)
         blocks += [Heading(2, "Significance between systems"),
-                   Text("Row minus column: the difference of the means over the inputs both share (same input, "
-                        "source and target style); `*` = significant at 0.05 by the paired bootstrap (sacreBLEU's "
-                        f"--paired-bs, {resamples} resamples, seed {seed}) after Holm's correction over the "
-                        f"{n_pairs} pairs of that column; `n/a` = no shared input. Full table with intervals and "
-                        "p-values: `significance.csv`."
-                        + (f" With {resamples} resamples the smallest Holm-adjusted p is {floor:.3f}, so no pair can "
-                           "show as significant: raise compare.resamples." if floor >= 0.05 else ""))]
-        for column in dict.fromkeys(pairs["metric"]):
-            blocks += [Heading(3, f"`{column}`"), Table(matrix_table(pairs, column))]
+                   Text("One matrix per transfer direction and column (directions are not pooled). Row minus "
+                        "column: the difference of the means over the inputs both share in that direction; `*` = "
+                        "significant at 0.05 by the paired bootstrap (sacreBLEU's --paired-bs, "
+                        f"{resamples} resamples, seed {seed}) after Holm's correction over the pairs of that "
+                        "matrix; `n/a` = no shared input. Full table with intervals and p-values: "
+                        "`significance.csv`.")]
+        for direction, part in pairs.groupby("direction", sort=False):
+            for column in dict.fromkeys(part["metric"]):
+                n_pairs = int((part["metric"] == column).sum())
+                floor = n_pairs / (resamples + 1)
+                blocks += [Heading(3, f"{direction}: `{column}`"), Table(matrix_table(part, column))]
+                if floor >= 0.05:
+                    blocks.append(Text(f"With {resamples} resamples the smallest Holm-adjusted p of these "
+                                       f"{n_pairs} pairs is {floor:.3f}, so none can show as significant: raise "
+                                       "compare.resamples."))
     return blocks
 
 

@@ -22,6 +22,7 @@ from tsteval.core.datapaths import portable
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash, package_version
+from tsteval.core.styles import direction_label, style_names
 from tsteval.experiment.execute import Run, execute
 from tsteval.experiment.manifest import (
     HUMAN_PREFIX,
@@ -151,9 +152,10 @@ def _slug(direction: str) -> str:
 
 
 def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.DataFrame | None:
-    """The ``compare:`` significance matrices (:func:`tsteval.experiment.significance.significance_matrix`): the
-    columns it names, or the tradeoff axes and J that were scored; None without ``compare:``."""
-    from tsteval.experiment.significance import significance_matrix
+    """The ``compare:`` significance matrices, one per transfer direction and column
+    (:func:`tsteval.experiment.significance.direction_matrices` of every system): the columns it names, or the
+    tradeoff axes and J that were scored; None without ``compare:``."""
+    from tsteval.experiment.significance import choose_systems, direction_matrices, directions
 
     spec = manifest.compare
     if spec is None:
@@ -164,7 +166,16 @@ def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.Data
     if not columns:
         raise TstevalError(f"{manifest.path}: compare: no column to compare (no tradeoff axis or J was scored); "
                            "give compare.metrics: [COLUMN, ...]")
-    return significance_matrix(card, columns, spec.resamples, manifest.seed)  # resamples None: enough for Holm
+    keys = card.frame[["system", "setting", "source_style", "target_style"]].astype(str).drop_duplicates()
+    if not keys.duplicated(["source_style", "target_style"]).any():
+        raise TstevalError(f"{manifest.path}: compare: no transfer direction has two systems to compare (baselines "
+                           "count); add a system or baselines: [copy], or remove compare:")
+    pairs = direction_matrices(card, choose_systems(card, None), directions(card.frame), columns, spec.resamples,
+                               manifest.seed)  # resamples None: enough for Holm
+    names = style_names(card.frame)
+    pairs.insert(2, "direction", [direction_label(s, t, names) for s, t in
+                                  zip(pairs["source_style"], pairs["target_style"], strict=True)])
+    return pairs
 
 
 def _without_baselines(frame: pd.DataFrame) -> pd.DataFrame:

@@ -131,13 +131,12 @@ def signature_difference(a: str, b: str) -> str | None:
     return "order of fields"
 
 
-def _one_system(card: Scorecard, origin: str) -> pd.DataFrame:
+def _one_system(card: Scorecard, origin: str) -> None:
     groups = card.frame[["system", "setting"]].drop_duplicates()
     if len(groups) != 1:
         names = ", ".join(f"{s}/{t}" for s, t in groups.itertuples(index=False))
         raise InputError(f"the run holds {len(groups)} system/setting groups ({names[:200]}), not one",
                          path=origin, fix="compare runs that each scored one system and setting")
-    return _ranked(card.frame)
 
 
 def _ranked(frame: pd.DataFrame) -> pd.DataFrame:
@@ -155,13 +154,15 @@ def _paired(left: pd.DataFrame, right: pd.DataFrame, columns: list[str]) -> pd.D
 
 
 def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: str = "B", n_resamples: int = 1000,
-                 seed: int = 12345, ignore_signatures: bool = False) -> tuple[pd.DataFrame, int]:
+                 seed: int = 12345, ignore_signatures: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Compare every metric column the two runs share over the inputs they share (same input text, source and
-    target style; repeated inputs in item order): a table with one row per metric and the number of rows matched.
+    target style; repeated inputs in item order), each transfer direction on its own (:func:`compare_systems`:
+    directions are never pooled).
 
-    Columns: ``metric, mean_a, mean_b, difference, low, high, p_bootstrap, p_randomisation`` and their Holm-adjusted
-    ``*_holm``, and ``better`` (``A``, ``B`` or ``-`` by the metric's direction when significant at 0.05 after
-    Holm on both tests; ``?`` for a column whose direction is unknown)."""
+    Returns :func:`compare_systems`' table (``source_style, target_style, metric, mean_a, mean_b, difference, low,
+    high, p_bootstrap, p_randomisation``, their Holm-adjusted ``*_holm`` over the columns of one direction, and
+    ``better``: ``A``, ``B`` or ``-`` by the metric's direction when significant at 0.05 after Holm on both tests,
+    ``?`` for a column whose direction is unknown) and its counts (``matched, rows_a, rows_b`` per direction)."""
     if n_resamples < 1:
         raise TstevalError(f"--resamples must be at least 1, got {n_resamples}")
     columns = [c for c in a.metrics if c in b.signatures]
@@ -174,11 +175,15 @@ def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: s
             if field:
                 raise TstevalError(f"the signatures of {column!r} differ in {field}: the scores are not comparable; "
                                    "score both runs with the same settings, or pass --ignore-signatures")
-    matched = _paired(_one_system(a, origin_a), _one_system(b, origin_b), columns)
-    if matched.empty:
-        raise TstevalError(f"{origin_a} and {origin_b} share no input (same input text, source and target style): "
-                           "compare two systems' outputs for the same inputs")
-    return _metric_table(matched, columns, a.signatures, n_resamples, seed, f"{origin_a} and {origin_b}"), len(matched)
+    _one_system(a, origin_a)
+    _one_system(b, origin_b)
+    keep = ["item", *KEYS, *columns]
+    sides = {("A", origin_a): a, ("B", origin_b): b}
+    both = pd.concat([card.frame[keep].assign(system=f"{side} = {origin}", setting="")
+                      for (side, origin), card in sides.items()], ignore_index=True)
+    groups = [(f"{side} = {origin}", "") for side, origin in sides]
+    return compare_systems(Scorecard(both, {c: a.signatures[c] for c in columns}), *groups, directions(both),
+                           columns, n_resamples, seed)
 
 
 def _metric_table(matched: pd.DataFrame, columns: list[str], signatures: dict[str, str], n_resamples: int,
