@@ -93,3 +93,24 @@ def test_lm_judges_speed_page_is_its_json_and_the_rates_follow_from_the_seconds(
         assert r["pairs_per_cpu_s"] == pytest.approx(r["pairs"] / r["cpu_s"], abs=0.06)
         assert r["speedup_wall"] == pytest.approx(r["plain_wall_s"] / r["wall_s"], abs=0.006)
         assert r["max_abs_diff"] < 1e-3 and r["positions_computed"] < r["positions_whole"]
+
+
+def test_dualrl_report_matrices_are_per_direction_and_the_readme_counts_follow_from_them() -> None:
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parent.parent
+    folder = root / "benchmarks" / "results" / "dualrl_report"
+    pairs = pd.read_csv(folder / "significance.csv", dtype={"source_style": str, "target_style": str})
+    sti = pairs[pairs["metric"] == "sti@fasttext"]
+    counts = {d: int((part["p_holm"] < 0.05).sum()) for d, part in sti.groupby("direction", sort=False)}
+    assert list(counts) == ["negative → positive", "positive → negative"]
+    readme = " ".join((root / "README.md").read_text().split())
+    assert (f"find {counts['negative → positive']} pairs significant for negative → positive and "
+            f"{counts['positive → negative']} for positive → negative") in readme
+    row = sti.iloc[0]  # its cell in the report: row a minus column b, starred when Holm-significant
+    assert row["difference"] == pytest.approx(row["mean_b"] - row["mean_a"])
+    cell = f"{-row['difference']:+.3f}" + ("\\*" if row["p_holm"] < 0.05 else "")
+    name = row["a"].replace("_", "\\_")
+    assert f"| {name} | — | {cell} |" in (folder / "report.md").read_text()
