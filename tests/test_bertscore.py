@@ -12,6 +12,7 @@ import tsteval
 from tsteval.experiment.execute import execute
 from tsteval.experiment.metaeval import registered_columns
 from tsteval.experiment.plan import Plan
+from tsteval.experiment.ray_engine import blocks as blocks_of
 from tsteval.metrics.content.bertscore import bertscore, token_states
 from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model
 from tsteval.metrics.registry import METRICS
@@ -101,8 +102,13 @@ def test_policy_and_erase(pairs: tuple[list[str], list[str]]) -> None:
 
 def test_runs_on_ray_and_is_meta_evaluated(pairs: tuple[list[str], list[str]]) -> None:
     transfers = tsteval.Transfers.from_pairs(pairs[0][:30], pairs[1][:30], source_style="0", target_style="1")
-    local = execute(Plan(transfers, content=("bertscore_f1",))).card
-    ray = execute(Plan(transfers, content=("bertscore_f1",), engine="ray", workers=1)).card
-    np.testing.assert_allclose(ray.frame["bertscore_f1@none"], local.frame["bertscore_f1@none"], atol=1e-6)
-    assert ray.signatures == local.signatures
+    # with IDF, F1 depends on every input of the call: Ray scores it on the whole table, not per block (4 blocks)
+    options = {"content": ("bertscore_f1", "bertscore_p"), "params": {"bertscore_f1": {"idf": True}}}
+    local = execute(Plan(transfers, **options)).card
+    ray = execute(Plan(transfers, **options, engine="ray", workers=1)).card
+    for column in ("bertscore_f1@none", "bertscore_p@none"):
+        np.testing.assert_allclose(ray.frame[column], local.frame[column], atol=1e-6)
+    assert ray.signatures == local.signatures and "idf:True" in ray.signatures["bertscore_f1@none"]
+    blocks = blocks_of(transfers.frame, workers=1)
+    assert len(blocks) > 1  # per block, IDF would count each block's inputs only
     assert "bertscore_f1@none" in [c.column for c in registered_columns(local)]

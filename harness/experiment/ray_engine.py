@@ -190,10 +190,19 @@ def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | 
                            log: Callable[[str], None] = lambda _message: None) -> SentenceScores:
     """Add the per-sentence columns of ``job`` to ``card`` as :func:`~tsteval.experiment.sentences.score_sentences`
     does, with ``workers`` Ray Data workers (default: one per CPU of the cluster)."""
+    from tsteval.metrics.registry import METRICS
     from tsteval.metrics.style.scorer import class_indices
 
+    whole = tuple(m for m in job.content if METRICS[m].whole_table(job.params.get(m, {})))
+    pooled = SentenceScores()
+    if whole:  # values that depend on every pair of the call: scored on the whole table here, never per block
+        start = time.perf_counter()
+        pooled = score_sentences(card, replace(job, models={}, content=whole), log=log)
+        log(f"{', '.join(whole)} on the whole table (the driver): their values depend on every pair; "
+            f"{time.perf_counter() - start:.1f} s")
+        job = replace(job, content=tuple(m for m in job.content if m not in whole))
     if not (job.models or job.content):
-        return SentenceScores()
+        return pooled
     for model, _identity in job.models.values():  # an unknown style is one error line before Ray starts
         for column in ("target_style", "source_style"):
             class_indices(model, card.frame[column].unique().tolist(), column)
@@ -218,6 +227,7 @@ def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | 
                 raise
             raise cause from None
     scores = merge(card, scored, list(job.models))
+    scores.policy |= pooled.policy
     log(f"per-sentence metrics on Ray ({n} workers, {len(parts)} blocks): {len(card.frame)} rows in "
         f"{time.perf_counter() - start:.1f} s")
     return scores

@@ -68,7 +68,9 @@ class Metric:
     (:meth:`function`), so the registry stays cheap to import; ``corpus_scorer`` the same for a corpus-level
     score computed from all pairs at once (``compute``'s ``corpus``; default: the mean).  ``choices`` limits a
     parameter to listed values.  ``signature_name`` is the ``metric:`` field of its signatures when that differs
-    from ``name`` (``adv_naturalness`` for ``naturalness``).
+    from ``name`` (``adv_naturalness`` for ``naturalness``).  ``pooled_by`` names the parameters that, when true,
+    make every value depend on all the pairs scored together (BERTScore's ``idf``: document frequencies over the
+    inputs): such a metric is scored on the whole table, never per block (:meth:`whole_table`).
     """
 
     name: str
@@ -84,6 +86,7 @@ class Metric:
     params: Mapping[str, object] = field(default_factory=dict)
     choices: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
     corpus_scorer: str | None = None
+    pooled_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:
@@ -94,8 +97,8 @@ class Metric:
         lo, hi = self.range
         if not lo < hi or math.isnan(lo) or math.isnan(hi):
             raise ValueError(f"metric {self.name!r}: range {self.range} is not an interval")
-        if set(self.choices) - set(self.params):
-            raise ValueError(f"metric {self.name!r}: choices for undeclared parameters")
+        if set(self.choices) - set(self.params) or set(self.pooled_by) - set(self.params):
+            raise ValueError(f"metric {self.name!r}: choices or pooled_by for undeclared parameters")
         for name in ("settings", "params", "choices"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
 
@@ -108,6 +111,12 @@ class Metric:
         return Signature(self.signature_name or self.name,
                          {**self.settings, **self.check_params(param_values or {}), **identities},
                          self.libraries if libraries is None else libraries)
+
+    def whole_table(self, given: Mapping[str, object]) -> bool:
+        """Whether, with the parameters ``given``, every value depends on all the pairs scored together (a
+        parameter of ``pooled_by`` is true), so that the metric must see the whole table at once."""
+        values = self.check_params(given)
+        return any(bool(values[name]) for name in self.pooled_by)
 
     def check_params(self, given: Mapping[str, object]) -> dict[str, object]:
         """Every parameter's value: ``given`` (strings from a command line are converted to the default's type)

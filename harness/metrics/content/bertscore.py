@@ -10,7 +10,8 @@ counts on a CPU, no padding); the values equal the ``bert-score`` package's ``sc
 num_layers=6)`` on the same folder (tests/test_bertscore.py).  As there: [CLS] and [SEP] take part in the matching
 but weigh 0; with ``idf`` the weight of a word piece is ``ln((M + 1) / (df + 1))`` over the M inputs of the call
 (each input counted once per pair, as bert-score counts its references), otherwise 1.  Texts are cut at 512 word
-pieces.  With IDF on the Ray engine, M is the inputs of each block, so leave ``idf`` off there to compare runs.
+pieces.  With IDF the values depend on every pair of the call, so the Ray engine scores it on the whole table
+(on the driver; ``pooled_by`` in its declaration), never per block: M is the same on both engines.
 Empty texts follow the policy of :mod:`tsteval.metrics.content.policy`; under ``erase`` the sentence eraser is
 applied to every token state (it is affine, so the erased tokens' mean is the erased mean) before matching.
 """

@@ -48,5 +48,6 @@ CONTENT = (
     *(Metric(f"bertscore_{short}", "content", True, (-1.0, 1.0), f"BERTScore {part} (Zhang et al. 2020): greedy "
              "cosine matching of the encoder's last-layer token embeddings", frozenset({"sentence_encoder"}),
              {"layer": "last", "rescale": False}, ("numpy", "torch", "transformers"), f"{_BERTSCORE}:bertscore_{part}",
-             params={"idf": False}) for short, part in (("p", "precision"), ("r", "recall"), ("f1", "f1"))),
+             params={"idf": False}, pooled_by=("idf",))
+      for short, part in (("p", "precision"), ("r", "recall"), ("f1", "f1"))),
 )
