@@ -167,3 +167,22 @@ def test_the_text_form_is_detected_from_the_texts() -> None:
     assert detect(["The food was great.", "I didn't like it", "Rude staff!"]) == "as-is"
     assert detect(["ok", "1 2 3"]) == "as-is"
     assert as_written(["The food."], "auto") == (["The food."], "as-is")
+
+
+def test_the_lm_style_probe_is_the_log_odds_of_two_hand_built_prompts(lm: CausalLM) -> None:
+    from benchmarks.lm_style_probe import style_log_odds
+
+    sources = ["negative"] * len(OUTPUTS)
+    for template in templates()["cond_lp"]:
+        chat = template.get("chat", False)
+        render = (lambda t: _chat(lm, t)) if chat else (lambda t: [lm.start_id, *_ids(lm, t)])
+        expected = []
+        for y, s, r in zip(OUTPUTS, TARGETS, sources, strict=True):
+            cont = _ids(lm, y if chat else f" {y}") + [lm.tokenizer.eos_token_id]
+            means = []
+            for style in (s, r):
+                prompt = render(template["marginal"].format(input="", style=style, output="", source=""))
+                logp = _direct(lm, prompt + cont)
+                means.append(np.mean([logp[len(prompt) - 1 + j, t].item() for j, t in enumerate(cont)]))
+            expected.append(means[0] - means[1])
+        np.testing.assert_allclose(style_log_odds(OUTPUTS, TARGETS, sources, lm, template), expected, atol=1e-4)
