@@ -6,7 +6,9 @@ applicable registered metric (:mod:`tsteval.experiment.rated`), run ``meta_evalu
 notes.json).  Prints, per rating column, the best metric against the baseline at sentence level, paper-style.
 Rerun after new metrics are registered: they are picked up from the registry.  Classifiers come from the cache.
 
-Run: ``python -m benchmarks.meta_eval [--dataset mir|lai] [--resamples 1000]`` (or ``make meta-eval``).
+Run: ``python -m benchmarks.meta_eval [--dataset mir|lai] [--resamples 1000]`` (or ``make meta-eval``);
+``--language-model gemma3-270m --out benchmarks/results/meta_eval_gemma3-270m`` scores the LM metrics with Gemma 3
+270M instead of SmolLM2.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import argparse
 import time
 from pathlib import Path
 
-from tsteval.experiment.rated import DATASETS, RatedRun, rated_dataset
+from tsteval.experiment.rated import DATASETS, MIR_TEMPLATES, RatedRun, rated_dataset
 
 RESULTS = Path(__file__).parent / "results" / "meta_eval"
 
@@ -48,19 +50,40 @@ def headline(run: RatedRun) -> list[str]:
     return lines
 
 
+def templates_of(text: str) -> dict[str, int]:
+    """``cond_lp=3,judge_style=1`` as a mapping (every LM metric of the rated run must be named).
+
+    >>> templates_of("cond_lp=3,judge_style=1,judge_content=2,judge_fluency=1")["cond_lp"]
+    3
+    """
+    from tsteval.experiment.rated import JUDGES
+
+    pairs = dict(part.split("=", 1) for part in text.split(",") if "=" in part)
+    if sorted(pairs) != sorted(JUDGES) or not all(v in ("1", "2", "3") for v in pairs.values()):
+        raise argparse.ArgumentTypeError(f"give NAME=K for each of {list(JUDGES)}, K in 1..3: {text!r}")
+    return {name: int(k) for name, k in pairs.items()}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=DATASETS, action="append", help="default: both")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--language-model", default="smollm2", help="the causal LM of the LM metrics")
+    parser.add_argument("--mir-templates", type=templates_of, default=None,
+                        help="the one template per LM metric scored on Mir, e.g. cond_lp=3,judge_style=1 (default: "
+                             "those chosen on Lai with SmolLM2)")
     args = parser.parse_args(argv)
     for name in args.dataset or DATASETS:
         start = time.perf_counter()
-        run = rated_dataset(name, n_resamples=args.resamples, seed=args.seed)
+        run = rated_dataset(name, n_resamples=args.resamples, seed=args.seed, language_model=args.language_model,
+                            mir_templates=args.mir_templates)
         seconds = time.perf_counter() - start
         target = args.out / name
-        notes = {**run.notes, "seconds": round(seconds, 1), "rows": len(run.card.frame), "metrics": run.card.metrics}
+        notes = {**run.notes, "seconds": round(seconds, 1), "rows": len(run.card.frame), "metrics": run.card.metrics,
+                 "language_model": args.language_model,
+                 **({"templates": args.mir_templates or MIR_TEMPLATES} if name == "mir" else {})}
         run.result.write(target, overwrite=True, title=f"Meta-evaluation on the {name} ratings", notes=notes)
         print("\n".join(headline(run)))
         print(f"{name}: written to {target} in {seconds:.0f} s")

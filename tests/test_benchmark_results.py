@@ -136,3 +136,48 @@ def test_lm_style_probe_page_is_its_json_and_its_baseline_is_the_meta_evaluation
         assert base["metric"] == lm_style_probe.BASELINE and base["r"] == pytest.approx(committed, abs=1e-4)
         for column in part["columns"][:-1]:
             assert column["diff"] == pytest.approx(column["r"] - base["r"], abs=2e-4)
+
+
+GEMMA = "gemma3-270m"
+RATING_OF = {"cond_lp": "human_content_src", "judge_style": "human_style", "judge_content": "human_content_src",
+             "judge_fluency": "human_fluency"}
+
+
+def _sentence_pearson(folder: object, dataset: str) -> object:
+    import pandas as pd
+
+    table = pd.read_csv(folder / dataset / "metaeval.csv")
+    return table[(table["level"] == "sentence") & (table["method"] == "pearson")]
+
+
+def test_gemma_meta_evaluation_chose_its_mir_templates_on_lai_and_the_readme_quotes_it() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    folder = root / "benchmarks" / "results" / f"meta_eval_{GEMMA}"
+    lai, mir = _sentence_pearson(folder, "lai"), _sentence_pearson(folder, "mir")
+    for dataset, table in (("lai", lai), ("mir", mir)):
+        notes = json.loads((folder / dataset / "notes.json").read_text())
+        assert notes["language_model"] == GEMMA
+        assert not table["metric"].str.contains("smollm2").any() and table["metric"].str.contains(f"@{GEMMA}").any()
+    # chosen on Lai (the best template per LM metric at sentence level), the only one scored on Mir
+    chosen = {}
+    for name, rating in RATING_OF.items():
+        rows = lai[(lai["rating"] == rating) & lai["metric"].str.fullmatch(rf"{name}@{GEMMA}-t\d")]
+        chosen[name] = int(rows.sort_values("r")["metric"].iloc[-1].rsplit("-t", 1)[1])
+    assert json.loads((folder / "mir" / "notes.json").read_text())["templates"] == chosen
+    readme = " ".join((root / "README.md").read_text().split())
+    r = {dataset: f"{table[(table['metric'] == f'slor@{GEMMA}') & (table['rating'] == rating)]['r'].item():.3f}"[1:]
+         for dataset, table, rating in (("lai", lai, "human_fluency"), ("mir", mir, "human_naturalness_output"))}
+    assert f"`slor@{GEMMA}` {r['lai']} on Lai and {r['mir']} on Mir" in readme  # as the README writes r (.550)
+
+
+def test_meta_eval_mir_templates_name_every_lm_metric_once() -> None:
+    import argparse
+
+    from benchmarks.meta_eval import templates_of
+
+    assert templates_of("cond_lp=2,judge_style=2,judge_content=3,judge_fluency=1")["judge_content"] == 3
+    for bad in ("cond_lp=2", "cond_lp=4,judge_style=2,judge_content=3,judge_fluency=1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="give NAME=K for each of"):
+            templates_of(bad)

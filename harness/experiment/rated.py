@@ -75,17 +75,18 @@ def _classifiers() -> dict[str, object]:
 
 def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
            references: object = None, style_view: Transfers | None = None,
-           templates: dict[str, int] | None = None, log: Log = print) -> Scorecard:
+           templates: dict[str, int] | None = None, log: Log = print,
+           language_model: str = "smollm2") -> Scorecard:
     """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, the LM metrics
-    (each template too), in one scorecard."""
+    of ``language_model`` (each template too), in one scorecard."""
     from tsteval.experiment.execute import run
     from tsteval.experiment.plan import Plan
 
     log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "
         f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}, "
-        f"LM metrics {list(JUDGES)}")
+        f"LM metrics {list(JUDGES)} with {language_model}")
     rest = Plan(transfers, content=CONTENT, modifications=MODIFICATIONS, lexicon=lexicon, naturalness=NATURALNESS,
-                human=human, references=references, corpus=corpus, seed=seed)
+                human=human, references=references, corpus=corpus, seed=seed, language_model=language_model)
     card = run(rest)
     _lm_columns(card, rest, templates, log)
     style = run(Plan(style_view or transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
@@ -95,13 +96,14 @@ def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[st
 
 
 def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None, log: Log) -> None:
-    """The LM metrics with each template's own column (``NAME@smollm2-tK``; only those of ``templates`` when
-    given), and SmolLM2's fluency scores on the text as the dataset writes it (``@smollm2-asis``) beside the
-    restored text's (``@smollm2``)."""
+    """The LM metrics with each template's own column (``NAME@MODEL-tK``; only those of ``templates`` when
+    given), and the LM's fluency scores on the text as the dataset writes it (``@MODEL-asis``) beside the
+    restored text's (``@MODEL``)."""
     import time
 
     from tsteval.experiment.plan import resource_options
     from tsteval.metrics.judges.scorer import score_judges
+    from tsteval.metrics.naturalness.lm_names import column_name
     from tsteval.metrics.naturalness.lm_scores import score_language_model
     from tsteval.metrics.resources import Resources
 
@@ -110,12 +112,14 @@ def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None,
     score_judges(card, JUDGES, resources, {}, plan.text_form, plan.style_name, plan.language_model,
                  each_template=templates is None, only=templates)
     lm = resources.get("language_model").value.fit_unigram(list(plan.human))
-    score_language_model(card, lm, "smollm2-asis", text_form="as-is")
-    log(f"LM metrics and as-is SmolLM2 scores in {time.perf_counter() - start:.0f} s")
+    score_language_model(card, lm, f"{column_name(plan.language_model)}-asis", text_form="as-is")
+    log(f"LM metrics and {plan.language_model} as-is scores in {time.perf_counter() - start:.0f} s")
 
 
-def score_mir(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
-    """Mir et al.'s rated transfers scored by every applicable metric; notes: the training-corpus counts."""
+def score_mir(seed: int = 0, log: Log = print, language_model: str = "smollm2",
+              templates: dict[str, int] | None = None) -> tuple[Scorecard, dict]:
+    """Mir et al.'s rated transfers scored by every applicable metric, the LM metrics with one template each
+    (``templates``, default :data:`MIR_TEMPLATES`); notes: the training-corpus counts."""
     from tsteval.readers.mir import load_mir
     from tsteval.readers.yelp import load_yelp_corpus
 
@@ -126,7 +130,7 @@ def score_mir(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
         f"{corpus.removed_texts} of the rated inputs")
     lexicon = dataset_dir("mir2019") / "style_lexicon" / "style_words_and_weights.json"
     card = _score(transfers, corpus, lexicon, _sample(corpus.texts, HUMAN_SAMPLE, seed), seed,
-                  templates=MIR_TEMPLATES, log=log)
+                  templates=templates or MIR_TEMPLATES, log=log, language_model=language_model)
     return card, notes
 
 
@@ -180,7 +184,7 @@ def _normalised(transfers: Transfers) -> Transfers:
     return Transfers(frame, transfers.origin)
 
 
-def score_lai(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
+def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") -> tuple[Scorecard, dict]:
     """Lai et al.'s rated transfers scored by every applicable metric (``@ref`` against their reference)."""
     from tsteval.experiment.manifest import LexiconSpec
     from tsteval.readers.lai import load_lai
@@ -193,20 +197,23 @@ def score_lai(seed: int = 0, log: Log = print) -> tuple[Scorecard, dict]:
     references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
     formal = [t for t, label in zip(corpus.texts, corpus.labels, strict=True) if label == "formal"]
     card = _score(transfers, corpus, LexiconSpec(), _sample(formal, HUMAN_SAMPLE, seed), seed,
-                  references=references, style_view=_normalised(transfers), log=log)
+                  references=references, style_view=_normalised(transfers), log=log, language_model=language_model)
     notes["published"] = transfers.extra["published"]
     return card, notes
 
 
-def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print) -> RatedRun:
-    """Score the rated dataset ``name`` (``mir`` or ``lai``) and meta-evaluate every column against its ratings."""
+def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print,
+                  language_model: str = "smollm2", mir_templates: dict[str, int] | None = None) -> RatedRun:
+    """Score the rated dataset ``name`` (``mir`` or ``lai``) and meta-evaluate every column against its ratings
+    (the LM metrics with ``language_model``; Lai scores every template, Mir one per metric: ``mir_templates``,
+    default :data:`MIR_TEMPLATES`, chosen on Lai with SmolLM2)."""
     if name not in DATASETS:
         raise TstevalError(f"unknown rated dataset {name!r}; choose from {list(DATASETS)}")
     if name == "mir":
-        card, notes = score_mir(seed, log)
+        card, notes = score_mir(seed, log, language_model, mir_templates)
         result = meta_evaluate(card, list(MIR_RATINGS), n_resamples=n_resamples, seed=seed)
         return RatedRun(name, card, result, notes)
-    card, notes = score_lai(seed, log)
+    card, notes = score_lai(seed, log, language_model)
     published = [MetricColumn(column, aspect, higher, LAI_SOURCE)
                  for column, (aspect, higher) in notes.pop("published").items()]
     ratings = [Rating(column, aspect) for column, aspect in
