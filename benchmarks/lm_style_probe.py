@@ -39,42 +39,27 @@ def style_log_odds(outputs: Sequence[str], targets: Sequence[str], sources: Sequ
                    template: dict[str, object]) -> np.ndarray:
     """The per-token log-odds of the target against the source style of each output under ``template``'s
     style-alone prompt (``marginal``)."""
-    from tsteval.metrics.judges.cond_lp import continuation
-    from tsteval.metrics.judges.prefix_scoring import continuation_log_probs
+    from tsteval.metrics.judges.cond_lp import continuation, mean_log_probs
     from tsteval.metrics.judges.prompts import fill, render
 
     chat = bool(template.get("chat", False))
     conts = [continuation(lm, y, chat) for y in outputs]
-
-    def mean_log_probs(styles: Sequence[str]) -> np.ndarray:
-        prompts = [render(lm, fill(str(template["marginal"]), input="", output="", style=s, source=""), chat)
-                   for s in styles]
-        keys = [(tuple(p), tuple(c)) for p, c in zip(prompts, conts, strict=True)]
-        distinct = list(dict.fromkeys(keys))
-        values = continuation_log_probs(lm, [list(p) for p, _ in distinct], [list(c) for _, c in distinct])
-        means = {key: float(v.mean()) for key, v in zip(distinct, values, strict=True)}
-        return np.array([means[key] for key in keys])
-
-    return mean_log_probs(targets) - mean_log_probs(sources)
+    target, source = ([render(lm, fill(str(template["marginal"]), input="", output="", style=s, source=""), chat)
+                       for s in styles] for styles in (targets, sources))
+    return mean_log_probs(lm, target, conts) - mean_log_probs(lm, source, conts)
 
 
 def _baseline(name: str, transfers: object) -> np.ndarray:
     """``target_prob@fasttext`` of the rated transfers, with the classifier trained as the meta-evaluation trains
     it (on the style view the meta-evaluation scores for Lai)."""
-    from tsteval.core.records import Transfers
-    from tsteval.core.text_form import tokenise_lowercase
     from tsteval.experiment.execute import run
     from tsteval.experiment.manifest import ClassifierSpec
     from tsteval.experiment.plan import Plan
-    from tsteval.experiment.rated import lai_training_corpus
+    from tsteval.experiment.rated import dualrl_form, lai_training_corpus
     from tsteval.readers.yelp import load_yelp_corpus
 
     if name == "lai":
-        corpus, _ = lai_training_corpus(transfers)
-        frame = transfers.frame.copy()
-        for column in ("input", "output"):
-            frame[column] = [tokenise_lowercase(t) for t in frame[column]]
-        view = Transfers(frame, transfers.origin)
+        corpus, view = lai_training_corpus(transfers)[0], dualrl_form(transfers)
     else:
         corpus, view = load_yelp_corpus(exclude=set(transfers.frame["input"])), transfers
     spec = ClassifierSpec("fasttext", "fasttext", {}, heldout=0.1)

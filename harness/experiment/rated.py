@@ -176,7 +176,7 @@ def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[C
     return Corpus(texts, labels, str(data)), notes
 
 
-def _normalised(transfers: Transfers) -> Transfers:
+def dualrl_form(transfers: Transfers) -> Transfers:
     """The transfers with input and output written as DualRL's GYAFC is (:func:`tokenise_lowercase`)."""
     frame = transfers.frame.copy()
     for column in ("input", "output"):
@@ -197,7 +197,7 @@ def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") 
     references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
     formal = [t for t, label in zip(corpus.texts, corpus.labels, strict=True) if label == "formal"]
     card = _score(transfers, corpus, LexiconSpec(), _sample(formal, HUMAN_SAMPLE, seed), seed,
-                  references=references, style_view=_normalised(transfers), log=log, language_model=language_model)
+                  references=references, style_view=dualrl_form(transfers), log=log, language_model=language_model)
     notes["published"] = transfers.extra["published"]
     return card, notes
 

@@ -30,7 +30,7 @@ def continuation(lm: object, output: str, chat: bool) -> list[int]:
     return [*tokenizer(text, add_special_tokens=False)["input_ids"], end]
 
 
-def _mean_log_probs(lm: object, prompts: list[list[int]], conts: list[list[int]]) -> np.ndarray:
+def mean_log_probs(lm: object, prompts: list[list[int]], conts: list[list[int]]) -> np.ndarray:
     """The mean token log-probability of each continuation after its prompt, each distinct pair scored once."""
     keys = [(tuple(p), tuple(c)) for p, c in zip(prompts, conts, strict=True)]
     distinct = list(dict.fromkeys(keys))
@@ -52,7 +52,7 @@ def cond_lp_matrix(inputs: Sequence[str], outputs: Sequence[str], targets: Seque
                  for x, s, r in zip(inputs, targets, sources, strict=True)]
         alone = [render(lm, fill(template["marginal"], input="", output="", style=s, source=r), chat)
                  for s, r in zip(targets, sources, strict=True)]
-        columns.append(_mean_log_probs(lm, given, conts) - _mean_log_probs(lm, alone, conts))
+        columns.append(mean_log_probs(lm, given, conts) - mean_log_probs(lm, alone, conts))
     return np.column_stack(columns)
 
 
