@@ -18,6 +18,13 @@ JUDGES = (
     Metric("cond_lp", "content", True, (-math.inf, math.inf), "mean per-token log-probability of the output given "
            "the input and the target style, minus given the target style alone (PMI; after Pauli et al. 2025)", _LM,
            {"unit": "subword+end"}, _LIBRARIES, f"{_HERE}.cond_lp:cond_lp", params=_TEMPLATE, choices=_CHOICES),
+    Metric("logprop_content", "content", True, (-math.inf, 0.0), "LogProp content (Pauli et al. 2025): mean over the "
+           "output's tokens of ln max(p_paraphrase, p_rewrite, p_repeat), each under an instruction holding the input",
+           _LM, {"unit": "subword+end-of-turn", "prompts": "pauli2025"}, _LIBRARIES,
+           f"{_HERE}.logprop:logprop_content"),
+    Metric("logprop_style", "style", True, (-1.0, 1.0), "LogProp style (Pauli et al. 2025): mean over the output's "
+           "tokens of p_rewrite - max(p_paraphrase, p_repeat)", _LM,
+           {"unit": "subword+end-of-turn", "prompts": "pauli2025"}, _LIBRARIES, f"{_HERE}.logprop:logprop_style"),
     Metric("judge_style", "style", True, (1.0, 5.0), "a causal LM's expected 1-5 rating of how strongly the output "
            "has the target style", _LM, {"answer": "expected"}, _LIBRARIES, f"{_HERE}.rating:judge_style",
            params=_TEMPLATE, choices=_CHOICES),

