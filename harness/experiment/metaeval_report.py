@@ -120,8 +120,9 @@ def plot(result: MetaEvaluation, stem: Path, level: str = "sentence", method: st
         base = result.info["baselines"].get(rating)
         colours = ["crimson" if m == base else ("0.5" if s != "tsteval" else "tab:blue")
                    for m, s in zip(part["metric"], part["source"], strict=True)]
-        err = np.vstack([part["r"] - part["lo"], part["hi"] - part["r"]])
-        ax.errorbar(part["r"], y, xerr=np.nan_to_num(err), fmt="none", ecolor="0.4", capsize=2, linewidth=0.8)
+        # a percentile interval need not hold its point estimate (small samples): never a negative bar
+        err = np.clip(np.nan_to_num(np.vstack([part["r"] - part["lo"], part["hi"] - part["r"]])), 0, None)
+        ax.errorbar(part["r"], y, xerr=err, fmt="none", ecolor="0.4", capsize=2, linewidth=0.8)
         ax.scatter(part["r"], y, c=colours, zorder=3, s=18)
         ax.set_yticks(y, [plain(f"{m}" + ("" if s == "tsteval" else f" ({s})"))
                           for m, s in zip(part["metric"], part["source"], strict=True)], fontsize=7)

@@ -45,6 +45,8 @@ MIR_TEMPLATES = {"cond_lp": 3, "judge_style": 3, "judge_content": 1, "judge_flue
 HUMAN_SAMPLE = 20000
 MIR_RATINGS = (Rating("human_style_intensity", "style"), Rating("human_content_preservation", "content"),
                Rating("human_naturalness_output", "naturalness"))
+LAI_RATINGS = (Rating("human_style", "style"), Rating("human_content_src", "content"),
+               Rating("human_fluency", "naturalness"))
 LAI_SOURCE = "Lai et al. 2022"
 Log = Callable[[str], None]
 
@@ -116,10 +118,9 @@ def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None,
     log(f"LM metrics and {plan.language_model} as-is scores in {time.perf_counter() - start:.0f} s")
 
 
-def score_mir(seed: int = 0, log: Log = print, language_model: str = "smollm2",
-              templates: dict[str, int] | None = None) -> tuple[Scorecard, dict]:
-    """Mir et al.'s rated transfers scored by every applicable metric, the LM metrics with one template each
-    (``templates``, default :data:`MIR_TEMPLATES`); notes: the training-corpus counts."""
+def mir_materials(seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, list[str], dict]:
+    """Mir et al.'s rated transfers, the Yelp training corpus without them, a seeded sample of its texts as the
+    human text, and the corpus counts."""
     from tsteval.readers.mir import load_mir
     from tsteval.readers.yelp import load_yelp_corpus
 
@@ -128,9 +129,17 @@ def score_mir(seed: int = 0, log: Log = print, language_model: str = "smollm2",
     notes = {"training_texts": len(corpus), "excluded_lines": corpus.removed, "excluded_texts": corpus.removed_texts}
     log(f"Yelp training corpus: {len(corpus)} texts; removed {corpus.removed} lines carrying "
         f"{corpus.removed_texts} of the rated inputs")
+    return transfers, corpus, _sample(corpus.texts, HUMAN_SAMPLE, seed), notes
+
+
+def score_mir(seed: int = 0, log: Log = print, language_model: str = "smollm2",
+              templates: dict[str, int] | None = None) -> tuple[Scorecard, dict]:
+    """Mir et al.'s rated transfers scored by every applicable metric, the LM metrics with one template each
+    (``templates``, default :data:`MIR_TEMPLATES`); notes: the training-corpus counts."""
+    transfers, corpus, human, notes = mir_materials(seed, log)
     lexicon = dataset_dir("mir2019") / "style_lexicon" / "style_words_and_weights.json"
-    card = _score(transfers, corpus, lexicon, _sample(corpus.texts, HUMAN_SAMPLE, seed), seed,
-                  templates=templates or MIR_TEMPLATES, log=log, language_model=language_model)
+    card = _score(transfers, corpus, lexicon, human, seed, templates=templates or MIR_TEMPLATES, log=log,
+                  language_model=language_model)
     return card, notes
 
 
@@ -184,9 +193,9 @@ def dualrl_form(transfers: Transfers) -> Transfers:
     return Transfers(frame, transfers.origin)
 
 
-def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") -> tuple[Scorecard, dict]:
-    """Lai et al.'s rated transfers scored by every applicable metric (``@ref`` against their reference)."""
-    from tsteval.experiment.manifest import LexiconSpec
+def lai_materials(seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, list[str], dict]:
+    """Lai et al.'s rated transfers, the GYAFC training corpus without them (:func:`lai_training_corpus`), a seeded
+    sample of its formal texts as the human text, and the corpus counts."""
     from tsteval.readers.lai import load_lai
 
     transfers = load_lai()
@@ -194,10 +203,18 @@ def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") 
     log(f"GYAFC training corpus (DualRL test sets + references): {notes['training_texts']} texts; removed "
         f"{notes['excluded_lines']} lines matching {notes['excluded_texts']} of the {notes['rated_texts']} distinct "
         f"Lai inputs and references and {notes['excluded_parallel_lines']} lines parallel to them")
-    references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
     formal = [t for t, label in zip(corpus.texts, corpus.labels, strict=True) if label == "formal"]
-    card = _score(transfers, corpus, LexiconSpec(), _sample(formal, HUMAN_SAMPLE, seed), seed,
-                  references=references, style_view=dualrl_form(transfers), log=log, language_model=language_model)
+    return transfers, corpus, _sample(formal, HUMAN_SAMPLE, seed), notes
+
+
+def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") -> tuple[Scorecard, dict]:
+    """Lai et al.'s rated transfers scored by every applicable metric (``@ref`` against their reference)."""
+    from tsteval.experiment.manifest import LexiconSpec
+
+    transfers, corpus, human, notes = lai_materials(seed, log)
+    references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
+    card = _score(transfers, corpus, LexiconSpec(), human, seed, references=references,
+                  style_view=dualrl_form(transfers), log=log, language_model=language_model)
     notes["published"] = transfers.extra["published"]
     return card, notes
 
@@ -216,9 +233,7 @@ def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log
     card, notes = score_lai(seed, log, language_model)
     published = [MetricColumn(column, aspect, higher, LAI_SOURCE)
                  for column, (aspect, higher) in notes.pop("published").items()]
-    ratings = [Rating(column, aspect) for column, aspect in
-               (("human_style", "style"), ("human_content_src", "content"), ("human_content_ref", "content"),
-                ("human_fluency", "naturalness"))]
+    ratings = [*LAI_RATINGS[:2], Rating("human_content_ref", "content"), LAI_RATINGS[2]]
     baselines = {"human_content_ref": "bleu@ref"}
     result = meta_evaluate(card, ratings, baselines=baselines, published=published, n_resamples=n_resamples,
                            seed=seed)

@@ -1,0 +1,94 @@
+"""The three-LM meta-evaluation and the recommended profile chosen by the rule fixed before it.
+
+SmolLM2, Gemma 3 270M and Qwen2.5-Coder-1.5B score their LM columns (``lp_mean``, ``slor``, ``ppl``,
+``logprop_content``, ``logprop_style``, the judges) on a seeded subset of inputs of each rated dataset
+(:mod:`tsteval.experiment.rated_lm`), meta-evaluated against the aspects' baselines (``baseline.csv``) and against
+the current recommendations (``recommendation.csv``); :mod:`tsteval.metrics.profile_rule` then decides the profile
+(``profile.json``, ``profile.md``).  Writes ``benchmarks/results/meta_eval_lm/``.
+
+Run: ``python -m benchmarks.meta_eval_lm [--dataset lai|mir] [--inputs 24] [--models smollm2,...]`` (about an hour on
+the 2-core machine; the rule is applied to whatever both datasets' folders hold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from tsteval.experiment.rated import DATASETS
+from tsteval.experiment.rated_lm import LANGUAGE_MODELS, PRECISION, SUBSET_INPUTS, lm_tables, recommendations
+from tsteval.metrics.profile_rule import Z, choose, pooled_differences
+
+RESULTS = Path(__file__).parent / "results" / "meta_eval_lm"
+
+
+def apply_rule(out: Path) -> dict:
+    """The rule on the committed ``recommendation.csv`` of both datasets: the profile and every pooled difference."""
+    tables = {name: pd.read_csv(out / name / "recommendation.csv") for name in DATASETS}
+    current = recommendations()
+    pooled = sorted(pooled_differences(tables), key=lambda p: (p.aspect, -p.diff))
+    return {"current": current, "chosen": choose(tables, current), "z": Z,
+            "pooled": [{"metric": p.metric, "aspect": p.aspect, "recommendation": p.recommendation,
+                        "diff": p.diff, "lo": p.diff - Z * p.se, "hi": p.diff + Z * p.se, "qualifies": p.qualifies,
+                        **{f"{name}_diff": v[0] for name, v in p.per_dataset.items()},
+                        **{f"{name}_lo": v[1] for name, v in p.per_dataset.items()},
+                        **{f"{name}_hi": v[2] for name, v in p.per_dataset.items()}} for p in pooled]}
+
+
+def profile_page(profile: dict) -> str:
+    """``profile.md``: the chosen profile and each aspect's pooled differences."""
+    lines = ["# The recommended profile by the rule (README: \"Which column is recommended\")", "",
+             "| aspect | current | chosen |", "|---|---|---|"]
+    lines += [f"| {aspect} | `{column}` | `{profile['chosen'][aspect]}` |"
+              for aspect, column in profile["current"].items()]
+    lines += ["", "Sentence-level Pearson difference from the current recommendation, per dataset and pooled by "
+              "inverse variance (95% intervals):", "",
+              "| aspect | column | Mir | Lai | pooled | qualifies |", "|---|---|---|---|---|---|"]
+    for p in profile["pooled"]:
+        cells = [f"{p[f'{d}_diff']:+.3f} [{p[f'{d}_lo']:+.3f}, {p[f'{d}_hi']:+.3f}]" for d in ("mir", "lai")]
+        lines.append(f"| {p['aspect']} | `{p['metric']}` | {cells[0]} | {cells[1]} | {p['diff']:+.3f} "
+                     f"[{p['lo']:+.3f}, {p['hi']:+.3f}] | {'yes' if p['qualifies'] else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", choices=DATASETS, action="append", help="default: both")
+    parser.add_argument("--models", default=",".join(LANGUAGE_MODELS), help="comma-separated causal LMs")
+    parser.add_argument("--inputs", type=int, default=SUBSET_INPUTS, help="inputs in the seeded subset")
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    models = [m for m in args.models.split(",") if m]
+    for name in args.dataset or DATASETS:
+        start = time.perf_counter()
+        run, against = lm_tables(name, models, inputs=args.inputs, seed=args.seed, n_resamples=args.resamples,
+                                 threads=args.threads)
+        seconds = round(time.perf_counter() - start, 1)
+        target = args.out / name
+        notes = {**run.notes, "seconds": seconds, "rows": len(run.card.frame), "metrics": run.card.metrics,
+                 "language_models": models, "precision": {m: PRECISION.get(m, "fp32") for m in models}}
+        run.result.write(target, overwrite=True, title=f"Three-LM meta-evaluation on the {name} ratings (subset)",
+                         notes=notes)
+        against.baseline.to_csv(target / "recommendation.csv", index=False)
+        print(f"{name}: written to {target} in {seconds:.0f} s")
+    if all((args.out / name / "recommendation.csv").is_file() for name in DATASETS):
+        profile = apply_rule(args.out)
+        (args.out / "profile.json").write_text(json.dumps(profile, indent=1) + "\n", encoding="utf-8")
+        (args.out / "profile.md").write_text(profile_page(profile), encoding="utf-8")
+        print(profile_page(profile))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""The three-LM meta-evaluation: every packaged causal LM's columns on a declared, seeded subset of each rated
+dataset, beside the aspects' baselines and current recommendations (README: "Which column is recommended").
+
+Qwen2.5-Coder-1.5B on every rated row takes hours on a 2-core CPU, so the rows are those of :data:`SUBSET_INPUTS`
+inputs drawn by ``numpy.random.default_rng(seed)`` from the sorted distinct inputs, every column on those rows only.
+Each LM scores ``ppl``/``lp_mean``/``slor`` (on the text restored to its written form), ``logprop_content``,
+``logprop_style`` and the judges with one template each (:data:`JUDGE_TEMPLATES`, fixed before any of these
+numbers); the style classifier is fastText, the content columns ``bleu``, ``sbert`` and ``bertscore_f1`` at
+``none``, the naturalness baseline the Kneser-Ney trigram.  Two comparisons: with the aspect's baseline (the
+meta-evaluation's ``baseline.csv``) and with its current recommendation (``recommendation.csv``), which
+:mod:`tsteval.metrics.profile_rule` reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from tsteval.core.records import Transfers
+from tsteval.experiment.metaeval import MetaEvaluation, meta_evaluate
+from tsteval.experiment.rated import (
+    LAI_RATINGS,
+    MIR_RATINGS,
+    MIR_TEMPLATES,
+    Log,
+    RatedRun,
+    dualrl_form,
+    lai_materials,
+    mir_materials,
+)
+from tsteval.scorecard import Scorecard
+
+LANGUAGE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
+# Qwen2.5-Coder-1.5B in bfloat16 on the CPU (README: the measured difference from float32); the others float32.
+PRECISION = {"qwen2.5-coder-1.5b": "bf16"}
+SUBSET_INPUTS = 24
+LM_METRICS = ("logprop_content", "logprop_style", "judge_style", "judge_content", "judge_fluency")
+# One template per judge: those chosen on Lai with SmolLM2 (rated.MIR_TEMPLATES), fixed before these tables.
+JUDGE_TEMPLATES = {name: k for name, k in MIR_TEMPLATES.items() if name != "cond_lp"}
+
+
+def input_subset(transfers: Transfers, size: int, seed: int = 0) -> Transfers:
+    """The rows of ``size`` inputs drawn by ``default_rng(seed)`` from the sorted distinct inputs.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"input": ["b", "a", "c", "a"], "output": ["1", "2", "3", "4"]})
+    >>> sorted(input_subset(Transfers(frame, "x"), 2).frame["input"])
+    ['a', 'a', 'c']
+    """
+    inputs = np.array(sorted(set(transfers.frame["input"])), dtype=object)
+    chosen = set(np.random.default_rng(seed).choice(inputs, min(size, len(inputs)), replace=False))
+    frame = transfers.frame[transfers.frame["input"].isin(chosen)].reset_index(drop=True)
+    return Transfers(frame, transfers.origin, dict(transfers.extra))
+
+
+def recommendations() -> dict[str, str]:
+    """aspect -> the current recommended column (the style one with the fastText classifier)."""
+    from tsteval.metrics.recommended import RECOMMENDED
+
+    return {r.aspect: r.column("fasttext") for r in RECOMMENDED}
+
+
+def score_language_models(card: Scorecard, plan: object, models: Sequence[str], threads: int | None,
+                          log: Log) -> dict[str, float]:
+    """Add every LM column of each of ``models`` to ``card`` (the plan's texts, styles and human text); returns the
+    seconds each model took."""
+    from tsteval.metrics.judges.scorer import lm_texts, score_judges
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+    from tsteval.metrics.naturalness.lm_names import column_name
+    from tsteval.metrics.naturalness.lm_scores import score_language_model
+    from tsteval.metrics.resources import Built, Resources
+
+    seconds = {}
+    for model in models:
+        start = time.perf_counter()
+        lm = CausalLM(model, threads=threads, precision=PRECISION.get(model, "fp32")).fit_unigram(list(plan.human))
+        resources = Resources()
+        resources.built[("language_model", "")] = Built(lm, lm.model_id)
+        _, outputs, form = lm_texts(card, plan.text_form)
+        score_language_model(card, lm, column_name(model), texts=outputs, text_form=form)
+        score_judges(card, LM_METRICS[:2], resources, {}, plan.text_form, plan.style_name, model)
+        score_judges(card, tuple(JUDGE_TEMPLATES), resources, {}, plan.text_form, plan.style_name, model,
+                     only=JUDGE_TEMPLATES)
+        seconds[model] = round(time.perf_counter() - start, 1)
+        log(f"{model} ({lm.model_id}): {seconds[model]:.0f} s")
+    return seconds
+
+
+def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int = SUBSET_INPUTS, seed: int = 0,
+              n_resamples: int = 1000, threads: int | None = None,
+              log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
+    """Score the subset of rated dataset ``name`` and meta-evaluate it twice: against the aspects' baselines (the
+    run's result) and against the current recommendations (returned beside it)."""
+    from tsteval.experiment.execute import run
+    from tsteval.experiment.manifest import ClassifierSpec
+    from tsteval.experiment.plan import Plan
+
+    materials = mir_materials if name == "mir" else lai_materials
+    transfers, corpus, human, notes = materials(seed, log)
+    subset = input_subset(transfers, inputs, seed)
+    notes |= {"inputs": inputs, "subset_rows": len(subset.frame), "seed": seed,
+              "subset": "numpy.random.default_rng(seed).choice(sorted distinct inputs, inputs, replace=False)"}
+    log(f"{name}: {len(subset.frame)} rows of {inputs} inputs (of {len(transfers.frame)} rows)")
+    plan = Plan(subset, content=("bleu", "sbert", "bertscore_f1"), modifications=("none",), naturalness=("kn3",),
+                human=human, corpus=corpus, seed=seed, threads=threads)
+    card = run(plan)
+    style_view = dualrl_form(subset) if name == "lai" else subset
+    classifier = {"fasttext": ClassifierSpec("fasttext", "fasttext", {}, heldout=0.1)}
+    style = run(Plan(style_view, classifiers=classifier, corpus=corpus, seed=seed, threads=threads))
+    for column in style.metrics:
+        card.add(column, style.frame[column].to_numpy(), style.signatures[column])
+    notes["seconds_per_model"] = score_language_models(card, plan, models, threads, log)
+    ratings = list(MIR_RATINGS if name == "mir" else LAI_RATINGS)
+    result = meta_evaluate(card, ratings, n_resamples=n_resamples, seed=seed)
+    current = recommendations()
+    against = meta_evaluate(card, ratings, baselines={r.column: current[r.aspect] for r in ratings},
+                            n_resamples=n_resamples, seed=seed)
+    return RatedRun(name, card, result, notes), against
