@@ -1,7 +1,8 @@
 """Text in every language's letters: French, Italian, German, Spanish, Turkish, Chinese, Japanese, Arabic and emoji
 keep their words whole in tokens, lexicons, masking and the word-level content metrics (checked against sacreBLEU,
-NLTK, rouge-score, gensim and a whitespace split of text written with spaces between tokens), and the scorecard
-keeps every text as given."""
+NLTK, rouge-score, gensim and a whitespace split of text written with spaces between tokens), the neural metrics
+read the text as written (checked against sentence-transformers and bert-score), and the scorecard keeps every
+text as given."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tsteval.lexicons.evaluate import read_word_list
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.lexicons.modify import modify_texts
 from tsteval.metrics.content.overlap import meteor, rouge_l
+from tsteval.metrics.content.sentence_embedding import default_model
 from tsteval.metrics.content.wmd import wmd
 from tsteval.metrics.content.word_vectors import WordVectors
 
@@ -171,6 +173,24 @@ def test_wmd_sees_whole_words() -> None:
     theirs = [kv.wmdistance(_words(r), _words(h)) for r, h in zip(refs, hyps, strict=True)]
     np.testing.assert_allclose(ours, theirs, atol=1e-6)
     assert (ours > 0).all()
+
+
+def test_neural_metrics_at_none_read_the_text_as_written() -> None:
+    """``sbert@none`` and ``bertscore_f1@none`` equal sentence-transformers and bert-score on the raw texts (an
+    emoji attached to a word is one WordPiece [UNK] there, two tokens once re-tokenised)."""
+    import torch
+    from bert_score import score as bert_score
+    from sentence_transformers import SentenceTransformer
+
+    refs = [*INPUTS, "the décor was beautiful", "C'était trop bon😂"]
+    hyps = [*OUTPUTS, "the décor was really beautiful", "C'était trop mauvais😂"]
+    card = tsteval.evaluate(refs, hyps, source_style="a", target_style="b", metrics=["sbert", "bertscore_f1"])
+    model = SentenceTransformer(default_model(), device="cpu")
+    a, b = (model.encode(texts, normalize_embeddings=True) for texts in (refs, hyps))
+    np.testing.assert_allclose(card.frame["sbert@none"].to_numpy(float), (a * b).sum(1), atol=1e-5)
+    with torch.inference_mode():
+        _, _, f1 = bert_score(hyps, refs, model_type=default_model(), num_layers=6, nthreads=0, batch_size=1)
+    np.testing.assert_allclose(card.frame["bertscore_f1@none"].to_numpy(float), f1.numpy(), atol=1e-5)
 
 
 def test_the_scorecard_keeps_every_text_as_given(tmp_path: Path) -> None:
