@@ -6,6 +6,9 @@ text as given."""
 
 from __future__ import annotations
 
+import itertools
+import random
+import re
 import unicodedata
 from pathlib import Path
 
@@ -64,6 +67,17 @@ def _spaced(language: str, text: str) -> str:
 def test_words_of_every_script_stay_whole(language: str, source: str, output: str) -> None:
     for text in (source, output):
         assert tokenize(text) == _words(_spaced(language, text))
+
+
+def test_ascii_text_is_tokenised_as_before() -> None:
+    """Every two ASCII characters, alone and between letters, and 20,000 random ASCII strings: the tokens of the
+    ASCII pattern tsteval (and Mir et al.'s reproduction) used before every script was read."""
+    before = re.compile(r"<[a-z_]+>|[a-z0-9]+(?:[-_'][a-z0-9]+)*|(\S)\1*", re.IGNORECASE)
+    ascii_ = [chr(i) for i in range(128)]
+    rng = random.Random(0)
+    texts = [t for a, b in itertools.product(ascii_, ascii_) for t in (a + b, f"x{a}{b}y", a + b + a)]
+    texts += ["".join(rng.choices(ascii_, k=rng.randint(1, 12))) for _ in range(20_000)]
+    assert [tokenize(t) for t in texts] == [[m.group(0).lower() for m in before.finditer(t)] for t in texts]
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -32,8 +32,9 @@ import regex
 _LETTERS = r"[[\p{L}\p{M}\p{N}]--\p{Ideographic}]+"
 _INNER = r"[-_'’‐‑]"  # hyphen-minus, underscore, apostrophe, right single quotation mark, hyphen, non-breaking hyphen
 _CONTINUES = r"[\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster_Break=ZWJ}\p{Grapheme_Cluster_Break=SpacingMark}]"
+_SPACE = r"[\s\x1c-\x1f]"  # white space as str.isspace() and Python's re see it (regex's \s omits \x1c-\x1f)
 _TOKEN = regex.compile(rf"(?V1)<[A-Za-z_]+>|{_LETTERS}(?:{_INNER}{_LETTERS})*|\p{{Ideographic}}\p{{M}}*"
-                       rf"|(?!\s)(\X)(?:\1(?!{_CONTINUES}))*")
+                       rf"|(?!{_SPACE})(\X)(?:\1(?!{_CONTINUES}))*")
 
 
 def tokenize(text: str) -> list[str]:
