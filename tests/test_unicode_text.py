@@ -31,8 +31,8 @@ from tsteval.metrics.content.sentence_embedding import default_model
 from tsteval.metrics.content.wmd import wmd
 from tsteval.metrics.content.word_vectors import WordVectors
 
-# (language, input, output, sacreBLEU's tokenizer for the same words): every token of these texts has spaces
-# around it, apart from the Chinese and Japanese ones, which sacreBLEU's ``zh`` tokenizer splits as tsteval does.
+# (language, input, output): every token of these texts has spaces around it, apart from the Chinese and Japanese
+# ones, which sacreBLEU's ``zh`` tokenizer (SACREBLEU_TOKENIZER) splits as tsteval does.
 PAIRS = [
     ("fr", "Le décor était très beau .", "Le décor était vraiment très beau ."),
     ("it", "Perché la città è così bella ?", "Perché la città è così brutta ?"),
