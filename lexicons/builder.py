@@ -39,7 +39,7 @@ from tsteval.core.cache import cached_dir
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.records import Corpus
 from tsteval.core.signature import content_hash, package_version, texts_hash
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import cache_key_part, tokenize
 from tsteval.lexicons.lexicon import Lexicon
 
 PENALTIES = ("l1", "l2", None)
@@ -107,7 +107,7 @@ class LexiconModel:
             raise InputError(f"the corpus has a single style ({classes[0]!r}); a lexicon contrasts at least two",
                              path=corpus.origin, fix="add texts of another style")
         key = content_hash("lexicon-fit", FIT_VERSION, self.config(), package_version("scikit-learn"),
-                           texts_hash(corpus.texts), texts_hash(corpus.labels))
+                           texts_hash(corpus.texts), texts_hash(corpus.labels), *cache_key_part(corpus.texts))
         if self.use_cache:
             path = cached_dir("lexicon-fits", key, lambda directory: self._fit_and_save(corpus, directory))
             self._load(path / FIT_FILE)

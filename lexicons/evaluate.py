@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from tsteval.core.errors import InputError
+from tsteval.core.tokenize import normal_form
 from tsteval.lexicons.lexicon import Lexicon
 
 
@@ -44,7 +45,7 @@ def compare_to_reference(lexicon: Lexicon | Collection[str], reference_words: Co
 
 
 def read_word_list(path: str | Path) -> set[str]:
-    """The words of a one-word-a-line list such as Liu's opinion lexicon, lower-cased.
+    """The words of a one-word-a-line list such as Liu's opinion lexicon, written as tokens are (NFC, lower case).
 
     Lines starting with ``;`` (comments) and blank lines are skipped.  The file is decoded as UTF-8
     when it is valid UTF-8, otherwise as Latin-1: Liu's ``negative-words.txt`` holds one Latin-1 byte
@@ -62,7 +63,7 @@ def read_word_list(path: str | Path) -> set[str]:
     for line in text.splitlines():
         word = line.strip()
         if word and not word.startswith(";"):
-            words.add(word.lower())
+            words.add(normal_form(word))
     if not words:
         raise InputError("the word list has no words (only comments or blank lines)", path=path)
     return words

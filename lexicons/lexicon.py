@@ -29,8 +29,8 @@ def _ranked(pairs: Sequence[tuple[str, float]], style: str, origin: str) -> Entr
             raise InputError(f"style {style!r}, entry {i}: expected [word, weight], got {pair!r}", path=origin)
         word, weight = pair
         if not isinstance(word, str) or tokenize(word) != [word]:
-            raise InputError(f"style {style!r}, entry {i}: {word!r} is not one lower-cased token",
-                             path=origin, fix="store words as tsteval.core.tokenize.tokenize produces them")
+            raise InputError(f"style {style!r}, entry {i}: {word!r} is not one lower-cased token in Unicode's NFC "
+                             "form", path=origin, fix="store words as tsteval.core.tokenize.tokenize produces them")
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
             raise InputError(f"style {style!r}, word {word!r}: the weight {weight!r} is not a finite number",
                              path=origin)

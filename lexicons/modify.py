@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from tsteval.core.errors import InputError, TstevalError
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import normal_form, tokenize
 from tsteval.lexicons.lexicon import Lexicon
 
 Mode = Literal["none", "remove", "mask"]
@@ -35,7 +35,7 @@ def _style_words(lexicon: Lexicon | Collection[str] | None, mode: str) -> set[st
         raise TstevalError(f"mode {mode!r} needs a lexicon (a Lexicon or a set of words)")
     if isinstance(lexicon, str):
         raise TstevalError("the lexicon must be a Lexicon or a collection of words, not one string")
-    return lexicon.words if isinstance(lexicon, Lexicon) else {word.lower() for word in lexicon}
+    return lexicon.words if isinstance(lexicon, Lexicon) else {normal_form(word) for word in lexicon}
 
 
 def check_placeholder(placeholder: str) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 from tsteval.core.cache import cached_dir
 from tsteval.core.records import Corpus
 from tsteval.core.signature import content_hash, package_version, texts_hash
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import cache_key_part, tokenize
 from tsteval.lexicons.erasure import StyleEraser, fit_eraser, method_identity
 from tsteval.metrics.content.word_vectors import WordVectors
 
@@ -80,7 +80,7 @@ def mean_word_vectors(texts: list[str], vectors: WordVectors) -> tuple[np.ndarra
 def word_eraser(texts: list[str], labels: list[str], vectors: WordVectors) -> StyleEraser:
     """LEACE on the mean unit word vectors of ``texts`` (cached)."""
     key = content_hash("words", texts_hash(texts), texts_hash(labels), vectors.source, vectors.hash,
-                       method_identity())
+                       method_identity(), *cache_key_part(texts))
     return _cached_eraser("style-eraser", key, lambda: mean_word_vectors(texts, vectors), labels)
 
 

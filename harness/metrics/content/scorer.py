@@ -1,8 +1,11 @@
 """Content-preservation columns on a scorecard: ``f"{metric}@{modification}"`` with a signature each.
 
-The modification (``none``, ``mask``, ``remove``; Mir et al. 3.2.2) is applied to both the ``input`` and the
-``output`` column by :func:`tsteval.lexicons.modify.modify_texts` before any metric runs.  ``erase`` changes no
-text: the embedding metrics (``sbert`` and the word-vector metrics) compare embeddings with the style erased
+The modification (``mask``, ``remove``; Mir et al. 3.2.2) is applied to both the ``input`` and the ``output``
+column by :func:`tsteval.lexicons.modify.modify_texts` (re-tokenised, lower-cased text) before any metric runs.
+``none`` and ``erase`` change no text: every metric gets the texts as written, the word-level metrics (BLEU,
+chrF, METEOR, ROUGE-L, the word-vector metrics) read their tokens (:func:`tsteval.core.tokenize.tokens_of`), the
+neural ones (``sbert``, BERTScore) the text itself, through their own tokenizer.  At ``erase`` the embedding
+metrics (``sbert`` and the word-vector metrics) compare embeddings with the style erased
 (:mod:`tsteval.metrics.content.erasure`); the text-overlap metrics have no ``@erase`` column.
 """
 
@@ -48,12 +51,6 @@ def check_modifications(modifications: Sequence[str], flag: str = "modifications
     return tuple(modifications)
 
 
-def _modify(texts: list[str], lexicon: object, modification: str, placeholder: str) -> list[str]:
-    from tsteval.lexicons.modify import modify_texts
-
-    return modify_texts(texts, lexicon, MODIFICATION_MODES[modification], placeholder)
-
-
 def _lexicon_hash(lexicon: object) -> str:
     if lexicon is None:
         return "none"
@@ -65,11 +62,17 @@ def _lexicon_hash(lexicon: object) -> str:
 
 def modified_texts(card: Scorecard, modification: str, lexicon: object = None,
                    placeholder: str = "<masked>") -> tuple[list[str], list[str]]:
-    """The card's inputs and outputs after ``modification`` (``none``, ``mask``, ``remove``)."""
+    """The card's inputs and outputs after ``modification``: as written for ``none``, re-tokenised with the
+    lexicon's words masked or removed for ``mask`` and ``remove``."""
+    from tsteval.lexicons.modify import modify_texts
+
     if modification not in MODIFICATION_MODES:
         raise TstevalError(f"modification must be one of {sorted(MODIFICATION_MODES)}, not {modification!r}")
-    return (_modify(card.frame["input"].tolist(), lexicon, modification, placeholder),
-            _modify(card.frame["output"].tolist(), lexicon, modification, placeholder))
+    inputs, outputs = card.frame["input"].tolist(), card.frame["output"].tolist()
+    if modification == "none":
+        return inputs, outputs
+    mode = MODIFICATION_MODES[modification]
+    return modify_texts(inputs, lexicon, mode, placeholder), modify_texts(outputs, lexicon, mode, placeholder)
 
 
 def score_content(card: Scorecard, metrics: Sequence[str], *, modification: str = "none", lexicon: object = None,

@@ -14,7 +14,7 @@ from tsteval.core.cache import cached_dir
 from tsteval.core.errors import InputError, TstevalError, read_json
 from tsteval.core.integrity import file_problem, record_files, records_problem
 from tsteval.core.signature import content_hash, package_version, texts_hash
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import cache_key_part, tokenize
 
 VECTORS_FILE = "vectors.npy"
 VOCAB_FILE = "vocab.json"
@@ -141,7 +141,7 @@ def train_word2vec(texts: Sequence[str], seed: int = 0, **params: object) -> Wor
     from gensim.models import Word2Vec
 
     options = {"vector_size": 100, "window": 5, "min_count": 5, "epochs": 5, **params, "workers": 1, "seed": seed}
-    key = content_hash(texts_hash(texts), options, package_version("gensim"))
+    key = content_hash(texts_hash(texts), options, package_version("gensim"), *cache_key_part(texts))
 
     def build(tmp: Path) -> None:
         model = Word2Vec([tokenize(t) for t in texts], **options)
