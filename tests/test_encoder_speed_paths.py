@@ -146,7 +146,7 @@ def test_manifest_device_and_threads(tmp_path: Path, data_root: Path) -> None:
     good = tmp_path / "good.yaml"
     good.write_text(text + "device: auto\nthreads: 1\n")
     manifest = load_manifest(good)
-    assert (manifest.device, manifest.threads) == ("auto", 1)
+    assert (manifest.options.device, manifest.options.threads) == ("auto", 1)
     assert Plan.from_manifest(manifest).threads == 1
     bad = tmp_path / "bad.yaml"
     bad.write_text(text + "threads: 0\n")

@@ -2,9 +2,11 @@
 converts and checks a value from any front end.
 
 ``tsteval score`` derives its flags from :data:`OPTIONS` (:func:`add_flags`, :func:`from_args`), the manifest
-reader reads each option's key through the same :meth:`Option.read`, ``tsteval.evaluate`` takes each as a keyword,
-and :class:`~tsteval.Plan` validates its fields with the same readers, so a value means the same everywhere and a
-bad one is the same one-line message (the manifest adds its file and key, the command line ``tsteval: error:``).
+reader reads each option's key through the same :meth:`Option.read` into a :class:`RunOptions`,
+``tsteval.evaluate`` takes each as a keyword, and :class:`~tsteval.Plan` (a :class:`RunOptions` with the rest of a
+plan) holds them as fields read by the same readers, so a value means the same everywhere and a bad one is the same
+one-line message (the manifest adds its file and key, the command line ``tsteval: error:``).  A new run option is
+one :class:`Option` in :data:`OPTIONS` (and the code that uses it).
 
 >>> OPTIONS["threads"].read("2"), OPTIONS["modifications"].read("none,mask")
 (2, ('none', 'mask'))
@@ -21,7 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from types import MappingProxyType
 
@@ -229,6 +231,31 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
 )})
 
 
+def _read_all(self: RunOptions) -> None:
+    """Every option's value read (converted and checked) by its option; None gives the default."""
+    for name, option in OPTIONS.items():
+        object.__setattr__(self, name, option.read(getattr(self, name)))
+
+
+RunOptions = make_dataclass(
+    "RunOptions", [(o.name, object, field(default_factory=lambda d=o.default: d)) for o in OPTIONS.values()],
+    namespace={"__post_init__": _read_all, "__module__": __name__, "__doc__": """Every run option of :data:`OPTIONS`
+    as a keyword-only field with its default, each value read by its option when made (a bad one: its one-line
+    :class:`TstevalError`); :class:`~tsteval.Plan` extends it.
+
+    >>> options = RunOptions(threads="2", modifications="none,mask")
+    >>> options.threads, options.modifications, options.folds
+    (2, ('none', 'mask'), 5)
+    >>> option_values(options)["device"]
+    'cpu'
+    """}, frozen=True, kw_only=True)
+
+
+def option_values(options: RunOptions) -> dict[str, object]:
+    """The run options of ``options`` (a :class:`RunOptions` or a :class:`~tsteval.Plan`) by name."""
+    return {name: getattr(options, name) for name in OPTIONS}
+
+
 def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: Sequence[str]) -> None:
     """Add the flags of ``names`` to ``parser``; values stay text until :func:`from_args` reads them."""
     for name in names:
@@ -238,6 +265,6 @@ def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: 
                             help=f"{option.help} (default: {default or 'none'})".replace("%", "%%"))
 
 
-def from_args(args: argparse.Namespace, names: Sequence[str]) -> dict[str, object]:
-    """The options ``names`` as read from the command line (each default when not given)."""
-    return {name: OPTIONS[name].read(getattr(args, name, None)) for name in names}
+def from_args(args: argparse.Namespace) -> dict[str, object]:
+    """Every run option as read from the command line (each default when not given)."""
+    return {name: option.read(getattr(args, name, None)) for name, option in OPTIONS.items()}
