@@ -95,8 +95,8 @@ def cpu_timed(fn: object) -> tuple[object, float]:
 def with_bert_model(model: str, data: list[str]) -> np.ndarray:
     """The same encoder (batching, pooling) through transformers' ``BertModel`` forward instead of the lean one."""
     load = sentence_embedding.loaded_encoder
-    sentence_embedding.loaded_encoder = lambda name, device: sentence_embedding.load_with_transformers(name, device,
-                                                                                                      lean=False)
+    sentence_embedding.loaded_encoder = lambda name, device, precision: sentence_embedding.load_with_transformers(
+        name, device, lean=False, precision=precision)
     try:
         return SentenceEncoder(model, threads=1, cache=False).embed(data)
     finally:

@@ -231,7 +231,7 @@ def test_a_gpu_encoder_takes_padded_batches_of_1024(yelp_texts: list[str], monke
     of 1,024 texts; on the CPU for equal-length batches of 64."""
     loaded = sentence_embedding.loaded_encoder(default_model(), "cpu")
     encode, calls = sentence_embedding._encode_ids, []
-    monkeypatch.setattr(sentence_embedding, "loaded_encoder", lambda model, device: loaded)
+    monkeypatch.setattr(sentence_embedding, "loaded_encoder", lambda model, device, precision: loaded)
     monkeypatch.setattr(sentence_embedding, "_encode_ids", lambda ids, enc, device, size, padded=False: calls.append(
         (device, size, padded)) or encode(ids, enc, "cpu", size, padded))
     SentenceEncoder(cache=False).embed(yelp_texts[:5])

@@ -27,6 +27,7 @@ OUTPUTS = ["the food was warm .", "friendly staff !", "i loved it ."]
 CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "device": ("cuda:1", "cuda:1", "cuda:1", "tpu", {}),
     "threads": ("3", 3, 3, 0, {}),
+    "precision": ("bf16", "bf16", "bf16", "fp64", {}),  # read here; refused on the CPU when run (test_precision.py)
     "seed": ("7", 7, 7, -1, {}),
     "folds": ("3", 3, 3, 1, {}),
     "ground": ("ordinal", "ordinal", "ordinal", "circular", {}),
@@ -41,6 +42,7 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "workers": ("2", 2, 2, 0, {"engine": "ray"}),
     "language_model": ("HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M",
                        "no such model", {}),
+    "batch_tokens": ("512", 512, 512, 0, {}),
     "text_form": ("tokenised-lowercase", "tokenised-lowercase", "tokenised-lowercase", "shouting", {}),
     "style_labels": ("neg=negative,pos=positive", {"neg": "negative", "pos": "positive"},
                      {"neg": "negative", "pos": "positive"}, "neg=", {}),

@@ -14,7 +14,7 @@ from tsteval.core.atomic import OVERWRITE_HELP
 from tsteval.experiment.options import add_flags
 
 # The run options tsteval run takes as flags, over the manifest's: where and how the machine runs the models.
-MACHINE_OPTIONS = ("device", "threads")
+MACHINE_OPTIONS = ("device", "threads", "precision", "batch_tokens")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

