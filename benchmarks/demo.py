@@ -116,11 +116,16 @@ def comparison(run: Path) -> str:
                       f"Explorer (open in a browser): {run / 'explorer.html'}", ""])
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="stop after the first table")
     parser.add_argument("--out", type=Path, default=RUN, help=f"the comparison's run folder (default {RUN})")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     start = time.perf_counter()
     print(quick_table())
     print(f"(first table after {time.perf_counter() - start:.0f} s"

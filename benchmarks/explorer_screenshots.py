@@ -63,15 +63,20 @@ def refresh_report(run: Path, name: str) -> None:
             shutil.copytree(run / folder, target / folder, dirs_exist_ok=True)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run (or take) the run folder, build its explorer if missing, and write the screenshot."""
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("name", choices=("dualrl", "mir", "demo"), help="the manifest under manifests/")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--run", type=Path, help="an existing run folder of that manifest")
     where.add_argument("--out", type=Path, help="run the manifest into this new folder")
     parser.add_argument("--report", action="store_true", help="also refresh benchmarks/results/NAME_report/")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run (or take) the run folder, build its explorer if missing, and write the screenshot."""
+    args = parser().parse_args(argv)
 
     from tsteval.experiment.explorer import explore_folder
     from tsteval.experiment.runner import run_experiment

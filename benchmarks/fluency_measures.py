@@ -34,11 +34,16 @@ COLUMNS = ("ppl@kn3", "lp_mean@kn3", "slor@kn3", "ppl@smollm2", "lp_mean@smollm2
            "naturalness@unigram", "naturalness_pooled@unigram")
 
 
-def main() -> None:
-    """Score, correlate, write ``results/fluency_measures.{md,json}`` and print the table."""
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2, help="torch threads for SmolLM2")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    """Score, correlate, write ``results/fluency_measures.{md,json}`` and print the table."""
+    args = parser().parse_args()
     transfers, corpus = mir_and_yelp()
     logs: list[str] = []
     start = time.perf_counter()

@@ -147,10 +147,15 @@ def conclusion() -> list[str]:
             "not distributed with the data) would be needed.", ""]
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = parser().parse_args()
     transfers = load_lai()
     frame = transfers.frame
     human = frame[HUMAN].to_numpy(float)

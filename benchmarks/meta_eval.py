@@ -64,7 +64,8 @@ def templates_of(text: str) -> dict[str, int]:
     return {name: int(k) for name, k in pairs.items()}
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=DATASETS, action="append", help="default: both")
     parser.add_argument("--resamples", type=int, default=1000)
@@ -74,7 +75,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mir-templates", type=templates_of, default=None,
                         help="the one template per LM metric scored on Mir, e.g. cond_lp=3,judge_style=1 (default: "
                              "those chosen on Lai with SmolLM2)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     for name in args.dataset or DATASETS:
         start = time.perf_counter()
         run = rated_dataset(name, n_resamples=args.resamples, seed=args.seed, language_model=args.language_model,

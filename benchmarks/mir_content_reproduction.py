@@ -124,11 +124,16 @@ def fmt(pair: tuple[float, float] | None) -> str:
     return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     start = time.perf_counter()
 
     transfers, corpus = mir_and_yelp()

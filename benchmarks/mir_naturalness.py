@@ -156,11 +156,16 @@ def markdown(agree: pd.DataFrame, corr: pd.DataFrame, notes: list[str], seconds:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Score, compare with the paper and write ``results/mir_naturalness.{md,csv,json}``."""
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Score, compare with the paper and write ``results/mir_naturalness.{md,csv,json}``."""
+    args = parser().parse_args(argv)
     torch.set_num_threads(args.threads)
     seconds: dict[str, float] = {}
     notes: list[str] = []

@@ -78,13 +78,18 @@ def fmt(pair: tuple | None) -> str:
     return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", default="fasttext,textcnn,transformer",
                         help="comma-separated style classifier backends")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
 
     transfers, corpus = mir_and_yelp()

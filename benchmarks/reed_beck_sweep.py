@@ -271,12 +271,17 @@ def classifier_summary(name: str, trained: TrainedClassifier, seconds: float) ->
             "seconds_this_run": round(seconds, 1)}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
     timings: dict[str, float] = {}

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from tsteval.metrics.content import sentence_embedding
-from tsteval.metrics.content.sentence_embedding import SentenceEncoder, _load, default_model, token_counts
+from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model, loaded_encoder, token_counts
 from tsteval.readers.dualrl import load_dualrl
 
 OUT = Path(__file__).parent / "results"
@@ -94,12 +94,13 @@ def cpu_timed(fn: object) -> tuple[object, float]:
 
 def with_bert_model(model: str, data: list[str]) -> np.ndarray:
     """The same encoder (batching, pooling) through transformers' ``BertModel`` forward instead of the lean one."""
-    load = sentence_embedding._load
-    sentence_embedding._load = lambda name, device: sentence_embedding.load_with_transformers(name, device, lean=False)
+    load = sentence_embedding.loaded_encoder
+    sentence_embedding.loaded_encoder = lambda name, device, precision: sentence_embedding.load_with_transformers(
+        name, device, lean=False, precision=precision)
     try:
         return SentenceEncoder(model, threads=1, cache=False).embed(data)
     finally:
-        sentence_embedding._load = load
+        sentence_embedding.loaded_encoder = load
 
 
 def main() -> None:
@@ -111,7 +112,7 @@ def main() -> None:
     model = default_model()
     config = AutoConfig.from_pretrained(model)
     per_token = flops_per_token(config)
-    _, lengths = token_counts(data, _load(model, "cpu"))
+    _, lengths = token_counts(data, loaded_encoder(model, "cpu"))
     real_tokens = int(lengths.sum())
     threads_all = os.cpu_count() or 1
     roofline = {t: max(gemm_roofline(rows, config.hidden_size, config.intermediate_size, t) for rows in GEMM_ROWS)

@@ -197,13 +197,18 @@ def other_work(shared: bool) -> Iterator[None]:
         process.wait()
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--before-at", type=int, default=20_000, help="pairs of the before/after comparison")
     parser.add_argument("--classifiers", type=Path, help="a folder for the trained classifiers (ft/, lr/), reused "
                         "when they are there (default: trained in a temporary folder)")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = parser().parse_args()
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="tsteval-e2e-") as tmp:
         folder = Path(tmp)

@@ -178,11 +178,11 @@ def encoder_figures(texts: list[str], model: str) -> dict[str, object]:
 
     from benchmarks.speed_encoder import flops_per_token
     from tsteval.metrics.content import sentence_embedding
-    from tsteval.metrics.content.sentence_embedding import SentenceEncoder, _encode_ids, _load, token_counts
+    from tsteval.metrics.content.sentence_embedding import SentenceEncoder, _encode_ids, loaded_encoder, token_counts
 
     config = AutoConfig.from_pretrained(model)
     per_token = flops_per_token(config)
-    loaded = _load(model, DEVICE)
+    loaded = loaded_encoder(model, DEVICE)
     start = time.perf_counter()
     ids, lengths = token_counts(texts, loaded)
     tokenise_s = time.perf_counter() - start
@@ -345,7 +345,8 @@ def score_figures(pairs: Path, minilm: str, work: Path) -> dict[str, object]:
     return {"runs": rows, "max_abs_diff_between_devices": gaps}
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pack", type=Path, help="write the texts and models for a GPU machine into this folder")
     parser.add_argument("--packed", type=Path, help="run from a folder written by --pack")
@@ -354,7 +355,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="the first N texts only (a smoke run)")
     parser.add_argument("--only-classifier", action="store_true",
                         help="measure the transformer classifier only, into the existing results/speed_gpu.json")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = parser().parse_args()
     if args.pack:
         pack(args.pack)
         return

@@ -91,12 +91,17 @@ def _peak_flops(device: str) -> tuple[float | None, str]:
     return peak, f"{cores} cores x {mhz:.0f} MHz x {lanes} fp32 lanes x 2 FMA units x 2"
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=600)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     lm = CausalLM("smollm2", device=args.device, threads=args.threads)
     import torch
 

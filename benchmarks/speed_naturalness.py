@@ -251,12 +251,17 @@ def unigram() -> None:
     print("\n".join(md))
 
 
-def main() -> None:
-    """Run the unigram and SmolLM2 benchmarks (or ``--only`` one)."""
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["unigram", "smollm2"])
     parser.add_argument("--threads", type=int, default=2, help="torch threads for SmolLM2")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    """Run the unigram and SmolLM2 benchmarks (or ``--only`` one)."""
+    args = parser().parse_args()
     if args.only != "smollm2":
         unigram()
     if args.only != "unigram":

@@ -50,14 +50,19 @@ def timed(plan: Plan) -> tuple[float, object]:
     return time.perf_counter() - start, card
 
 
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=2000, help="about this many transfers (default 2000)")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> None:
     """Time the three engines on the same plan and write ``speed_ray.{md,json}``."""
     import ray
     import torch
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=2000, help="about this many transfers (default 2000)")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     transfers = sample(args.pairs)
     corpus = load_yelp_corpus(splits=("dev",), exclude=set(transfers.frame["input"]))
     clf = train_classifier("fasttext", corpus, {}, seed=0, heldout=0.0)

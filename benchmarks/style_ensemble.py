@@ -204,14 +204,19 @@ def gyafc_corpus(exclude: set[str]) -> Corpus:
     return Corpus([normalise(t) for t in corpus.texts], corpus.labels, corpus.origin).without(exclude)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--members", default="fasttext,tfidf-lr", help="comma-separated member backends")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--lai-extra", default=",".join(LAI_EXTRA),
                         help="comma-separated backends also trained alone for the GYAFC/Lai part (of: transformer)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     members = [m.strip() for m in args.members.split(",") if m.strip()]
     names = [*members, *[f"{m}-in-ensemble{t}" for m in members for t in ("", "-T")], "ensemble"]
 

@@ -146,7 +146,7 @@ def test_manifest_device_and_threads(tmp_path: Path, data_root: Path) -> None:
     good = tmp_path / "good.yaml"
     good.write_text(text + "device: auto\nthreads: 1\n")
     manifest = load_manifest(good)
-    assert (manifest.device, manifest.threads) == ("auto", 1)
+    assert (manifest.options.device, manifest.options.threads) == ("auto", 1)
     assert Plan.from_manifest(manifest).threads == 1
     bad = tmp_path / "bad.yaml"
     bad.write_text(text + "threads: 0\n")
@@ -231,7 +231,7 @@ def test_a_gpu_encoder_takes_padded_batches_of_1024(yelp_texts: list[str], monke
     of 1,024 texts; on the CPU for equal-length batches of 64."""
     loaded = sentence_embedding.loaded_encoder(default_model(), "cpu")
     encode, calls = sentence_embedding._encode_ids, []
-    monkeypatch.setattr(sentence_embedding, "loaded_encoder", lambda model, device: loaded)
+    monkeypatch.setattr(sentence_embedding, "loaded_encoder", lambda model, device, precision: loaded)
     monkeypatch.setattr(sentence_embedding, "_encode_ids", lambda ids, enc, device, size, padded=False: calls.append(
         (device, size, padded)) or encode(ids, enc, "cpu", size, padded))
     SentenceEncoder(cache=False).embed(yelp_texts[:5])

@@ -27,6 +27,7 @@ OUTPUTS = ["the food was warm .", "friendly staff !", "i loved it ."]
 CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "device": ("cuda:1", "cuda:1", "cuda:1", "tpu", {}),
     "threads": ("3", 3, 3, 0, {}),
+    "precision": ("bf16", "bf16", "bf16", "fp64", {}),  # read here; refused on the CPU when run (test_precision.py)
     "seed": ("7", 7, 7, -1, {}),
     "folds": ("3", 3, 3, 1, {}),
     "ground": ("ordinal", "ordinal", "ordinal", "circular", {}),
@@ -41,6 +42,7 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "workers": ("2", 2, 2, 0, {"engine": "ray"}),
     "language_model": ("HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M",
                        "no such model", {}),
+    "batch_tokens": ("512", 512, 512, 0, {}),
     "text_form": ("tokenised-lowercase", "tokenised-lowercase", "tokenised-lowercase", "shouting", {}),
     "style_labels": ("neg=negative,pos=positive", {"neg": "negative", "pos": "positive"},
                      {"neg": "negative", "pos": "positive"}, "neg=", {}),
@@ -124,7 +126,7 @@ def test_a_good_value_is_the_same_in_every_front_end(name: str, files: Path) -> 
         plans["manifest"] = Plan.from_manifest(manifest)
     else:
         manifest = load_manifest(_manifest(files, {name: value}, f"good-{name}"))
-        assert manifest.metrics.content.attribution.threshold == expected
+        assert manifest.options.attribution_threshold == expected
     transfers = tsteval.Transfers.from_pairs(INPUTS, OUTPUTS, source_style="neg", target_style="pos")
     plans["python"] = Plan(transfers, content=("bleu",), lexicon=str(files / "lexicon.json"),
                            **{**extra, name: _value(value, files)})
@@ -150,6 +152,29 @@ def test_a_bad_value_is_the_same_line_in_every_front_end(name: str, files: Path,
         tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["bleu"],
                          **{**extra, name: bad})
     assert str(error.value) == message
+
+
+def test_run_reads_its_machine_options_over_the_manifests(files: Path, capsys: pytest.CaptureFixture,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tsteval run --device/--threads`` replace the manifest's values, read by the same options."""
+    from tsteval.cli.run import MACHINE_OPTIONS
+
+    path = _manifest(files, {"threads": 2}, "machine")
+    seen = []
+
+    def stop(manifest: object, **_: object) -> None:
+        seen.append(manifest)
+        raise TstevalError("stopped before running")
+
+    monkeypatch.setattr("tsteval.experiment.runner.run_experiment", stop)
+    given = {name: CASES[name][0] for name in MACHINE_OPTIONS}
+    assert run_cli(["run", str(path), *_flags(given)], capsys).error == "stopped before running"
+    assert {name: getattr(seen[0].options, name) for name in given} == {n: CASES[n][2] for n in given}
+    assert run_cli(["run", str(path)], capsys).error == "stopped before running"
+    assert seen[1].options.threads == 2
+    with pytest.raises(TstevalError) as error:
+        OPTIONS["threads"].read(0)
+    assert run_cli(["run", str(path), "--threads", "0"], capsys).error == str(error.value)
 
 
 def test_evaluate_refuses_an_unknown_option() -> None:

@@ -11,7 +11,10 @@ import pandas as pd
 
 from tsteval.cli.common import add_format_arguments, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP
-from tsteval.experiment.options import OPTIONS, add_flags
+from tsteval.experiment.options import add_flags
+
+# The run options tsteval run takes as flags, over the manifest's: where and how the machine runs the models.
+MACHINE_OPTIONS = ("device", "threads", "precision", "batch_tokens")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -20,9 +23,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tsteval.experiment.runner import run_experiment
 
     manifest = load_manifest(args.manifest)
-    given = {name: OPTIONS[name].read(getattr(args, name)) for name in ("device", "threads")
-             if getattr(args, name) is not None}  # over the manifest's
-    manifest = replace(manifest, **given)
+    given = {name: getattr(args, name) for name in MACHINE_OPTIONS if getattr(args, name) is not None}
+    manifest = replace(manifest, options=replace(manifest.options, **given))  # read over the manifest's
     out = Path(args.out) if args.out else manifest.output
     card = run_experiment(manifest, out=out, quiet=args.quiet, overwrite=args.overwrite)
     if args.format != "markdown":
@@ -44,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     run.add_argument("--out", help="run folder (default: the manifest's output)")
     run.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run.add_argument("--quiet", action="store_true", help="no progress messages or bars")
-    add_flags(run, ("device", "threads"))
+    add_flags(run, MACHINE_OPTIONS)
     add_format_arguments(run)
     run.set_defaults(func=cmd_run)
     return run

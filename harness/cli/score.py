@@ -11,7 +11,7 @@ import sys
 
 from tsteval.cli.common import STDIN_HELP, add_format_arguments, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
-from tsteval.experiment.options import add_flags
+from tsteval.experiment.options import OPTIONS, add_flags
 
 EPILOG_SCORE = """examples:
   tsteval score --classifier ft=clf/ --pairs inputs.txt outputs.txt --source-style neg --target-style pos --out run/
@@ -35,6 +35,10 @@ EPILOG_SCORE = """examples:
   tsteval score --dualrl yelp --content sbert --threads 1 --device auto --out run/   (embeddings cached for reruns)
 """
 
+# The run options shown in a group of their own in --help; every other one is among the general flags.
+GROUPED = {"content": ("modifications", "placeholder", "vectors", "attribution_threshold"),
+           "naturalness": ("folds", "language_model", "text_form"), "ranking": ("baselines", "joint"),
+           "engine": ("engine", "address", "workers")}
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -136,7 +140,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                               "for the others) and corpus BLEU/chrF in references.csv/.md. 'dualrl' takes the four "
                               "references of the --dualrl dataset")
     content.add_argument("--lexicon", help="style lexicon JSON for remove/mask (see build-lexicon)")
-    add_flags(content, ("modifications", "placeholder", "vectors", "attribution_threshold"))
+    add_flags(content, GROUPED["content"])
     natural = score.add_argument_group("naturalness and content compatibility")
     natural.add_argument("--naturalness", default="", metavar="NAMES",
                          help="comma-separated: unigram, textcnn (cross-fitted adversarial classifiers, one per "
@@ -148,9 +152,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     natural.add_argument("--hh", action="append", default=[], metavar="NAME=DIR",
                          help="a pair classifier (tsteval train-pairs): adds hh@NAME = P(output matches input) "
                               "(repeatable)")
-    add_flags(natural, ("folds", "language_model", "text_form"))
+    add_flags(natural, GROUPED["naturalness"])
     ranking = score.add_argument_group("ranking")
-    add_flags(ranking, ("baselines", "joint"))
+    add_flags(ranking, GROUPED["ranking"])
     ranking.add_argument("--baseline-corpus", action="append", default=[], metavar="STYLE=FILE",
                          help="sentences of one style, one a line, for retrieve-nearest (repeatable; a STYLE given "
                               "twice joins its files)")
@@ -162,9 +166,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("--target-style", help="style the system was asked for (as --source-style)")
     score.add_argument("--system", default="system", help="system name (for --pairs/--tsv, or without a column)")
     score.add_argument("--setting", default="default", help="hyperparameter setting label (as --system)")
-    add_flags(score, ("ground", "seed", "device", "threads", "style_labels"))
+    add_flags(score, [name for name in OPTIONS if not any(name in group for group in GROUPED.values())])
     engine = score.add_argument_group("scale-out")
-    add_flags(engine, ("engine", "address", "workers"))
+    add_flags(engine, GROUPED["engine"])
     score.add_argument("--out", required=True, help="directory for scorecard.{csv,parquet}, summary.{csv,md}")
     score.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     score.add_argument("--quiet", action="store_true", help="no progress bars or summary printout")

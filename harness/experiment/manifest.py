@@ -54,6 +54,10 @@ through :class:`~tsteval.experiment.manifest_reader.Reader`.  Schema (``?`` = op
     device?: cpu | cuda | cuda:N | auto   # neural models (sentence encoder); auto = CUDA when present
     threads?: N                      # torch threads for every neural model (default: torch's)
 
+Every run option of :data:`tsteval.experiment.options.OPTIONS` (some shown above; ``help(tsteval.evaluate)`` lists
+them all) is allowed at its own dotted key and read there by its option into ``Manifest.options``, as ``tsteval
+score`` reads its flag.
+
 ``joint`` (default ``auto``: STRAP's J when its columns are scored) is the per-sentence joint score and the
 leaderboard (:mod:`tsteval.metrics.joint.score`); ``compare`` adds to the report one significance matrix per column
 (default: the tradeoff axes and J), paired bootstrap over shared inputs with Holm's correction.  ``meta_eval``
@@ -79,7 +83,6 @@ from tsteval.experiment.manifest_specs import (
     CompatibilitySpec,
     ContentSpec,
     CorpusSpec,
-    EngineSpec,
     FileSpec,
     LexiconSpec,
     Manifest,
@@ -93,6 +96,7 @@ from tsteval.experiment.manifest_specs import (
     TransfersSpec,
 )
 from tsteval.experiment.manifest_yaml import parse_yaml
+from tsteval.experiment.options import OPTIONS, RunOptions
 from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
 from tsteval.readers.ratings import HUMAN_PREFIX
@@ -106,7 +110,7 @@ PUBLISHED_CORPORA = ("yelp",)
 
 def _transfers(r: Reader, value: object) -> TransfersSpec:
     key = "transfers"
-    d = r.mapping(value, key, ("published", "dataset", "systems", "sample", "table", "hp_cols", "style_labels"))
+    d = r.mapping(value, key, _keys(key, "published", "dataset", "systems", "sample", "table", "hp_cols"))
     sources = [s for s in ("published", "table") if s in d]
     if "systems" in d and isinstance(d["systems"], list) and d["systems"] and isinstance(d["systems"][0], dict):
         sources.append("systems")
@@ -280,14 +284,13 @@ def _compatibility(r: Reader, value: object) -> CompatibilitySpec:
 
 def _attribution(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> AttributionSpec:
     key = "metrics.content.attribution"
-    a = r.mapping(value, key, ("classifier", "threshold", "steps", "neutral"), ("classifier",))
+    a = r.mapping(value, key, _keys(key, "classifier", "steps", "neutral"), ("classifier",))
     name = r.choice(a["classifier"], f"{key}.classifier", list(classifiers), "classifier")
     if classifiers[name].backend != "transformer":
         raise r.error(f"{key}.classifier", f"attribution masking needs a transformer classifier, and {name!r} is "
                                            f"{classifiers[name].backend}", fix="name a classifier with backend: "
                                                                                "transformer")
-    threshold = _option(r, "attribution_threshold", a.get("threshold"))
-    return AttributionSpec(name, threshold, r.integer(a.get("steps", 16), f"{key}.steps", 1),
+    return AttributionSpec(name, r.integer(a.get("steps", 16), f"{key}.steps", 1),
                            r.file(a["neutral"], f"{key}.neutral") if "neutral" in a else None)
 
 
@@ -316,12 +319,12 @@ def _selected(r: Reader, d: Mapping[str, object], classifiers: Mapping[str, Clas
         raise r.error("metrics.names", str(error)) from None
 
 
-def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]) -> MetricsSpec:
+def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec], options: RunOptions) -> MetricsSpec:
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
     from tsteval.metrics.selection import check_models, parse_metric
 
-    d = r.mapping(value, "metrics", ("names", "style", "content", "naturalness", "folds", "human", "compatibility",
-                                     "language_model", "text_form"))
+    d = r.mapping(value, "metrics", _keys("metrics", "names", "style", "content", "naturalness", "human",
+                                          "compatibility"))
     compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
     chosen = _selected(r, d, classifiers, compatibility)
     if chosen.recommended:
@@ -329,15 +332,15 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
                       fix="name the metrics: target_prob, sbert, lp_mean@kn3")
     style = StyleSpec(tuple(classifiers)) if chosen.style else StyleSpec()
     if "style" in d:
-        s = r.mapping(d["style"], "metrics.style", ("classifiers", "ground"), ("classifiers",))
+        s = r.mapping(d["style"], "metrics.style", _keys("metrics.style", "classifiers"), ("classifiers",))
         names = r.strings(s["classifiers"], "metrics.style.classifiers")
         for i, name in enumerate(names):
             r.choice(name, f"metrics.style.classifiers[{i}]", list(classifiers), "classifier")
-        style = StyleSpec(names, _option(r, "ground", s.get("ground")))
+        style = StyleSpec(names)
     content = ContentSpec(tuple(chosen.content), params=MappingProxyType(chosen.params))
     if "content" in d:
-        c = r.mapping(d["content"], "metrics.content", ("metrics", "modifications", "vectors", "placeholder",
-                                                        "attribution", "references"), ("metrics",))
+        c = r.mapping(d["content"], "metrics.content", _keys("metrics.content", "metrics", "attribution",
+                                                             "references"), ("metrics",))
         for i, entry in enumerate(r.strings(c["metrics"], "metrics.content.metrics")):
             name, params = parse_metric(entry)
             r.choice(name, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
@@ -346,7 +349,7 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
             except TstevalError as error:
                 raise r.error(f"metrics.content.metrics[{i}]", str(error)) from None
         metrics = list(chosen.content)
-        mods = _option(r, "modifications", c.get("modifications"))
+        mods = options.modifications
         if ERASE in mods and not erasable(metrics):
             raise r.error("metrics.content.modifications", "erase applies to the embedding metrics only",
                           fix=f"add one of {erasable(registry.names('content'))} to metrics.content.metrics")
@@ -355,36 +358,27 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
             raise r.error("metrics.content.modifications", "attribution-mask/attribution-delete need an "
                           "attribution classifier",
                           fix="add metrics.content.attribution: {classifier: NAME} (a transformer classifier)")
-        vectors = r.string(c.get("vectors", "glove"), "metrics.content.vectors")
-        vectors_dir = None
-        if vectors not in ("glove", "word2vec"):
-            vectors_dir = _option(r, "vectors", r.expand(vectors, "metrics.content.vectors"))
-            vectors = "dir"
-        content = ContentSpec(tuple(metrics), mods, vectors, vectors_dir,
-                              _option(r, "placeholder", c.get("placeholder")), attribution,
+        content = ContentSpec(tuple(metrics), attribution,
                               _references(r, c["references"]) if "references" in c else None,
                               MappingProxyType(chosen.params))
     naturalness = r.strings(d["naturalness"], "metrics.naturalness") if "naturalness" in d else ()
     for i, name in enumerate(naturalness):
         r.choice(name, f"metrics.naturalness[{i}]", list(NATURALNESS_METRICS), "naturalness metric")
     naturalness = tuple(dict.fromkeys([*naturalness, *chosen.naturalness]))
-    folds = _option(r, "folds", d.get("folds"))
     human = r.file(d["human"], "metrics.human") if "human" in d else None
-    language_model = _option(r, "language_model", d.get("language_model"))
     try:
-        check_models(chosen, language_model)
+        check_models(chosen, options.language_model)
     except TstevalError as error:
         raise r.error("metrics.names", str(error)) from None
-    return MetricsSpec(style, content, naturalness, folds, human, compatibility, chosen.joint, tuple(chosen.judges),
-                       language_model, _option(r, "text_form", d.get("text_form")))
+    return MetricsSpec(style, content, naturalness, human, compatibility, chosen.joint, tuple(chosen.judges))
 
 
-def _tradeoff(r: Reader, value: object, metrics: MetricsSpec) -> TradeoffSpec:
+def _tradeoff(r: Reader, value: object, metrics: MetricsSpec, modifications: tuple[str, ...]) -> TradeoffSpec:
     d = r.mapping(value or {}, "tradeoff", ("style", "content", "naturalness"))
     style_cols = [f"{m}@{c}" for c in metrics.style.classifiers for m in registry.names("style")]
     from tsteval.metrics.content.scorer import ERASE, erasable
 
-    content_cols = [f"{m}@{mod}" for mod in metrics.content.modifications
+    content_cols = [f"{m}@{mod}" for mod in modifications
                     for m in (erasable(metrics.content.metrics) if mod == ERASE else metrics.content.metrics)]
     style = r.choice(d["style"], "tradeoff.style", style_cols, "style column") if "style" in d else \
         (f"sti@{metrics.style.classifiers[0]}" if metrics.style.classifiers else None)
@@ -423,41 +417,51 @@ def _meta_eval(r: Reader, value: object) -> MetaEvalSpec:
                         r.integer(d.get("resamples", 1000), "meta_eval.resamples", 1))
 
 
-def _engine(r: Reader, value: object) -> EngineSpec:
+def _engine(r: Reader, value: object) -> dict:
+    """``engine``: a name (``engine: ray``) or a mapping with one, as a mapping."""
     if not isinstance(value, dict):
-        return EngineSpec(_option(r, "engine", value, "engine"))
-    d = r.mapping(value, "engine", ("name", "address", "workers"), ("name",))
-    name = _option(r, "engine", d["name"])
-    if name != "ray" and ("address" in d or "workers" in d):
-        raise r.error("engine", "address and workers are options of the ray engine", fix="set name: ray")
-    return EngineSpec(name, _option(r, "address", d.get("address")), _option(r, "workers", d.get("workers")))
+        return {"name": value}
+    return r.mapping(value, "engine", _keys("engine"), ("name",))
 
 
-TOP_KEYS = ("name", "seed", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics", "tradeoff",
-            "report", "meta_eval", "engine", "baselines", "joint", "compare", "device", "threads")
+def _keys(section: str, *keys: str) -> tuple[str, ...]:
+    """The keys allowed in the manifest's mapping ``section`` (dotted; "" for the top): ``keys`` and those of the
+    run options' manifest keys that lie there (:data:`tsteval.experiment.options.OPTIONS`).
+
+    >>> _keys("engine")
+    ('name', 'address', 'workers')
+    >>> _keys("metrics.style", "classifiers")
+    ('classifiers', 'ground')
+    """
+    prefix = f"{section}." if section else ""
+    below = [o.manifest.removeprefix(prefix).split(".")[0] for o in OPTIONS.values() if o.manifest.startswith(prefix)]
+    return tuple(dict.fromkeys([*keys, *below]))
 
 
-
-def _option(r: Reader, name: str, value: object, key: str | None = None) -> object:
-    """The run option ``name`` (:data:`tsteval.experiment.options.OPTIONS`) from its manifest key; its one reader's
-    message, located to the key, when the value is bad."""
-    from tsteval.experiment.options import OPTIONS
-
-    try:
-        return OPTIONS[name].read(value)
-    except TstevalError as error:
-        raise r.error(key or OPTIONS[name].manifest, str(error)) from None
-
-
-def _baselines(r: Reader, value: object) -> tuple[str, ...]:
-    return _option(r, "baselines", r.strings(value, "baselines"))
+def _at(d: Mapping[str, object], key: str) -> object:
+    """The value at the dotted ``key`` of the parsed manifest, or None where it (or a mapping above it) is not there
+    (a key of the wrong shape is reported by the part of the manifest that holds it)."""
+    node: object = d
+    for part in key.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
 
 
-def _joint(r: Reader, value: object) -> object:
-    """``joint``: auto, strap, none, or a recipe mapping (checked as a :class:`JointRecipe`)."""
-    if isinstance(value, dict):
-        value = r.mapping(value, "joint", ("name", "style", "content", "fluency"), ("style", "content", "fluency"))
-    return _option(r, "joint", value)
+def _options(r: Reader, d: Mapping[str, object]) -> RunOptions:
+    """Every run option of :data:`tsteval.experiment.options.OPTIONS` from its manifest key (the default where it is
+    not there), read by its option; a word-vector folder is taken relative to the manifest."""
+    values = {}
+    for name, option in OPTIONS.items():
+        value = _at(d, option.manifest)
+        if name == "vectors" and value not in (None, "glove", "word2vec"):
+            value = r.expand(value, option.manifest)
+        try:
+            values[name] = option.read(value)
+        except TstevalError as error:  # its one reader's message, located to the key
+            raise r.error(option.manifest, str(error)) from None
+    return RunOptions(**values)
 
 
 def _compare(r: Reader, value: object) -> CompareSpec | None:
@@ -482,33 +486,34 @@ def load_manifest(path: str | Path) -> Manifest:
         raise ManifestError(path, "", "no such manifest file")
     data, text = parse_yaml(path)
     r = Reader(path)
-    d = r.mapping(data, "", TOP_KEYS, ("transfers", "metrics"))
+    d = r.mapping(data, "", _keys("", "name", "output", "transfers", "corpus", "classifiers", "lexicon", "metrics",
+                                  "tradeoff", "report", "meta_eval", "compare"), ("transfers", "metrics"))
+    if "engine" in d:
+        d = {**d, "engine": _engine(r, d["engine"])}
+    if isinstance(d.get("joint"), dict):  # a recipe, read by the joint option
+        r.mapping(d["joint"], "joint", ("name", "style", "content", "fluency"), ("style", "content", "fluency"))
+    options = _options(r, d)
+    if options.engine != "ray" and (options.address is not None or options.workers is not None):
+        raise r.error("engine", "address and workers are options of the ray engine", fix="set name: ray")
     classifiers = _classifiers(r, d["classifiers"]) if "classifiers" in d else {}
-    metrics = _metrics(r, d["metrics"], classifiers)
+    metrics = _metrics(r, d["metrics"], classifiers, options)
     if not (metrics.style.classifiers or metrics.content.metrics or metrics.naturalness or metrics.judges
             or metrics.compatibility.hh or metrics.compatibility.ah):
         raise r.error("metrics", "no metric to compute", fix="give metrics.style, metrics.content or both")
     lexicon = _lexicon(r, d["lexicon"]) if "lexicon" in d else None
-    if lexicon is None and any(m in ("mask", "remove") for m in metrics.content.modifications):
+    if lexicon is None and any(m in ("mask", "remove") for m in options.modifications):
         raise r.error("metrics.content.modifications", "mask/remove need a style lexicon",
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")
     manifest = Manifest(
         path=path, name=r.string(d.get("name", path.stem), "name"),
-        seed=_option(r, "seed", d.get("seed")),
         output=r.expand(d.get("output", f"runs/{path.stem}"), "output"),
         transfers=_transfers(r, d["transfers"]),
         corpus=_corpus(r, d["corpus"], "corpus") if "corpus" in d else None,
         classifiers=MappingProxyType(classifiers), lexicon=lexicon, metrics=metrics,
-        tradeoff=_tradeoff(r, d.get("tradeoff"), metrics), report=_report(r, d.get("report")), text=text,
-        meta_eval=_meta_eval(r, d["meta_eval"]) if "meta_eval" in d else None,
-        engine=_engine(r, d.get("engine", "local")),
-        baselines=_baselines(r, d["baselines"]) if "baselines" in d else (),
-        joint=_joint(r, d["joint"]) if "joint" in d else "auto",
-        compare=_compare(r, d["compare"]) if "compare" in d else None,
-        device=_option(r, "device", d.get("device")), threads=_option(r, "threads", d.get("threads")),
-        style_labels=_option(r, "style_labels", d["transfers"].get("style_labels")
-                             if isinstance(d["transfers"], Mapping) else None))
-    if "delete-lexicon" in manifest.baselines and lexicon is None:
+        tradeoff=_tradeoff(r, d.get("tradeoff"), metrics, options.modifications), report=_report(r, d.get("report")),
+        options=options, text=text, meta_eval=_meta_eval(r, d["meta_eval"]) if "meta_eval" in d else None,
+        compare=_compare(r, d["compare"]) if "compare" in d else None)
+    if "delete-lexicon" in options.baselines and lexicon is None:
         raise r.error("baselines", "delete-lexicon needs a style lexicon",
                       fix="add lexicon: {file: PATH} or lexicon: {build: {}}")
     if manifest.corpus is None and manifest.needs_corpus():

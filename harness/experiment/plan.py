@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
-from tsteval.experiment.options import OPTIONS
+from tsteval.experiment.options import OPTIONS, RunOptions
 from tsteval.metrics.resources import ResourceOptions, Resources
 
 if TYPE_CHECKING:
@@ -42,8 +42,10 @@ def _frozen(mapping: Mapping[str, object] | None) -> Mapping[str, object]:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What to score: the transfers, and per aspect the metrics with the resources they need.
+class Plan(RunOptions):
+    """What to score: the transfers, and per aspect the metrics with the resources they need, and the run options
+    (keyword-only fields inherited from :class:`~tsteval.experiment.options.RunOptions`, one per option of
+    :data:`~tsteval.experiment.options.OPTIONS`).
 
     ``classifiers`` holds every style classifier by name (folder, fitted model, trained classifier or training
     spec); ``style`` names those whose columns (``sti@NAME`` ...) are scored (default: all of them).
@@ -75,38 +77,21 @@ class Plan:
     transfers: Transfers
     classifiers: Mapping[str, object] = field(default_factory=dict)
     style: tuple[str, ...] | None = None
-    ground: str = "nominal"
     content: tuple[str, ...] = ()
-    modifications: tuple[str, ...] = ("none",)
     lexicon: object = None
-    vectors: object = "glove"
-    placeholder: str = "<masked>"
     attribution: str | None = None
-    attribution_threshold: float = 0.2
     attribution_steps: int = 16
     attribution_neutral: Sequence[str] | None = None
     naturalness: tuple[str, ...] = ()
     human: Sequence[str] | None = None
-    folds: int = 5
-    device: str = "cpu"
-    threads: int | None = None
     hh: Mapping[str, object] = field(default_factory=dict)
     ah: Mapping[str, object] = field(default_factory=dict)
     references: object = None
-    baselines: tuple[str, ...] = ()
-    joint: object = "auto"
     params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     corpus: Corpus | None = None
-    seed: int = 0
     bootstrap_resamples: int = 1000
     quiet: bool = True
-    engine: str = "local"
-    address: str | None = None
-    workers: int | None = None
     judges: tuple[str, ...] = ()
-    language_model: str = "smollm2"
-    text_form: str = "auto"
-    style_labels: Mapping[str, str] = field(default_factory=dict)
     baseline_notes: dict[str, int] = field(default_factory=dict, init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -117,8 +102,7 @@ class Plan:
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.style is not None:
             object.__setattr__(self, "style", tuple(self.style))
-        for name, option in OPTIONS.items():  # the run options' one reader (tsteval.experiment.options)
-            object.__setattr__(self, name, option.read(getattr(self, name)))
+        super().__post_init__()  # the run options, each read by its option
         self.validate()
         if self.baselines:
             from tsteval.experiment.baselines import add_baselines
@@ -229,11 +213,11 @@ class Plan:
 
 
 def resource_options(plan: Plan) -> ResourceOptions:
-    """The options ``plan``'s resources are built from."""
-    return ResourceOptions(device=plan.device, threads=plan.threads, seed=plan.seed, quiet=plan.quiet,
-                           vectors=plan.vectors, placeholder=plan.placeholder, corpus=plan.corpus, lexicon=plan.lexicon,
-                           classifiers=plan.classifiers, human=plan.human, language_model=plan.language_model,
-                           text_form=plan.text_form,
+    """The options ``plan``'s resources are built from: the run options that :class:`ResourceOptions` has fields
+    for, and the plan's models and texts."""
+    run_options = {f.name: getattr(plan, f.name) for f in fields(ResourceOptions) if f.name in OPTIONS}
+    return ResourceOptions(**run_options, quiet=plan.quiet, corpus=plan.corpus, lexicon=plan.lexicon,
+                           classifiers=plan.classifiers, human=plan.human,
                            pair_classifiers={**{f"hh/{n}": c for n, c in plan.hh.items()},
                                              **{f"ah/{n}": c for n, c in plan.ah.items()}},
                            transfers=plan.transfers)

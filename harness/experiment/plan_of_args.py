@@ -1,5 +1,5 @@
 """The plan of ``tsteval score``: its command-line arguments read into a :class:`~tsteval.experiment.plan.Plan`
-(the transfers, the classifiers, the metrics and the run options of :data:`SCORE_OPTIONS`)."""
+(the transfers, the classifiers, the metrics and every run option of :data:`tsteval.experiment.options.OPTIONS`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,6 @@ from tsteval.core.options import key_value_pairs, key_values
 from tsteval.core.records import Transfers
 from tsteval.experiment.options import from_args
 from tsteval.experiment.plan import Plan
-
-# The run options tsteval score takes as flags (tsteval.experiment.options).
-SCORE_OPTIONS = ("device", "threads", "seed", "folds", "ground", "modifications", "placeholder", "vectors",
-                 "attribution_threshold", "baselines", "joint", "engine", "address", "workers",
-                 "language_model", "text_form", "style_labels")
 
 
 def plan_of_args(args: argparse.Namespace) -> Plan:
@@ -35,7 +30,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     classifiers = key_values(args.classifier, "--classifier", "DIR", column_names=True)
     pair_classifiers = key_values(args.hh, "--hh", "DIR", column_names=True)
     metrics, params = content_metrics(m for m in args.content.split(",") if m.strip())
-    options = from_args(args, SCORE_OPTIONS)
+    options = from_args(args)
     modes = list(options["modifications"])
     names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
     chosen = select((m for m in (args.metrics or "").split(",") if m.strip()), classifiers=bool(classifiers),

@@ -8,6 +8,7 @@ from pathlib import Path
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
 from tsteval.experiment.manifest import Manifest
+from tsteval.experiment.options import option_values
 from tsteval.experiment.plan import Log, Plan, silent
 
 
@@ -17,10 +18,11 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
     from tsteval.experiment.runner import load_corpus, load_transfers
     from tsteval.readers.ratings import report_empty_ratings
 
-    transfers = load_transfers(manifest.transfers, manifest.seed)
+    options = manifest.options
+    transfers = load_transfers(manifest.transfers, options.seed)
     log(f"transfers: {len(transfers)} rows from {transfers.origin}")
     report_empty_ratings(transfers.frame)
-    corpus = load_corpus(manifest.corpus, transfers, manifest.seed) if manifest.needs_corpus() else None
+    corpus = load_corpus(manifest.corpus, transfers, options.seed) if manifest.needs_corpus() else None
     if corpus is not None:
         log(f"training corpus: {len(corpus)} texts, styles {corpus.styles}")
     metrics = manifest.metrics
@@ -35,7 +37,6 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
         human = lines.read_lines(metrics.human)
     elif corpus is not None:
         human = corpus.texts
-    vectors = {"glove": "glove", "word2vec": "word2vec"}.get(content.vectors, content.vectors_dir)
     attribution = content.attribution
     references: object = None if content.references is None else list(content.references)
     if content.references == "dualrl":
@@ -44,21 +45,14 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
                                "for other transfers list reference files")
         references = f"dualrl:{manifest.transfers.dataset}"
     return Plan(
-        transfers, classifiers=dict(manifest.classifiers), style=metrics.style.classifiers,
-        ground=metrics.style.ground, content=content.metrics, modifications=content.modifications,
-        lexicon=manifest.lexicon, vectors=vectors, placeholder=content.placeholder,
-        attribution=attribution.classifier if attribution else None,
-        attribution_threshold=attribution.threshold if attribution else 0.2,
+        transfers, classifiers=dict(manifest.classifiers), style=metrics.style.classifiers, content=content.metrics,
+        lexicon=manifest.lexicon, attribution=attribution.classifier if attribution else None,
         attribution_steps=attribution.steps if attribution else 16,
         attribution_neutral=lines.read_lines(attribution.neutral) if attribution and attribution.neutral
-        else None, naturalness=metrics.naturalness,
-        human=human, folds=metrics.folds, hh=dict(compatibility.hh), ah=dict(compatibility.ah),
-        references=references, baselines=manifest.baselines, params=content.params,
-        joint="strap" if metrics.joint and manifest.joint == "auto" else manifest.joint, corpus=corpus,
-        seed=manifest.seed, bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet,
-        device=manifest.device, threads=manifest.threads, judges=metrics.judges,
-        language_model=metrics.language_model, text_form=metrics.text_form, style_labels=manifest.style_labels,
-        engine=manifest.engine.name, address=manifest.engine.address, workers=manifest.engine.workers)
+        else None, naturalness=metrics.naturalness, human=human, hh=dict(compatibility.hh),
+        ah=dict(compatibility.ah), references=references, params=content.params, corpus=corpus,
+        bootstrap_resamples=manifest.report.bootstrap_resamples, quiet=quiet, judges=metrics.judges,
+        **{**option_values(options), "joint": "strap" if metrics.joint and options.joint == "auto" else options.joint})
 
 
 def attach_documents(transfers: Transfers, path: str | Path) -> Transfers:

@@ -117,7 +117,7 @@ def agreement(card: Scorecard, manifest: Manifest) -> MetaEvaluation | None:
     if not spec.ratings:
         return None
     return meta_evaluate(card, [Rating(column, aspect) for column, aspect in spec.ratings],
-                         baselines=dict(spec.baselines), n_resamples=spec.resamples, seed=manifest.seed)
+                         baselines=dict(spec.baselines), n_resamples=spec.resamples, seed=manifest.options.seed)
 
 
 def human_columns(frame: pd.DataFrame) -> list[str]:
@@ -133,7 +133,7 @@ def tradeoffs(card: Scorecard, manifest: Manifest) -> list[Tradeoff]:
         return out
     for column, aspect in ((spec.content, "Content preservation"), (spec.naturalness, "Naturalness")):
         if column is not None and column in card.frame.columns and card.frame[column].notna().any():
-            out += direction_tradeoffs(card.frame, spec.style, column, aspect, seed=manifest.seed,
+            out += direction_tradeoffs(card.frame, spec.style, column, aspect, seed=manifest.options.seed,
                                        n_resamples=manifest.report.bootstrap_resamples)
     return out
 
@@ -171,7 +171,7 @@ def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.Data
         raise TstevalError(f"{manifest.path}: compare: no transfer direction has two systems to compare (baselines "
                            "count); add a system or baselines: [copy], or remove compare:")
     pairs = direction_matrices(card, choose_systems(card, None), directions(card.frame), columns, spec.resamples,
-                               manifest.seed)  # resamples None: enough for Holm
+                               manifest.options.seed)  # resamples None: enough for Holm
     names = style_names(card.frame)
     pairs.insert(2, "direction", [direction_label(s, t, names) for s, t in
                                   zip(pairs["source_style"], pairs["target_style"], strict=True)])
@@ -188,7 +188,7 @@ def _without_baselines(frame: pd.DataFrame) -> pd.DataFrame:
 def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -> dict:
     card = result.card
     return {
-        "name": m.name, "manifest": portable(m.path, out), "manifest_hash": content_hash(m.text), "seed": m.seed,
+        "name": m.name, "manifest": portable(m.path, out), "manifest_hash": content_hash(m.text), "seed": plan.seed,
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(time.time() - seconds)),
         "seconds": round(seconds, 1), "rows": len(card.frame), "transfers_origin": portable(plan.transfers.origin, out),
         "systems": sorted(card.frame["system"].unique()), "settings": int(card.frame[["system", "setting"]]
@@ -239,14 +239,14 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     plan = Plan.from_manifest(manifest, quiet=quiet, log=log)
     result = execute(plan, log)
     card = result.card
-    summary = card.summary(seed=manifest.seed, n_resamples=manifest.report.bootstrap_resamples)
+    summary = card.summary(seed=manifest.options.seed, n_resamples=manifest.report.bootstrap_resamples)
     agreements = agreement(card, manifest)
     curves = tradeoffs(card, manifest)
     board = None
     if result.joint is not None:
         from tsteval.metrics.joint.score import leaderboard, sanity_notes
 
-        board = leaderboard(card, result.joint, manifest.report.bootstrap_resamples, manifest.seed)
+        board = leaderboard(card, result.joint, manifest.report.bootstrap_resamples, manifest.options.seed)
         for note in sanity_notes(board):
             log(f"warning: {note}")
     pairs = significance(card, manifest, result.joint)

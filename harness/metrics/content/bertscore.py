@@ -13,7 +13,8 @@ but weigh 0; with ``idf`` the weight of a word piece is ``ln((M + 1) / (df + 1))
 pieces.  With IDF the values depend on every pair of the call, so the Ray engine scores it on the whole table
 (on the driver; ``pooled_by`` in its declaration), never per block: M is the same on both engines.
 Empty texts follow the policy of :mod:`tsteval.metrics.content.policy`; under ``erase`` the sentence eraser is
-applied to every token state (it is affine, so the erased tokens' mean is the erased mean) before matching.
+applied to every token state (it is affine, so the erased tokens' mean is the erased mean) before matching.  The
+encoder runs in its ``precision`` (``--precision``: fp32, or bf16/fp16 on CUDA; named in the ``model`` field).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def token_states(texts: Sequence[str], encoder: SentenceEncoder,
     batches: equal word-piece counts, or with ``padded`` (default: on a GPU) length-sorted padded batches."""
     import torch
 
-    loaded = loaded_encoder(encoder.model, encoder.device)
+    loaded = loaded_encoder(encoder.model, encoder.device, encoder.precision)
     distinct = list(dict.fromkeys(texts))
     out: dict[str, tuple[list[int], np.ndarray]] = {}
     with torch_threads(encoder.threads), torch.inference_mode():

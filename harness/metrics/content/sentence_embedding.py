@@ -11,7 +11,8 @@ a mask), through the lean BERT forward of :mod:`tsteval.metrics.content.bert_for
 BERT encoder (transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a content-addressed
 cache on disk (:mod:`tsteval.metrics.content.embedding_cache`, key = model identity + text hash), so a second run
 encodes nothing.  ``device`` is ``cpu`` (default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's
-intra-op threads while encoding.
+intra-op threads while encoding; ``precision`` (``fp32``, or on CUDA ``bf16``/``fp16``) the dtype of the forward
+pass (pooling and normalisation in float32), part of the cache key.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tsteval.core.devices import batch_for, check_threads, resolve_device, torch_threads
+from tsteval.core.devices import (
+    batch_for,
+    check_precision,
+    check_threads,
+    resolve_device,
+    torch_dtype,
+    torch_threads,
+    with_precision,
+)
 from tsteval.core.progress import progress
 from tsteval.core.tokenize import tokens_of
 from tsteval.lexicons.erasure import StyleEraser
@@ -60,29 +69,30 @@ class LoadedEncoder:
 
 
 @lru_cache(maxsize=2)
-def loaded_encoder(model: str, device: str) -> LoadedEncoder:
-    """``model`` on ``device``: a local plain-BERT folder with a ``tokenizer.json`` straight from its files (the
-    tokenizers library and :func:`~tsteval.metrics.content.bert_forward.bert_folder`, transformers not imported);
-    anything else through transformers."""
+def loaded_encoder(model: str, device: str, precision: str = "fp32") -> LoadedEncoder:
+    """``model`` on ``device`` in ``precision``: a local plain-BERT folder with a ``tokenizer.json`` straight from
+    its files (the tokenizers library and :func:`~tsteval.metrics.content.bert_forward.bert_folder`, transformers
+    not imported); anything else through transformers."""
     if Path(model).is_dir():
         from tsteval.metrics.content.bert_forward import bert_folder  # imports torch: only when encoding
 
         ids = _word_pieces(Path(model))
-        forward = bert_folder(model, device) if ids is not None else None
+        forward = bert_folder(model, device, torch_dtype(precision)) if ids is not None else None
         if forward is not None:
             return LoadedEncoder(ids, forward, forward.hidden)
-    return load_with_transformers(model, device)
+    return load_with_transformers(model, device, precision=precision)
 
 
-def load_with_transformers(model: str, device: str, lean: bool = True) -> LoadedEncoder:
-    """``model`` through transformers' ``AutoTokenizer`` and ``AutoModel``; with ``lean``, a plain BERT encoder
-    runs the lean forward pass (same numbers), otherwise the model's own ``forward``."""
+def load_with_transformers(model: str, device: str, lean: bool = True, precision: str = "fp32") -> LoadedEncoder:
+    """``model`` through transformers' ``AutoTokenizer`` and ``AutoModel`` in ``precision``; with ``lean``, a plain
+    BERT encoder runs the lean forward pass (same numbers), otherwise the model's own ``forward``."""
     from transformers import AutoModel, AutoTokenizer
 
     from tsteval.metrics.content.bert_forward import bert_forward
 
     tokenizer = AutoTokenizer.from_pretrained(model)
-    module = AutoModel.from_pretrained(model).eval().to(device)
+    dtype = torch_dtype(precision)
+    module = AutoModel.from_pretrained(model, dtype=dtype).eval().to(device)
 
     def ids(texts: list[str], max_length: int) -> list[list[int]]:
         return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
@@ -90,7 +100,7 @@ def load_with_transformers(model: str, device: str, lean: bool = True) -> Loaded
     def forward(input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return module(input_ids=input_ids, attention_mask=mask.long()).last_hidden_state
 
-    return LoadedEncoder(ids, (bert_forward(module) if lean else None) or forward, module.config.hidden_size)
+    return LoadedEncoder(ids, (bert_forward(module, dtype) if lean else None) or forward, module.config.hidden_size)
 
 
 def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | None:
@@ -174,7 +184,7 @@ def _encode_ids(ids: list[list[int]], encoder: LoadedEncoder, device: str, batch
             input_ids = torch.from_numpy(block).to(device)
             counts = torch.from_numpy(lengths[index]).to(device)
             mask = torch.arange(width, device=device)[None] < counts[:, None]
-            hidden = encoder.forward(input_ids, mask)
+            hidden = encoder.forward(input_ids, mask).float()
             pooled = (hidden * mask[..., None]).sum(1) / counts[:, None] if padded else hidden.mean(1)
             out[index] = torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy()
     return out
@@ -191,9 +201,11 @@ class SentenceEncoder:
     """
 
     def __init__(self, model: str | None = None, *, device: str | None = "cpu", threads: int | None = None,
-                 batch_size: int | None = None, max_length: int = 256, cache: bool = True) -> None:
+                 batch_size: int | None = None, max_length: int = 256, cache: bool = True,
+                 precision: str = "fp32") -> None:
         self.model = model or default_model()
         self.device = resolve_device(device)
+        self.precision = check_precision(precision, self.device)
         self.threads = check_threads(threads)
         self.batch_size = batch_for(self.device, batch_size, cpu=CPU_BATCH, gpu=GPU_BATCH, name="batch_size")
         self.max_length = max_length
@@ -201,7 +213,7 @@ class SentenceEncoder:
         if cache:
             from tsteval.metrics.content.embedding_cache import EmbeddingCache, model_identity
 
-            self.cache = EmbeddingCache(model_identity(self.model, max_length))
+            self.cache = EmbeddingCache(with_precision(model_identity(self.model, max_length), precision))
         self.rows: dict[str, int] = {}
         self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.encoded = 0  # texts this object ran through the model (not found in memory or the cache)
@@ -235,7 +247,7 @@ class SentenceEncoder:
         return self.vectors[[self.rows[t] for t in texts]]
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        encoder = loaded_encoder(self.model, self.device)
+        encoder = loaded_encoder(self.model, self.device, self.precision)
         with torch_threads(self.threads):
             ids, _ = token_counts(texts, encoder, self.max_length)
             return _encode_ids(ids, encoder, self.device, self.batch_size, padded=self.device != "cpu")

