@@ -55,6 +55,36 @@ def profile_page(profile: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def evidence_rows(out: Path, models: list[str]) -> list[dict]:
+    """Every LM column of ``models`` against its aspect's baseline on both datasets (sentence-level Pearson)."""
+    rows = []
+    for name in DATASETS:
+        base = pd.read_csv(out / name / "baseline.csv")
+        table = pd.read_csv(out / name / "metaeval.csv")
+        part = base[(base["level"] == "sentence") & (base["method"] == "pearson")]
+        for row in part.itertuples():
+            if row.metric.split("@", 1)[-1].split("-t")[0] not in models:
+                continue
+            r = table[(table["metric"] == row.metric) & (table["rating"] == row.rating)
+                      & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]
+            rows.append({"dataset": name, "metric": row.metric, "aspect": row.aspect, "rating": row.rating,
+                         "r": r["r"], "lo": r["lo"], "hi": r["hi"], "baseline": row.baseline,
+                         "r_baseline": row.r_baseline, "diff": row.diff, "diff_lo": row.lo, "diff_hi": row.hi,
+                         "verdict": row.verdict})
+    return rows
+
+
+def evidence_page(rows: list[dict]) -> str:
+    """``evidence.md``: one line per LM column and dataset (the README's evidence table is taken from it)."""
+    lines = ["# Every LM column against its aspect's baseline (sentence-level Pearson, 95% clustered intervals)", "",
+             "| aspect | column | dataset | r | baseline (r) | difference | verdict |", "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["aspect"], r["metric"], r["dataset"])):
+        lines.append(f"| {r['aspect']} | `{r['metric']}` | {r['dataset']} | {r['r']:.3f} [{r['lo']:.3f}, "
+                     f"{r['hi']:.3f}] | `{r['baseline']}` ({r['r_baseline']:.3f}) | {r['diff']:+.3f} "
+                     f"[{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] | {r['verdict']} |")
+    return "\n".join(lines) + "\n"
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -65,13 +95,14 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--rule-only", action="store_true", help="score nothing: apply the rule to --out's tables")
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     models = [m for m in args.models.split(",") if m]
-    for name in args.dataset or DATASETS:
+    for name in [] if args.rule_only else args.dataset or DATASETS:
         start = time.perf_counter()
         run, against = lm_tables(name, models, inputs=args.inputs, seed=args.seed, n_resamples=args.resamples,
                                  threads=args.threads)
@@ -87,6 +118,8 @@ def main(argv: list[str] | None = None) -> None:
         profile = apply_rule(args.out)
         (args.out / "profile.json").write_text(json.dumps(profile, indent=1) + "\n", encoding="utf-8")
         (args.out / "profile.md").write_text(profile_page(profile), encoding="utf-8")
+        evidence = evidence_rows(args.out, list(LANGUAGE_MODELS))
+        (args.out / "evidence.md").write_text(evidence_page(evidence), encoding="utf-8")
         print(profile_page(profile))
 
 

@@ -101,13 +101,14 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh))
     check_models(chosen, options["language_model"])
     if chosen.recommended:
-        from tsteval.metrics.recommended import recommended_options
+        from tsteval.metrics.recommended import recommended_language_model, recommended_options
 
         content, modifications, naturalness = recommended_options(chosen.content, list(options["modifications"]),
                                                                   chosen.naturalness, 1 if classifier else 0,
                                                                   options["joint"])
         chosen.content, chosen.naturalness, chosen.style = content, naturalness, True
         options["modifications"] = tuple(modifications)
+        options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)
     training = _corpus(corpus)
     classifiers = {}
     if chosen.style:

@@ -14,7 +14,9 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.core.tokenize", "tsteval.core.text_form", "tsteval.core.devices", "tsteval.experiment.metaeval",
            "tsteval.core.texttable",
            "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.metrics.style.intensity",
-           "tsteval.experiment.options", "tsteval.experiment.manifest", "tsteval.scorecard"]
+           "tsteval.experiment.options", "tsteval.experiment.manifest", "tsteval.scorecard",
+           "tsteval.metrics.judges.prompts", "tsteval.metrics.judges.logprop", "tsteval.metrics.profile_rule",
+           "tsteval.metrics.recommended", "tsteval.experiment.rated_lm", "tsteval.experiment.explorer"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -112,3 +112,10 @@ def test_the_packaged_qwen_gives_the_plain_forward_pass_values() -> None:
         content, style = _by_hand(qwen, x, y, s, "<|im_end|>")
         assert got["logprop_content"][i] == pytest.approx(content, abs=1e-4)
         assert got["logprop_style"][i] == pytest.approx(style, abs=1e-4)
+
+
+def test_bf16_on_the_cpu_is_named_and_stays_near_fp32(smollm2: CausalLM) -> None:
+    half = CausalLM("smollm2", threads=2, precision="bf16")
+    assert half.model_id == f"{smollm2.model_id}+bf16" and next(half.model.parameters()).dtype == torch.bfloat16
+    full, rounded = (logprop_scores(INPUTS, OUTPUTS, TARGETS, lm)["logprop_content"] for lm in (smollm2, half))
+    assert np.abs(full - rounded).max() < 0.2 and not np.array_equal(full, rounded)

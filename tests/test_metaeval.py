@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from tsteval.cli.main import main
-from tsteval.core.errors import InputError
+from tsteval.core.errors import InputError, TstevalError
 from tsteval.experiment.metaeval import (
     LEVELS,
     bootstrap_statistics,
@@ -275,15 +275,22 @@ def test_manifest_meta_eval_key(tmp_path: Path, data_root: Path) -> None:
 
 
 def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
-    from tsteval.metrics.recommended import RECOMMENDED, recommended_options
+    from tsteval.metrics.recommended import RECOMMENDED, recommended_language_model, recommended_options
     from tsteval.metrics.registry import METRICS
 
     for r in RECOMMENDED:  # every recommendation is a registered metric of its aspect
         assert METRICS[r.metric].aspect == r.aspect
     content, modes, natural = recommended_options(["bleu"], ["mask"], [], classifiers=1, joint="none")
-    assert content == ["bleu", "sbert"] and modes == ["mask", "none"] and natural == ["kn3"]
+    assert content == ["bleu", "sbert"] and modes == ["mask", "none"] and natural == ["smollm2"]
     for joint in ("auto", "strap"):  # J's fluency factor (STRAP's) comes with the profile unless J is off
-        assert recommended_options([], ["none"], ["kn3"], classifiers=1, joint=joint)[2] == ["kn3", "unigram"]
+        assert recommended_options([], ["none"], ["kn3"], classifiers=1, joint=joint)[2] == [
+            "kn3", "smollm2", "unigram"]
+    # the recommended naturalness column is Gemma's SLOR: the run's LM becomes Gemma, or the conflict is one line
+    assert recommended_language_model("smollm2", []) == "gemma3-270m"
+    with pytest.raises(TstevalError, match="give --language-model gemma3-270m"):
+        recommended_language_model("smollm2", ["cond_lp"])
+    with pytest.raises(TstevalError, match="not 'qwen2.5-coder-1.5b'"):
+        recommended_language_model("qwen2.5-coder-1.5b", [])
     (tmp_path / "in.txt").write_text("the food was awful\n")
     (tmp_path / "out.txt").write_text("the food was great\n")
     code = main(["score", "--metrics", "recommended", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"),

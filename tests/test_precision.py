@@ -1,5 +1,5 @@
 """``--precision`` and ``--batch-tokens``: both reach the models through the run's resources from every front end,
-bf16/fp16 are refused off CUDA with one line (before any model is built), and a bf16/fp16 encoder is named in its
+fp16 is refused off CUDA with one line (before any model is built), and a bf16/fp16 encoder is named in its
 signature and cache key (its forward pass run on the CPU here, with CUDA faked)."""
 
 from __future__ import annotations

@@ -92,8 +92,8 @@ def recommended_column(names: list[str], aspect: str) -> str | None:
     """The first of ``names`` that is the recommended metric of ``aspect`` (:mod:`tsteval.metrics.recommended`; the
     style metric with any classifier), else None.
 
-    >>> recommended_column(["sti@ft", "target_prob@lr", "target_prob@ft"], "style")
-    'target_prob@lr'
+    >>> recommended_column(["sti@ft", "style_strength@lr", "style_strength@ft"], "style")
+    'style_strength@lr'
     >>> recommended_column(["bleu@none", "sbert@mask"], "content") is None
     True
     """

@@ -41,9 +41,10 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     names += [n for n in chosen.naturalness if n not in names]
     check_models(chosen, options["language_model"])
     if chosen.recommended:
-        from tsteval.metrics.recommended import recommended_options
+        from tsteval.metrics.recommended import recommended_language_model, recommended_options
 
         metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers), options["joint"])
+        options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)
     baselines = options["baselines"]
     lexicon = None
     if args.lexicon and (metrics or "delete-lexicon" in baselines):

@@ -44,10 +44,9 @@ JUDGE_TEMPLATES = {name: k for name, k in MIR_TEMPLATES.items() if name != "cond
 def input_subset(transfers: Transfers, size: int, seed: int = 0) -> Transfers:
     """The rows of ``size`` inputs drawn by ``default_rng(seed)`` from the sorted distinct inputs.
 
-    >>> import pandas as pd
-    >>> frame = pd.DataFrame({"input": ["b", "a", "c", "a"], "output": ["1", "2", "3", "4"]})
-    >>> sorted(input_subset(Transfers(frame, "x"), 2).frame["input"])
-    ['a', 'a', 'c']
+    >>> pairs = Transfers.from_pairs(["b", "a", "c", "a"], ["1", "2", "3", "4"], source_style="0", target_style="1")
+    >>> sorted(input_subset(pairs, 2).frame["input"])
+    ['b', 'c']
     """
     inputs = np.array(sorted(set(transfers.frame["input"])), dtype=object)
     chosen = set(np.random.default_rng(seed).choice(inputs, min(size, len(inputs)), replace=False))

@@ -6,7 +6,7 @@ False
 >>> metric_of("naturalness@unigram", "metric:adv_naturalness|clf:unigram").aspect
 'naturalness'
 >>> sorted(name for name, m in METRICS.items() if m.aspect == "style")
-['judge_style', 'sti', 'sti_norm', 'style_strength', 'target_acc', 'target_prob']
+['judge_style', 'logprop_style', 'sti', 'sti_norm', 'style_strength', 'target_acc', 'target_prob']
 >>> names("style")
 ['sti', 'sti_norm', 'target_prob', 'style_strength', 'target_acc']
 """

@@ -7,7 +7,7 @@ prompt plainly, preceded by its BOS (else EOS) token, with ``"\\nAnswer:"`` afte
 template is a different metric.
 
 >>> sorted(templates()), [t["name"] for t in templates()["judge_fluency"]]
-(['cond_lp', 'judge_content', 'judge_fluency', 'judge_style'], ['fluent', 'grammatical', 'natural'])
+(['cond_lp', 'judge_content', 'judge_fluency', 'judge_style', 'logprop'], ['fluent', 'grammatical', 'natural'])
 >>> fill("How {style} is: {output}", input="x", output="{a} b", style="formal", source="informal")
 'How formal is: {a} b'
 """

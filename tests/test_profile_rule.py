@@ -1,0 +1,75 @@
+"""The rule that picks the recommended profile: pooled by hand with numpy on constructed tables, and the committed
+profile recomputed from the committed three-LM tables (``benchmarks/results/meta_eval_lm``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsteval.metrics.profile_rule import Z, choose, pooled_differences
+from tsteval.metrics.recommended import RECOMMENDED
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "meta_eval_lm"
+
+
+def _row(metric: str, diff: float, lo: float, hi: float, aspect: str = "content",
+         baseline: str = "sbert@none") -> dict:
+    return dict(metric=metric, baseline=baseline, aspect=aspect, rating="r", level="sentence", method="pearson",
+                source="tsteval", diff=diff, lo=lo, hi=hi)
+
+
+def _by_hand(rows: list[tuple[float, float, float]]) -> tuple[float, float]:
+    se = np.array([(hi - lo) / (2 * 1.959964) for _, lo, hi in rows])
+    w = 1 / se ** 2
+    return float(np.sum(w * np.array([d for d, _, _ in rows])) / np.sum(w)), float(np.sum(w) ** -0.5)
+
+
+def test_the_rule_pools_by_inverse_variance_and_refuses_a_loss_on_either_dataset() -> None:
+    mir = pd.DataFrame([_row("a@lm", .05, .01, .09), _row("b@lm", .03, -.05, .11), _row("c@lm", .20, .15, .25),
+                        _row("sbert@none", 0, 0, 0)])
+    lai = pd.DataFrame([_row("a@lm", .02, -.03, .07), _row("b@lm", .01, -.07, .09), _row("c@lm", -.06, -.10, -.02),
+                        _row("sbert@none", 0, 0, 0)])
+    pooled = {p.metric: p for p in pooled_differences({"mir": mir, "lai": lai})}
+    assert set(pooled) == {"a@lm", "b@lm", "c@lm"}  # the recommendation is not its own candidate
+    for metric, rows in (("a@lm", [(.05, .01, .09), (.02, -.03, .07)]), ("b@lm", [(.03, -.05, .11), (.01, -.07, .09)])):
+        diff, se = _by_hand(rows)
+        assert (pooled[metric].diff, pooled[metric].se) == pytest.approx((diff, se), abs=1e-6)
+    assert pooled["a@lm"].qualifies  # .0374 - 1.96 x .0155 > 0
+    assert not pooled["b@lm"].qualifies  # positive, but its pooled interval holds 0
+    assert pooled["c@lm"].diff - Z * pooled["c@lm"].se > 0 and pooled["c@lm"].worse_on == ["lai"]
+    assert not pooled["c@lm"].qualifies  # significantly worse on Lai
+    assert choose({"mir": mir, "lai": lai}, {"content": "sbert@none"}) == {"content": "a@lm"}
+
+
+def test_the_committed_profile_is_the_rule_on_the_committed_tables() -> None:
+    tables = {name: pd.read_csv(RESULTS / name / "recommendation.csv") for name in ("mir", "lai")}
+    profile = json.loads((RESULTS / "profile.json").read_text())
+    chosen = dict(profile["current"])
+    for aspect, column in profile["current"].items():  # recomputed here with numpy, not by profile_rule
+        best = None
+        parts = {name: t[(t["aspect"] == aspect) & (t["baseline"] == column) & (t["metric"] != column)
+                         & (t["level"] == "sentence") & (t["method"] == "pearson")] for name, t in tables.items()}
+        for metric in sorted(set(parts["mir"]["metric"]) & set(parts["lai"]["metric"])):
+            rows = [tuple(parts[n][parts[n]["metric"] == metric][["diff", "lo", "hi"]].iloc[0]) for n in parts]
+            diff, se = _by_hand(rows)
+            if diff - 1.959964 * se > 0 and all(hi >= 0 for _, _, hi in rows) and (best is None or diff > best[0]):
+                best = (diff, metric)
+        chosen[aspect] = best[1] if best else column
+    assert profile["chosen"] == chosen
+    assert {r.aspect: r.column("fasttext") for r in RECOMMENDED} == chosen  # --metrics recommended follows the rule
+
+
+def test_the_comparison_with_the_recommendation_is_the_difference_of_the_committed_correlations() -> None:
+    for name in ("mir", "lai"):
+        against = pd.read_csv(RESULTS / name / "recommendation.csv")
+        r = pd.read_csv(RESULTS / name / "metaeval.csv").set_index(["metric", "rating", "level", "method"])["r"]
+        rows = against[(against["level"] == "sentence") & (against["method"] == "pearson")]
+        assert len(rows) > 10
+        for row in rows.itertuples():
+            expected = r[(row.metric, row.rating, "sentence", "pearson")] - r[(row.baseline, row.rating, "sentence",
+                                                                                "pearson")]
+            assert row.diff == pytest.approx(expected, abs=1e-9)
