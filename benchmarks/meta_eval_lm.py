@@ -85,6 +85,22 @@ def evidence_page(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def readme_table(rows: list[dict]) -> str:
+    """The README's evidence table: one line per LM column, Mir and Lai side by side (from :func:`evidence_rows`)."""
+    verdict = {"yes": "yes", "no": "**worse**", "not significant": "n.s."}
+    by = {(r["metric"], r["dataset"]): r for r in rows}
+    lines = ["| column | aspect | Mir r | vs baseline on Mir | Lai r | vs baseline on Lai |",
+             "|---|---|---|---|---|---|"]
+    for metric, aspect in sorted({(r["metric"], r["aspect"]) for r in rows}, key=lambda m: (m[1], m[0])):
+        cells = []
+        for name in ("mir", "lai"):
+            r = by[(metric, name)]
+            cells += [f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
+                      f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] {verdict[r['verdict']]}"]
+        lines.append(f"| `{metric}` | {aspect} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

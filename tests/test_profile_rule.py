@@ -73,3 +73,19 @@ def test_the_comparison_with_the_recommendation_is_the_difference_of_the_committ
             expected = r[(row.metric, row.rating, "sentence", "pearson")] - r[(row.baseline, row.rating, "sentence",
                                                                                 "pearson")]
             assert row.diff == pytest.approx(expected, abs=1e-9)
+
+
+def test_the_readme_evidence_table_is_the_committed_tables() -> None:
+    """Every LM column's figures in the README are the committed baseline.csv and metaeval.csv, and one of them is
+    recomputed here from metaeval.csv (the difference of two correlations)."""
+    from benchmarks.meta_eval_lm import evidence_rows, readme_table
+    from tsteval.experiment.rated_lm import LANGUAGE_MODELS
+
+    rows = evidence_rows(RESULTS, list(LANGUAGE_MODELS))
+    readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
+    assert readme_table(rows) in readme
+    table = pd.read_csv(RESULTS / "lai" / "metaeval.csv")
+    sentence = table[(table["level"] == "sentence") & (table["method"] == "pearson")
+                     & (table["rating"] == "human_fluency")].set_index("metric")["r"]
+    qwen = next(r for r in rows if r["metric"] == "judge_fluency@qwen2.5-coder-1.5b-t2" and r["dataset"] == "lai")
+    assert qwen["diff"] == pytest.approx(sentence["judge_fluency@qwen2.5-coder-1.5b-t2"] - sentence["lp_mean@kn3"])
