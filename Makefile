@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_encoder
 	$(BIN)/python -m benchmarks.speed_bertscore
 	$(BIN)/python -m benchmarks.speed_lm_judges --pairs 300
+	$(BIN)/python -m benchmarks.speed_logprop --pairs 24
 	$(BIN)/python -m benchmarks.speed_gpu  # says so and stops where torch sees no GPU
 	$(BIN)/python -m benchmarks.speed_end_to_end
 
