@@ -14,7 +14,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.core.tokenize", "tsteval.core.text_form", "tsteval.core.devices", "tsteval.experiment.metaeval",
            "tsteval.core.texttable",
            "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.metrics.style.intensity",
-           "tsteval.experiment.options", "tsteval.experiment.manifest", "tsteval.scorecard"]
+           "tsteval.experiment.options", "tsteval.experiment.manifest", "tsteval.scorecard",
+           "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.ray_engine"]
 
 
 @pytest.mark.parametrize("name", MODULES)
