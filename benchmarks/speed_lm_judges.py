@@ -25,7 +25,13 @@ import numpy as np
 
 from tsteval.core.text_form import as_written
 from tsteval.metrics.judges.cond_lp import continuation
-from tsteval.metrics.judges.prefix_scoring import continuation_log_probs, next_token_log_probs, plan_batches
+from tsteval.metrics.judges.prefix_scoring import (
+    PassCost,
+    continuation_log_probs,
+    next_token_log_probs,
+    pass_cost,
+    plan_batches,
+)
 from tsteval.metrics.judges.prompts import fill, render, templates
 from tsteval.metrics.judges.rating import answer_tokens
 from tsteval.metrics.naturalness.causal_lm import CausalLM, length_batches, padded_batch
@@ -64,10 +70,10 @@ def _timed(fn: object) -> tuple[object, float, float]:
     return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def _positions(prompts: list[list[int]], lengths: list[int], budget: int) -> int:
+def _positions(prompts: list[list[int]], lengths: list[int], budget: int, cost: PassCost) -> int:
     """Token positions the shared-prefix scoring computes (prefixes once per batch, padded remainders)."""
     total = 0
-    for batch in plan_batches(prompts, lengths, budget):
+    for batch in plan_batches(prompts, lengths, budget, cost):
         total += batch.shared + len(batch.rows) * (max(lengths[i] for i in batch.rows) - batch.shared)
     return total
 
@@ -109,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     params = sum(p.numel() for p in lm.model.parameters()) - lm.model.get_input_embeddings().weight.numel()
     params += lm.model.get_output_embeddings().weight.numel()  # the head runs (tied to the input embeddings)
     inputs, outputs, targets = _pairs(args.pairs)
+    cost, calibration, _ = _timed(lambda: pass_cost(lm))  # once per process, reported apart from the metrics
     rows = []
     cond = templates()["cond_lp"][0]
     chat = bool(cond.get("chat"))
@@ -123,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     diff = max(float(np.abs(a - b).max()) for a, b in zip(ours, plain, strict=True))
     lengths = [len(p) + len(c) for p, c in zip(prompts, cont_all, strict=True)]
     rows.append(("cond_lp (template 1)", wall, cpu, wall_b, cpu_b, diff,
-                 _positions(prompts, lengths, lm.batch_tokens), sum(lengths)))
+                 _positions(prompts, lengths, lm.batch_tokens, cost), sum(lengths)))
     answers, ending = answer_tokens(lm)
     for metric in ("judge_style", "judge_content", "judge_fluency"):
         template = templates()[metric][0]
@@ -145,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
         plain, wall_b, cpu_b = _timed(plain_next)
         lengths = [len(p) for p in judged]
         rows.append((f"{metric} (template 1)", wall, cpu, wall_b, cpu_b, float(np.abs(ours - plain).max()),
-                     _positions(judged, lengths, lm.batch_tokens), sum(lengths)))
+                     _positions(judged, lengths, lm.batch_tokens, cost), sum(lengths)))
     peak, peak_note = _peak_flops(lm.device)
     table = []
     for name, wall, cpu, wall_b, cpu_b, diff, computed, whole in rows:
@@ -158,7 +165,8 @@ def main(argv: list[str] | None = None) -> None:
                       "share_of_peak": round(flops / peak, 3) if peak else None})
     meta = {"device": lm.device, "threads": args.threads, "model": lm.model_id, "params_counted": params,
             "peak": peak_note, "machine": platform.processor() or platform.machine(),
-            "load_average_before": os.getloadavg()[0]}
+            "load_average_before": os.getloadavg()[0], "pass_fixed_s": cost.fixed, "pass_per_token_s": cost.per_token,
+            "calibration_s": round(calibration, 2)}
     report = {"meta": meta, "pairs": args.pairs, "rows": table}
     (RESULTS / "speed_lm_judges.json").write_text(json.dumps(report, indent=1))
     page = markdown(report)

@@ -16,7 +16,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.metrics.style.intensity",
            "tsteval.experiment.options", "tsteval.experiment.manifest", "tsteval.scorecard",
            "tsteval.metrics.judges.prompts", "tsteval.metrics.judges.logprop", "tsteval.metrics.profile_rule",
-           "tsteval.metrics.recommended", "tsteval.experiment.rated_lm", "tsteval.experiment.explorer"]
+           "tsteval.metrics.recommended", "tsteval.experiment.rated_lm", "tsteval.experiment.explorer",
+           "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.ray_engine"]
 
 
 @pytest.mark.parametrize("name", MODULES)

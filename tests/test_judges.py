@@ -10,8 +10,15 @@ import torch
 import tsteval
 from tsteval.core.errors import TstevalError
 from tsteval.core.text_form import as_written, detect, restore
+from tsteval.metrics.judges import prefix_scoring
 from tsteval.metrics.judges.cond_lp import cond_lp, cond_lp_matrix
-from tsteval.metrics.judges.prefix_scoring import continuation_log_probs, next_token_log_probs, plan_batches
+from tsteval.metrics.judges.prefix_scoring import (
+    PassCost,
+    continuation_log_probs,
+    next_token_log_probs,
+    pass_cost,
+    plan_batches,
+)
 from tsteval.metrics.judges.prompts import templates, templates_hash
 from tsteval.metrics.judges.rating import judge_content, judge_fluency, judge_matrix, judge_style
 from tsteval.metrics.naturalness.causal_lm import CausalLM
@@ -43,12 +50,19 @@ def _direct(lm: CausalLM, ids: list[int]) -> torch.Tensor:
         return torch.log_softmax(lm.model(torch.tensor([ids])).logits[0].double(), dim=-1)
 
 
-def test_shared_prefixes_give_the_plain_forward_pass_values(lm: CausalLM) -> None:
+@pytest.mark.parametrize("cost", [PassCost(fixed=0.0, per_token=1.0), PassCost(fixed=1e6, per_token=1.0)])
+def test_shared_prefixes_give_the_plain_forward_pass_values(lm: CausalLM, cost: PassCost,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the plan: prefixes shared (no fixed cost), or one plain padded batch (a large one)."""
     head = _ids(lm, "Rewrite the following text so that it is formal.\nText:")
     prompts = [head + _ids(lm, f" {x}\nRewrite:") for x in ("hey u there", "gimme that", "hey u there")]
     conts = [_ids(lm, f" {y}") for y in ("Hello, are you there?", "Please give me that.", "Greetings.")]
-    batches = plan_batches(prompts, [len(p) + len(c) for p, c in zip(prompts, conts, strict=True)], 4096)
-    assert any(b.shared >= len(head) for b in batches)  # the shared part really is computed apart
+    batches = plan_batches(prompts, [len(p) + len(c) for p, c in zip(prompts, conts, strict=True)], 4096, cost)
+    if cost.fixed:
+        assert [b.shared for b in batches] == [0]
+    else:
+        assert any(b.shared >= len(head) for b in batches)  # the shared part really is computed apart
+    monkeypatch.setitem(prefix_scoring._COSTS, (lm.model_id, lm.device), cost)  # the plan _run makes
     got = continuation_log_probs(lm, prompts, conts)
     for prompt, cont, values in zip(prompts, conts, got, strict=True):
         logp = _direct(lm, prompt + cont)
@@ -58,6 +72,11 @@ def test_shared_prefixes_give_the_plain_forward_pass_values(lm: CausalLM) -> Non
     nexts = next_token_log_probs(lm, prompts, candidates)
     for prompt, row in zip(prompts, nexts, strict=True):
         np.testing.assert_allclose(row, _direct(lm, prompt)[-1, candidates].numpy(), atol=1e-4)
+
+
+def test_the_pass_cost_is_timed_once_per_model_and_device(lm: CausalLM) -> None:
+    cost = pass_cost(lm)
+    assert cost is pass_cost(lm) and cost.fixed >= 0 and cost.per_token > 0
 
 
 def test_cond_lp_is_the_pmi_of_a_hand_built_prompt(lm: CausalLM) -> None:

@@ -25,7 +25,8 @@ from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.records import Corpus
 from tsteval.experiment.manifest import ManifestError, load_manifest
 from tsteval.experiment.plan import Plan
-from tsteval.experiment.ray_engine import HIT, INFO, ROW, _tsteval_error, blocks, merge
+from tsteval.experiment.ray_engine import HIT, INFO, ROW, _tsteval_error, blocks, merge, score_sentences_on_ray
+from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, score_sentences
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.readers.dualrl import load_dualrl
 from tsteval.scorecard import Scorecard
@@ -53,12 +54,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory, yelp_slice: tuple[list[str]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[object]:
-    """A local Ray cluster of two CPUs started for these tests, shut down after them."""
+    """A local Ray cluster of two CPUs (and two units of a custom resource ``fake_gpu``, standing for GPUs) started
+    for these tests, shut down after them."""
     # In CI Ray must be there (make test installs the ray extra); elsewhere the test skips without it.
     ray = importlib.import_module("ray") if os.environ.get("CI") else pytest.importorskip("ray")
     temp = tempfile.mkdtemp(prefix="ray")  # short: Ray's socket paths inside it must stay under 107 characters
-    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=256 * 2**20, _temp_dir=temp,
-             log_to_driver=False)
+    ray.init(address="local", num_cpus=2, resources={"fake_gpu": 2}, include_dashboard=False,
+             object_store_memory=256 * 2**20, _temp_dir=temp, log_to_driver=False)
     try:
         yield ray
     finally:
@@ -92,6 +94,27 @@ def test_ray_scorecard_equals_local(inputs: Path, cluster: object, tmp_path: Pat
     summary_ray = pd.read_csv(tmp_path / "ray" / "summary.csv")
     exact = ~summary_local["metric"].str.startswith("sbert@")
     pd.testing.assert_frame_equal(summary_ray[exact], summary_local[exact])
+
+
+def test_neural_metrics_run_on_the_workers_holding_a_gpu(inputs: Path, cluster: object) -> None:
+    """As with ``--device cuda`` (the cluster's ``fake_gpu`` standing for its GPUs): ``sbert`` on two workers
+    holding one unit each, ``bleu`` on CPU workers, the values those of the local engine."""
+    frame = pd.read_parquet(inputs / "transfers.parquet")[list(SENTENCE_COLUMNS)].head(16)
+    job = SentenceJob(content=("bleu", "sbert"))
+    local, distributed = Scorecard(frame.copy()), Scorecard(frame.copy())
+    score_sentences(local, job)
+    lines: list[str] = []
+    score_sentences_on_ray(distributed, job, workers=2, log=lines.append, accelerator="fake_gpu")
+    assert sorted(distributed.metrics) == sorted(local.metrics) == ["bleu@none", "sbert@none"]
+    assert distributed.signatures == local.signatures
+    np.testing.assert_array_equal(distributed.frame["bleu@none"], local.frame["bleu@none"])
+    np.testing.assert_allclose(distributed.frame["sbert@none"], local.frame["sbert@none"], rtol=0,
+                               atol=SBERT_TOLERANCE)
+    assert [line.split(" on Ray (")[1].split(";")[0] for line in lines] == ["2 workers holding CPU",
+                                                                             "2 workers holding CPU, fake_gpu"]
+    assert "(sbert)" in lines[1]
+    with pytest.raises(TstevalError, match="sbert.* need 3 fake_gpu on the Ray cluster, which has 2"):
+        score_sentences_on_ray(Scorecard(frame.copy()), job, workers=3, accelerator="fake_gpu")
 
 
 def test_merge_puts_rows_back_and_refuses_disagreeing_workers() -> None:

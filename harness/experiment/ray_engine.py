@@ -7,6 +7,9 @@ text is classified and encoded once per block), and ``map_batches`` runs :class:
 loads the style classifiers (shipped as their saved files and loaded through the verified path), the lexicon,
 the word vectors and the sentence encoder once, then calls
 :func:`~tsteval.experiment.sentences.score_sentences` -- the function the local engine calls -- on each block.
+With ``--device cuda`` the metrics that need a neural model (a resource declared ``gpu``:
+the sentence encoder, the causal LM) run apart, on workers that each hold one GPU (``num_gpus=1``: one model copy
+per GPU, ``--workers`` of them, default every GPU of the cluster), after the rest on one CPU worker per CPU.
 The driver puts the rows back in order, checks that every block reports the same signatures, and adds the
 columns to the scorecard; what needs all rows of a group (naturalness, references' corpus scores, the
 bootstrap) is then scored on the driver over the whole table.
@@ -90,14 +93,30 @@ class SentenceWorker:
         self.job = replace(shipped.job, models=models)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        import ray
+
         card = Scorecard(batch[list(SENTENCE_COLUMNS)].reset_index(drop=True))
         scores = score_sentences(card, self.job)
         out = card.frame[card.metrics].copy()
         out[ROW] = batch[ROW].to_numpy()
         for name, hits in scores.hits.items():
             out[HIT + name] = hits
-        out[INFO] = [json.dumps({"signatures": card.signatures, "policy": scores.policy})] + [None] * (len(out) - 1)
+        held = sorted(ray.get_runtime_context().get_assigned_resources())
+        out[INFO] = [json.dumps({"signatures": card.signatures, "policy": scores.policy, "held": held})] + [None] * (
+            len(out) - 1)
         return out
+
+
+def worker_request(accelerator: str | None) -> dict[str, object]:
+    """The Ray resources of a worker: one CPU, and one unit of ``accelerator`` (``"GPU"``: one GPU; a custom
+    resource name, as the tests declare one) when given.
+
+    >>> worker_request(None), worker_request("GPU"), worker_request("fake_gpu")
+    ({'num_cpus': 1}, {'num_cpus': 1, 'num_gpus': 1}, {'num_cpus': 1, 'resources': {'fake_gpu': 1}})
+    """
+    if accelerator is None:
+        return {"num_cpus": 1}
+    return {"num_cpus": 1, "num_gpus": 1} if accelerator == "GPU" else {"num_cpus": 1, "resources": {accelerator: 1}}
 
 
 def blocks(frame: pd.DataFrame, workers: int) -> list[pd.DataFrame]:
@@ -185,12 +204,46 @@ def connected(address: str | None, quiet: bool) -> Iterator[object]:
             ray.shutdown()
 
 
+def _mapped(ray: object, card: Scorecard, job: SentenceJob, n: int, accelerator: str | None,
+            log: Callable[[str], None]) -> SentenceScores:
+    """Score ``job``'s columns into ``card`` on ``n`` workers of :func:`worker_request` ``(accelerator)``."""
+    start = time.perf_counter()
+    parts = blocks(card.frame[list(SENTENCE_COLUMNS)], n)
+    # The job goes to the object store once; each worker gets a reference to it (in a list, so that Ray
+    # passes the reference, and not the job, as the constructor's argument).
+    shipped = ray.put(ship(job))
+    try:
+        with warnings.catch_warnings():
+            # max_restarts=0: a worker that dies fails the run (Ray would otherwise restart it, and says on
+            # stderr that it may not manage); Ray 2.60 warns that this keyword will move, hence the pin <2.61.
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
+            scored = ray.data.from_pandas(parts).map_batches(
+                SentenceWorker, fn_constructor_args=([shipped],), batch_format="pandas", batch_size=None,
+                compute=ray.data.ActorPoolStrategy(size=n), max_restarts=0, **worker_request(accelerator)).to_pandas()
+    except Exception as error:  # a user error in a worker arrives wrapped in Ray's exceptions
+        cause = _tsteval_error(error)
+        if cause is None:
+            raise
+        raise cause from None
+    scores = merge(card, scored, list(job.models))
+    held = set.intersection(*(set(json.loads(text)["held"]) for text in scored[INFO].dropna()))
+    log(f"per-sentence metrics ({', '.join([*job.models, *job.content])}) on Ray ({n} workers holding "
+        f"{', '.join(sorted(held))}; {len(parts)} blocks): {len(card.frame)} rows in "
+        f"{time.perf_counter() - start:.1f} s")
+    return scores
+
+
 def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | None = None,
                            workers: int | None = None, quiet: bool = True,
-                           log: Callable[[str], None] = lambda _message: None) -> SentenceScores:
+                           log: Callable[[str], None] = lambda _message: None,
+                           accelerator: str | None = None) -> SentenceScores:
     """Add the per-sentence columns of ``job`` to ``card`` as :func:`~tsteval.experiment.sentences.score_sentences`
-    does, with ``workers`` Ray Data workers (default: one per CPU of the cluster)."""
+    does, with ``workers`` Ray Data workers (default: one per CPU of the cluster).  With the job's device CUDA
+    (``accelerator`` ``"GPU"``; the tests name a custom Ray resource instead), the metrics that need a ``gpu``
+    resource run on ``workers`` workers holding one unit of it each (default: every unit of the cluster), the
+    rest on one worker per CPU."""
     from tsteval.metrics.registry import METRICS
+    from tsteval.metrics.resources import RESOURCES
     from tsteval.metrics.style.scorer import class_indices
 
     whole = tuple(m for m in job.content if METRICS[m].whole_table(job.params.get(m, {})))
@@ -206,28 +259,23 @@ def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | 
     for model, _identity in job.models.values():  # an unknown style is one error line before Ray starts
         for column in ("target_style", "source_style"):
             class_indices(model, card.frame[column].unique().tolist(), column)
-    start = time.perf_counter()
+    if accelerator is None and str(job.resources.options.device).startswith("cuda"):
+        accelerator = "GPU"
+    neural = tuple(m for m in job.content if accelerator and any(RESOURCES[r].gpu for r in METRICS[m].needs))
+    rest = replace(job, content=tuple(m for m in job.content if m not in neural))
     with connected(address, quiet) as ray:
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        parts = blocks(card.frame[list(SENTENCE_COLUMNS)], n)
-        # The job goes to the object store once; each worker gets a reference to it (in a list, so that Ray
-        # passes the reference, and not the job, as the constructor's argument).
-        shipped = ray.put(ship(job))
-        try:
-            with warnings.catch_warnings():
-                # max_restarts=0: a worker that dies fails the run (Ray would otherwise restart it, and says on
-                # stderr that it may not manage); Ray 2.60 warns that this keyword will move, hence the pin <2.61.
-                warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
-                scored = ray.data.from_pandas(parts).map_batches(
-                    SentenceWorker, fn_constructor_args=([shipped],), batch_format="pandas", batch_size=None,
-                    compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1, max_restarts=0).to_pandas()
-        except Exception as error:  # a user error in a worker arrives wrapped in Ray's exceptions
-            cause = _tsteval_error(error)
-            if cause is None:
-                raise
-            raise cause from None
-    scores = merge(card, scored, list(job.models))
+        cluster = ray.cluster_resources()
+        cpus = max(1, int(cluster.get("CPU", 1)))
+        units = int(cluster.get(accelerator, 0)) if neural else 0
+        if neural and not 1 <= (workers or units) <= units:
+            raise TstevalError(f"the neural metrics ({', '.join(neural)}) need {workers or 1} {accelerator} on the "
+                               f"Ray cluster, which has {units}: give --workers at most the GPUs it has, or "
+                               "--device cpu")
+        scores = SentenceScores()
+        if rest.models or rest.content:
+            scores = _mapped(ray, card, rest, cpus if neural else workers or cpus, None, log)
+        if neural:
+            scores.policy |= _mapped(ray, card, replace(job, models={}, content=neural), workers or units,
+                                     accelerator, log).policy
     scores.policy |= pooled.policy
-    log(f"per-sentence metrics on Ray ({n} workers, {len(parts)} blocks): {len(card.frame)} rows in "
-        f"{time.perf_counter() - start:.1f} s")
     return scores

@@ -47,7 +47,9 @@ class Resource:
     signature field of its identity; ``eraser``
     (``"module:function"``, for the ``erase`` modification) takes the resources and the built value and returns the
     scorer keywords and signature fields with the style erased.  On Ray, a ``per_worker`` resource is built again
-    in each worker and one that does not ``ship`` travels another way (classifiers as their saved files).
+    in each worker and one that does not ``ship`` travels another way (classifiers as their saved files); the
+    metrics that need a ``gpu`` resource (a neural model on the run's device) run, with ``--device cuda``, on
+    workers that each hold one GPU.
     """
 
     name: str
@@ -57,6 +59,7 @@ class Resource:
     description: str
     eraser: str | None = None
     per_worker: bool = False
+    gpu: bool = False
     variants: bool = False
     ships: bool = True
 
@@ -323,7 +326,7 @@ _HERE = "tsteval.metrics.resources"
 RESOURCES: Mapping[str, Resource] = MappingProxyType({r.name: r for r in (
     Resource("sentence_encoder", "encoder", f"{_HERE}:build_sentence_encoder", "model",
              "a sentence encoder (packaged all-MiniLM-L6-v2) on the run's device", f"{_HERE}:erase_sentence_encoder",
-             per_worker=True),
+             per_worker=True, gpu=True),
     Resource("word_vectors", "word_vectors", f"{_HERE}:build_word_vectors", "vectors",
              "word vectors (GloVe 6B 50d, word2vec trained on the corpus, or a saved folder)",
              f"{_HERE}:erase_word_vectors", variants=True),
@@ -332,7 +335,8 @@ RESOURCES: Mapping[str, Resource] = MappingProxyType({r.name: r for r in (
     Resource("lexicon", "lexicon", f"{_HERE}:build_lexicon", "lex", "a style lexicon (words by style)"),
     Resource("human_corpus", "human", f"{_HERE}:build_human_corpus", "human", "human-written texts of the domain"),
     Resource("language_model", "lm", f"{_HERE}:build_language_model", "lm",
-             "a causal language model (packaged SmolLM2-135M, or any Hugging Face causal LM)", per_worker=True),
+             "a causal language model (packaged SmolLM2-135M, or any Hugging Face causal LM)", per_worker=True,
+             gpu=True),
     Resource("style_classifier", "classifier", f"{_HERE}:build_style_classifier", "clf",
              "a style classifier (saved folder, fitted model or training spec)", variants=True, ships=False),
     Resource("pair_classifier", "pair_classifier", f"{_HERE}:build_pair_classifier", "clf",

@@ -5,9 +5,15 @@ gives the log-probability of each continuation token (``cond_lp``), :func:`next_
 log-probabilities of a few candidate tokens after each prompt (the ``judge_*`` ratings).  Prompts built from one
 template share their instruction, and the prompts of one input (every system's output for it) share the input too.
 
-Sequences are sorted by prompt, so those sharing a beginning are neighbours, and cut into batches greedily: a
-sequence joins the batch when that costs fewer computed token positions than starting a new batch, within a
-budget of padded positions.  For a batch, the longest common prefix of its prompts (less one token, so the last
+Batches are chosen by the device's cost of a batch (:class:`PassCost`): a fixed cost per forward pass plus a cost
+per computed position, timed on the model once per process (:func:`pass_cost`).  Sequences are sorted by prompt,
+so those sharing a beginning are neighbours, and cut greedily: a sequence joins the batch when that costs less
+than starting a new batch, within a budget of padded positions.  A sharing batch that costs more than its rows'
+share of full plain batches gives them up to plain padding (sorted by length, nothing shared); of that plan, the
+sharing plan and every row plainly padded, the cheapest is run, so where the model holds no LM metric is slower
+than plain padding.  With no fixed cost this is the token-minimal sharing; a large fixed cost (a GPU's ~40 ms a
+pass, where an input before the scored text leaves ~18 rows sharing a prefix) gives fewer, larger, plain batches.
+For a batch, the longest common prefix of its prompts (less one token, so the last
 prompt position is always computed with the rest) runs once with batch size 1; its key/value cache is repeated
 for the batch, and the remainders run right-padded with an attention mask over prefix and remainder, at positions
 continuing the prefix's.  The LM head runs only where a log-probability is read.  The values equal a plain forward
@@ -27,9 +33,12 @@ import numpy as np
 
 from tsteval.core.devices import torch_threads
 from tsteval.core.progress import progress
+from tsteval.metrics.naturalness.causal_lm import length_batches
 
 # A shared prefix shorter than this is not worth a separate pass.
 MIN_SHARED = 4
+# The calibration's passes: one row of SMALL tokens, and rows of WIDE tokens filling a 32nd of the budget.
+SMALL, WIDE, REPEATS = 8, 64, 3
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,29 @@ class Batch:
     shared: int
 
 
+@dataclass(frozen=True)
+class PassCost:
+    """Seconds a batch takes on a device: ``fixed`` per forward pass (two when the batch shares a prefix: the
+    prefix, then the remainders) plus ``per_token`` per computed position.
+
+    >>> PassCost(fixed=10.0, per_token=1.0).of(Batch([0, 1], shared=3), [8, 9])
+    35.0
+    """
+
+    fixed: float
+    per_token: float
+
+    def of(self, batch: Batch, lengths: Sequence[int]) -> float:
+        """The cost of ``batch`` (``lengths``: the whole sequences' lengths)."""
+        width = max(lengths[i] for i in batch.rows) - batch.shared
+        passes = 2 if batch.shared else 1
+        return passes * self.fixed + (batch.shared + len(batch.rows) * width) * self.per_token
+
+
+# Token positions alone: the plan that computes the fewest positions.
+TOKEN_MINIMAL = PassCost(fixed=0.0, per_token=1.0)
+
+
 def _common(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     n = min(len(a), len(b), limit)
     for i in range(n):
@@ -48,13 +80,13 @@ def _common(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     return n
 
 
-def plan_batches(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budget: int) -> list[Batch]:
-    """Batches of rows (see the module docstring): ``prompts`` are the prompt ids, ``lengths`` the whole
-    sequences' lengths, ``budget`` the padded positions a batch may hold beyond its shared prefix.
+def _emitted(rows: list[int], shared: int) -> Batch:
+    """The batch of ``rows``: a single row shares nothing (its prefix would be one more pass for nothing)."""
+    return Batch(rows, shared if len(rows) > 1 else 0)
 
-    >>> [(b.rows, b.shared) for b in plan_batches([[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [9]], [8, 9, 2], 64)]
-    [([0, 1], 5), ([2], 0)]
-    """
+
+def _sharing(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budget: int, cost: PassCost) -> list[Batch]:
+    """Rows sorted by prompt, cut greedily: a row joins the batch when that costs less than starting a new one."""
     order = sorted(range(len(prompts)), key=lambda i: (tuple(prompts[i]), lengths[i]))
     batches: list[Batch] = []
     rows: list[int] = []
@@ -64,18 +96,85 @@ def plan_batches(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budge
             common = _common(prompts[rows[0]], prompts[i], min(shared, len(prompts[i]) - 1))
             common = common if common >= MIN_SHARED else 0
             width = max(lengths[j] for j in [*rows, i]) - common
-            joined = common + (len(rows) + 1) * width
-            apart = shared + len(rows) * (max(lengths[j] for j in rows) - shared) + lengths[i]
+            joined = cost.of(Batch([*rows, i], common), lengths)
+            apart = cost.of(_emitted(rows, shared), lengths) + cost.of(Batch([i], 0), lengths)
             if joined <= apart and (len(rows) + 1) * width <= budget:
                 rows.append(i)
                 shared = common
                 continue
-            batches.append(Batch(rows, shared if len(rows) > 1 else 0))
+            batches.append(_emitted(rows, shared))
         rows, shared = [i], len(prompts[i]) - 1
         shared = shared if shared >= MIN_SHARED else 0
     if rows:
-        batches.append(Batch(rows, shared if len(rows) > 1 else 0))
+        batches.append(_emitted(rows, shared))
     return batches
+
+
+def _padded(rows: Sequence[int], lengths: Sequence[int], budget: int) -> list[Batch]:
+    """``rows`` as plain padded batches: sorted by length, at most ``budget`` padded positions each."""
+    return [Batch([rows[k] for k in part], 0) for part in length_batches([lengths[i] for i in rows], budget)]
+
+
+def plan_batches(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budget: int,
+                 cost: PassCost = TOKEN_MINIMAL) -> list[Batch]:
+    """Batches of rows (see the module docstring): ``prompts`` are the prompt ids, ``lengths`` the whole
+    sequences' lengths, ``budget`` the padded positions a batch may hold beyond its shared prefix, ``cost`` the
+    device's (:func:`pass_cost`; by default positions alone).
+
+    >>> prompts, lengths = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [9]], [8, 9, 2]
+    >>> [(b.rows, b.shared) for b in plan_batches(prompts, lengths, 64)]
+    [([0, 1], 5), ([2], 0)]
+    >>> [(b.rows, b.shared) for b in plan_batches(prompts, lengths, 64, PassCost(fixed=100.0, per_token=1.0))]
+    [([0, 1, 2], 0)]
+    """
+    shared = _sharing(prompts, lengths, budget, cost)
+    per_position = cost.per_token + cost.fixed / budget  # a padded row's share of full plain batches
+    kept = [b for b in shared if cost.of(b, lengths) <= per_position * sum(lengths[i] for i in b.rows)]
+    pooled = sorted(set(range(len(prompts))) - {i for b in kept for i in b.rows})
+    plans = (shared, kept + _padded(pooled, lengths, budget), _padded(range(len(prompts)), lengths, budget))
+    return min(plans, key=lambda plan: sum(cost.of(b, lengths) for b in plan))  # ties: the first
+
+
+_COSTS: dict[tuple[str, str], PassCost] = {}
+
+
+def pass_cost(lm: object) -> PassCost:
+    """The cost of ``lm``'s forward passes on its device, calibrated on first use and kept for the process (one
+    per model and device): the best of :data:`REPEATS` timings of a pass over one row of :data:`SMALL` tokens and
+    of one over rows of :data:`WIDE` tokens filling a 32nd of ``lm.batch_tokens`` (one row on a CPU, eight on a
+    GPU), the line through the two giving the fixed and the per-token seconds (about 2 s on a CPU).  Where the
+    wider pass is not the slower (timings swamped by other work), the cost is positions alone."""
+    key = (lm.model_id, str(lm.device))
+    if key not in _COSTS:
+        _COSTS[key] = _calibrated(lm)
+    return _COSTS[key]
+
+
+def _calibrated(lm: object) -> PassCost:
+    import time
+
+    import torch
+
+    decoder = lm.model.get_decoder()
+    sync = torch.cuda.synchronize if str(lm.device).startswith("cuda") else lambda: None
+    rows = max(1, lm.batch_tokens // (32 * WIDE))
+    shapes = ((1, SMALL), (rows, WIDE))
+    best = [float("inf")] * 2
+    with torch_threads(lm.threads), torch.inference_mode():
+        decoder(input_ids=torch.full(shapes[0], lm.start_id, device=lm.device))  # warm-up
+        for _ in range(REPEATS):  # alternating, so that a change of load slows both sizes alike
+            for k, shape in enumerate(shapes):
+                tokens = torch.full(shape, lm.start_id, device=lm.device)
+                sync()
+                start = time.perf_counter()
+                decoder(input_ids=tokens)
+                sync()
+                best[k] = min(best[k], time.perf_counter() - start)
+    small, wide = best
+    if wide <= small:  # no per-token signal (a loaded machine): positions alone, the token-minimal plan
+        return PassCost(fixed=0.0, per_token=wide / (rows * WIDE))
+    per_token = (wide - small) / (rows * WIDE - SMALL)
+    return PassCost(fixed=max(small - SMALL * per_token, 0.0), per_token=per_token)
 
 
 def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> tuple[object, object]:
@@ -112,8 +211,9 @@ def _run(lm: object, sequences: list[list[int]], prompt_lengths: Sequence[int],
     ``offset`` being the sequence's first remainder position."""
     import torch
 
+    cost = pass_cost(lm) if len(sequences) > 1 else TOKEN_MINIMAL
     batches = plan_batches([s[:n] for s, n in zip(sequences, prompt_lengths, strict=True)],
-                           [len(s) for s in sequences], lm.batch_tokens)
+                           [len(s) for s in sequences], lm.batch_tokens, cost)
     head = lm.model.get_output_embeddings()
     with torch_threads(lm.threads), torch.inference_mode():
         for batch in progress(batches, what, unit="batch"):
