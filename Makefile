@@ -9,7 +9,7 @@ export TSTEVAL_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo reproduce test bench meta-eval lint clean
+.PHONY: demo reproduce test bench bench-gpu meta-eval lint clean
 
 $(STAMP): pyproject.toml
 	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; } \
@@ -46,6 +46,14 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed_logprop --pairs 24
 	$(BIN)/python -m benchmarks.speed_gpu  # says so and stops where torch sees no GPU
 	$(BIN)/python -m benchmarks.speed_end_to_end
+
+# Issue 30's GPU figures (benchmarks/bench_gpu.py): where torch sees no GPU, packs the two uploads into .gpu_pack/;
+# on the GPU machine (both parts there) measures them into benchmarks/results/speed_gpu.{json,md} (8 minutes at most).
+# There the project's .venv is absent: the machine's Python, with tsteval installed from this tree if it is not.
+GPU_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
+bench-gpu:
+	@$(GPU_PYTHON) -c "import tsteval" 2>/dev/null || $(GPU_PYTHON) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(GPU_PYTHON) -m benchmarks.bench_gpu
 
 meta-eval: $(STAMP)
 	$(BIN)/python -m benchmarks.meta_eval

@@ -483,6 +483,10 @@ def markdown(r: dict[str, object]) -> str:
         worst = max(sc["max_abs_diff_between_devices"].items(), key=lambda item: item[1])
         lines += ["", f"The two scorecards agree on all {len(sc['max_abs_diff_between_devices'])} score columns to "
                   f"{worst[1]:.1e} (largest: `{worst[0]}`).", ""]
+    if "done_when" in r:
+        from benchmarks.bench_gpu import markdown as done_when
+
+        lines += done_when(r["done_when"])
     return "\n".join(lines)
 
 

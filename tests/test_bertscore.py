@@ -3,6 +3,10 @@ end and engine, and part of the meta-evaluation."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -29,13 +33,14 @@ def pairs() -> tuple[list[str], list[str]]:
     return frame["input"].tolist(), frame["output"].tolist()
 
 
-def _clamped(refs: list[str], hyps: list[str], idf: bool) -> np.ndarray:
-    """P, R, F1 with every token's best cosine raised to at least 0: what bert-score computes for a pair whose
-    text was padded in its batch (its padded similarities are 0 and take part in the max), recomputed here from
-    the token states with bert-score's weights (CLS/SEP 0; IDF ln((M+1)/(df+1)) over the references)."""
-    states = token_states([*refs, *hyps], SentenceEncoder(cache=False))
-    unit = {t: s / np.linalg.norm(s, axis=1, keepdims=True) for t, (_, s) in states.items()}
-    ids = {t: i for t, (i, _) in states.items()}
+def _per_pair(refs: list[str], hyps: list[str], idf: bool, clamp: bool = False) -> np.ndarray:
+    """P, R, F1 pair by pair from the token states with bert-score's weights (CLS/SEP 0; IDF ln((M+1)/(df+1))
+    over the references), as tsteval computed them before the padded tensor matching; with ``clamp`` every token's
+    best cosine raised to at least 0: what bert-score computes for a pair whose text was padded in its batch (its
+    padded similarities are 0 and take part in the max)."""
+    stored = token_states([*refs, *hyps], SentenceEncoder(cache=False))
+    ids = {t: stored.of(t)[0] for t in stored.rows}
+    unit = {t: s / np.linalg.norm(s, axis=1, keepdims=True) for t in stored.rows for s in [stored.of(t)[1]]}
     df: dict[int, int] = {}
     for ref in refs:
         for piece in set(ids[ref]):
@@ -47,14 +52,41 @@ def _clamped(refs: list[str], hyps: list[str], idf: bool) -> np.ndarray:
         w[[0, -1]] = 0.0
         return w
 
+    floor = 0.0 if clamp else -np.inf
     out = []
-    for ref, hyp in zip(refs, hyps, strict=True):
-        sim = unit[hyp] @ unit[ref].T
-        wh, wr = weights(hyp), weights(ref)
-        p = (np.maximum(sim.max(1), 0) * wh).sum() / wh.sum()
-        r = (np.maximum(sim.max(0), 0) * wr).sum() / wr.sum()
-        out.append((p, r, 2 * p * r / (p + r)))
-    return np.array(out)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for ref, hyp in zip(refs, hyps, strict=True):
+            sim = unit[hyp] @ unit[ref].T
+            wh, wr = weights(hyp), weights(ref)
+            p = (np.maximum(sim.max(1), floor) * wh).sum() / wh.sum()
+            r = (np.maximum(sim.max(0), floor) * wr).sum() / wr.sum()
+            out.append((p, r, 2 * p * r / (p + r)))
+    return np.nan_to_num(np.array(out))
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_the_padded_matching_equals_the_per_pair_loop(pairs: tuple[list[str], list[str]], idf: bool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The greedy matching as padded tensor operations equals the per-pair loop to 1e-9 on varied pairs: empty and
+    one-piece texts, texts cut at 512 pieces, repeated texts, texts of very different lengths side by side; and to
+    1e-6 in matching steps of a few pairs with the texts tokenised (so batched) a few at a time."""
+    from tsteval.metrics.content import bertscore as module
+    from tsteval.metrics.content import sentence_embedding
+
+    long = " ".join(["delicious"] * 300 + ["awful"] * 300)
+    refs = [*pairs[0][:30], "", "a", "", "good", long, "the food was good", pairs[0][0]]
+    hyps = [*pairs[1][:30], "", "", "b", long, "good", "the food was good .", "!"]
+    expected = _per_pair(refs, hyps, idf)
+    assert (expected[30] == 0).all() and (expected[30:33, 2] == 0).all()  # empty: weights sum to 0, NaN -> 0
+    assert expected[31, 1] != 0 and expected[32, 0] != 0 and (expected[:30] != 0).all()
+    module._LAST.clear()
+    whole = bertscore(refs, hyps, SentenceEncoder(cache=False), idf=idf)
+    np.testing.assert_allclose(whole, expected, atol=1e-9, rtol=0)
+    monkeypatch.setattr(module, "MATCH_TOKENS", 40)
+    monkeypatch.setattr(sentence_embedding, "TOKENISE_CHUNK", 5)
+    module._LAST.clear()  # other encoder batches (texts of 5 at a time): float32 rounding of the states
+    np.testing.assert_allclose(bertscore(refs, hyps, SentenceEncoder(cache=False), idf=idf), expected, atol=1e-6,
+                               rtol=0)
 
 
 @pytest.mark.parametrize("idf", [False, True])
@@ -70,7 +102,7 @@ def test_equals_the_bert_score_package(pairs: tuple[list[str], list[str]], idf: 
     ours = bertscore(refs, hyps, SentenceEncoder(cache=False), idf=idf)
     same = np.isclose(ours, theirs, atol=1e-5).all(axis=1)
     assert same.mean() > 0.95
-    np.testing.assert_allclose(_clamped(refs, hyps, idf)[~same], theirs[~same], atol=1e-5)
+    np.testing.assert_allclose(_per_pair(refs, hyps, idf, clamp=True)[~same], theirs[~same], atol=1e-5)
     card = tsteval.evaluate(refs, hyps, source_style="0", target_style="1",
                             metrics=[f"{c}:idf={str(idf).lower()}" for c in COLUMNS])
     for k, column in enumerate(COLUMNS):
@@ -84,8 +116,8 @@ def test_padded_gpu_batches_give_the_same_states(pairs: tuple[list[str], list[st
     encoder = SentenceEncoder(cache=False, batch_size=16)
     plain, padded = token_states(texts, encoder), token_states(texts, encoder, padded=True)
     for text in texts:
-        assert plain[text][0] == padded[text][0]
-        np.testing.assert_allclose(plain[text][1], padded[text][1], atol=1e-5)
+        assert plain.of(text)[0] == padded.of(text)[0]
+        np.testing.assert_allclose(plain.of(text)[1], padded.of(text)[1], atol=1e-5)
 
 
 def test_policy_and_erase(pairs: tuple[list[str], list[str]]) -> None:
@@ -100,7 +132,8 @@ def test_policy_and_erase(pairs: tuple[list[str], list[str]]) -> None:
     assert "eraser:leace-sentence-" in card.signatures["bertscore_f1@erase"]
 
 
-def test_runs_on_ray_and_is_meta_evaluated(pairs: tuple[list[str], list[str]]) -> None:
+def test_runs_on_ray_and_is_meta_evaluated(pairs: tuple[list[str], list[str]], capfd: pytest.CaptureFixture) -> None:
+    """... and Ray's processes, started after the tokenizer ran its threads here, fork nothing that warns of it."""
     transfers = tsteval.Transfers.from_pairs(pairs[0][:30], pairs[1][:30], source_style="0", target_style="1")
     # with IDF, F1 depends on every input of the call: Ray scores it on the whole table, not per block (4 blocks)
     options = {"content": ("bertscore_f1", "bertscore_p"), "params": {"bertscore_f1": {"idf": True}}}
@@ -112,3 +145,19 @@ def test_runs_on_ray_and_is_meta_evaluated(pairs: tuple[list[str], list[str]]) -
     blocks = blocks_of(transfers.frame, workers=1)
     assert len(blocks) > 1  # per block, IDF would count each block's inputs only
     assert "bertscore_f1@none" in [c.column for c in registered_columns(local)]
+    assert "just got forked" not in "".join(capfd.readouterr())
+
+
+def test_tokenizers_parallelism_is_left_alone() -> None:
+    """tsteval sets no ``TOKENIZERS_PARALLELISM`` (the tokenizer keeps its threads, beside the background thread
+    that tokenises the next texts), and a child process started after them neither warns nor hangs."""
+    code = ("import os, subprocess, sys\n"
+            "from tsteval.metrics.content.bertscore import bertscore\n"
+            "from tsteval.metrics.content.sentence_embedding import SentenceEncoder\n"
+            "print(bertscore(['good food'] * 50, ['bad food'] * 50, SentenceEncoder(cache=False))[0, 2] > 0)\n"
+            "subprocess.run([sys.executable, '-c', 'pass'], check=True)\n"
+            "print('TOKENIZERS_PARALLELISM' in os.environ)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TOKENIZERS_PARALLELISM"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert run.stdout.split() == ["True", "False"], run.stderr
+    assert "forked" not in run.stderr

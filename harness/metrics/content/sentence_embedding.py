@@ -5,10 +5,12 @@ this model.  Any local model folder or Hugging Face model id is accepted.
 
 A :class:`SentenceEncoder` encodes each distinct text once per process: :meth:`~SentenceEncoder.prefetch` takes
 the union of every text a run needs (inputs and outputs, unmodified and masked) and encodes it in one pass, each
-text tokenised once and, on a CPU, batched with texts of the same WordPiece count (no padding, no attention mask;
-on a GPU, where a batch's fixed cost outweighs a little padding, in larger batches sorted by count and padded with
-a mask), through the lean BERT forward of :mod:`tsteval.metrics.content.bert_forward` when the model is a plain
-BERT encoder (transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a content-addressed
+text tokenised once (:data:`TOKENISE_CHUNK` texts at a time, the next chunk in a background thread while the
+device encodes the current one; ``TOKENIZERS_PARALLELISM`` is left alone, so the tokenizer keeps its own threads)
+and, on a CPU, batched with texts of the same WordPiece count (no padding, no attention mask; on a GPU, where a
+batch's fixed cost outweighs a little padding, in larger batches sorted by count and padded with a mask), through
+the lean BERT forward of :mod:`tsteval.metrics.content.bert_forward` when the model is a plain BERT encoder
+(transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a content-addressed
 cache on disk (:mod:`tsteval.metrics.content.embedding_cache`, key = model identity + text hash), so a second run
 encodes nothing.  ``device`` is ``cpu`` (default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's
 intra-op threads while encoding; ``precision`` (``fp32``, or on CUDA ``bf16``/``fp16``) the dtype of the forward
@@ -18,7 +20,8 @@ pass (pooling and normalisation in float32), part of the cache key.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -56,6 +59,7 @@ CHUNK = 4096  # pairs per cosine block in sentence_cosine
 # by length (on an H100 69,909 texts/s, against 62,602 in equal-length batches of 1,024 and 20,170 in those of 64:
 # benchmarks/results/speed_gpu.md).
 CPU_BATCH, GPU_BATCH = 64, 1024
+TOKENISE_CHUNK = 16_384  # texts tokenised at a time: the next chunk while the device encodes this one
 
 
 @dataclass(frozen=True)
@@ -165,28 +169,57 @@ def sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
-def _encode_ids(ids: list[list[int]], encoder: LoadedEncoder, device: str, batch_size: int,
-                padded: bool = False) -> np.ndarray:
-    """Embeddings of already-tokenised texts: in batches of equal token count (:func:`length_batches`), or with
-    ``padded`` in :func:`sorted_batches` with an attention mask, pooled over the real tokens (fewer, larger
-    batches: the faster choice on a GPU, where a batch's fixed cost outweighs a little padding)."""
+def tokenised_chunks(texts: Sequence[str], encoder: LoadedEncoder, max_length: int,
+                     size: int | None = None) -> Iterator[list[list[int]]]:
+    """WordPiece ids of ``texts``, ``size`` (default :data:`TOKENISE_CHUNK`) texts at a time, the next chunk
+    tokenised in a background thread while the caller computes on the current one (the tokenizer and the forward
+    pass both release the GIL).
+
+    >>> ids = lambda texts, max_length: [[len(t)] for t in texts]
+    >>> list(tokenised_chunks(["a", "bb", "ccc"], LoadedEncoder(ids, None, 0), 8, size=2))
+    [[[1], [2]], [[3]]]
+    """
+    size = size or TOKENISE_CHUNK
+    chunks = [list(texts[start:start + size]) for start in range(0, len(texts), size)]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenise") as pool:
+        pending = [pool.submit(encoder.ids, chunk, max_length) for chunk in chunks[:1]]
+        for k in range(len(chunks)):
+            ids = pending.pop().result()
+            pending += [pool.submit(encoder.ids, chunk, max_length) for chunk in chunks[k + 1:k + 2]]
+            yield ids
+
+
+def forward_batches(ids: list[list[int]], encoder: LoadedEncoder, device: str, batch_size: int, padded: bool = False
+                    ) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
+    """Per batch of already-tokenised texts: their indices in ``ids``, hidden states (batch x width x hidden) and
+    mask (True: a real token), in batches of equal token count (:func:`length_batches`), or with ``padded`` in
+    :func:`sorted_batches` with an attention mask (fewer, larger batches: the faster choice on a GPU, where a
+    batch's fixed cost outweighs a little padding)."""
     import torch
 
-    lengths = np.array([len(i) for i in ids])
+    lengths = np.array([len(i) for i in ids], dtype=np.int64)
     batches = (sorted_batches if padded else length_batches)(lengths, batch_size)
-    out = np.zeros((len(ids), encoder.hidden_size), dtype=np.float32)
     with torch.inference_mode():
         for index in progress(batches, "encoding sentences", unit="batch"):
             width = int(lengths[index].max())
-            block = np.zeros((len(index), width), dtype=np.int64)  # 0 pads: masked out below
+            block = np.zeros((len(index), width), dtype=np.int64)  # 0 pads: masked out
             for row, i in enumerate(index):
                 block[row, :lengths[i]] = ids[i]
             input_ids = torch.from_numpy(block).to(device)
-            counts = torch.from_numpy(lengths[index]).to(device)
-            mask = torch.arange(width, device=device)[None] < counts[:, None]
-            hidden = encoder.forward(input_ids, mask).float()
-            pooled = (hidden * mask[..., None]).sum(1) / counts[:, None] if padded else hidden.mean(1)
-            out[index] = torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy()
+            mask = torch.arange(width, device=device)[None] < torch.from_numpy(lengths[index]).to(device)[:, None]
+            yield index, encoder.forward(input_ids, mask), mask
+
+
+def _encode_ids(ids: list[list[int]], encoder: LoadedEncoder, device: str, batch_size: int,
+                padded: bool = False) -> np.ndarray:
+    """Embeddings of already-tokenised texts in :func:`forward_batches`, pooled over the real tokens."""
+    import torch
+
+    out = np.zeros((len(ids), encoder.hidden_size), dtype=np.float32)
+    for index, hidden, mask in forward_batches(ids, encoder, device, batch_size, padded):
+        hidden = hidden.float()
+        pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True) if padded else hidden.mean(1)
+        out[index] = torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy()
     return out
 
 
@@ -249,8 +282,8 @@ class SentenceEncoder:
     def _encode(self, texts: list[str]) -> np.ndarray:
         encoder = loaded_encoder(self.model, self.device, self.precision)
         with torch_threads(self.threads):
-            ids, _ = token_counts(texts, encoder, self.max_length)
-            return _encode_ids(ids, encoder, self.device, self.batch_size, padded=self.device != "cpu")
+            return np.concatenate([_encode_ids(ids, encoder, self.device, self.batch_size, padded=self.device != "cpu")
+                                   for ids in tokenised_chunks(texts, encoder, self.max_length)])
 
 
 def encode(texts: Sequence[str], model: str | None = None, batch_size: int | None = None, max_length: int = 256,

@@ -1,0 +1,315 @@
+"""``make bench-gpu``: every GPU figure of issue 30's "Done when" in one prepared run of at most 8 minutes.
+
+On the GPU (CUDA, fp32 unless named, a SmolLM2-shaped model):
+
+* the LM metrics (:data:`LM_METRICS`, one template each) on 5,000 DualRL Yelp pairs, pairs/s against
+  :data:`TARGETS` (the model loaded before the clock starts);
+* BERTScore (F1, P and R from one call, no IDF) on 15,000 pairs, pairs/s;
+* ``--metrics recommended`` (``target_prob@ft`` from a fastText classifier trained beforehand, ``sbert@none``,
+  ``lp_mean@kn3``, J's ``naturalness@unigram``) on 20,000 pairs (:data:`SIZES`), from the table read to the scorecard
+  written, beside the interpreter's start-up (``import tsteval`` in a fresh process) and the models' loading (a
+  warm-up run on other pairs), which are not counted;
+* every GPU column against the same column on the CPU (the first 200 pairs; equal to 1e-5 in fp32)
+  and the largest deviation of bf16 and fp16 from fp32 on the GPU.
+
+The report goes into ``results/speed_gpu.json`` under ``"done_when"`` (with the device's name) and
+``results/speed_gpu.md`` (:func:`benchmarks.speed_gpu.markdown` renders it).
+
+The GPU machines lent here receive at most 64 MiB per command, working tree included, so ``--pack DIR`` (here)
+writes what :func:`benchmarks.speed_gpu.pack` writes (texts, pairs, MiniLM rounded to fp16 for the journey,
+SmolLM2's config and tokenizer; its weights are drawn at random there) split into ``DIR/part1`` and
+``DIR/part2``, each small enough to travel beside the tree.  Two calls then: one carrying ``part1`` (kept on the
+warm machine, as ignored files are), one carrying ``part2`` that runs ``make bench-gpu && cp
+benchmarks/results/speed_gpu.* "$OUT"`` (``--packed DIR`` for another folder than ``.gpu_pack``).
+``--smoke`` runs every step on the CPU on a few pairs with the packaged models and writes nothing (a test runs it).
+
+Run: ``make bench-gpu`` (packs where torch sees no GPU, measures where it does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+
+from benchmarks import speed_gpu
+from tsteval.core.progress import quieted
+
+PACK = Path(__file__).resolve().parent.parent / ".gpu_pack"
+UPLOAD = 64 * 2**20  # bytes a GPU machine receives per command, the working tree included
+LM_METRICS = ("judge_style", "judge_fluency", "judge_content", "cond_lp", "logprop_content")
+SIZES = {"lm": 5_000, "bertscore": 15_000, "score": 20_000, "check": 200, "warm": 64}  # pairs of each part
+SMOKE = {"lm": 6, "bertscore": 12, "score": 60, "check": 5, "warm": 8}  # check: at least the 5 folds of J's factor
+TARGETS = {"lm": 2_000, "bertscore": 25_000, "score": 10_000}  # pairs/s
+PRECISIONS = ("bf16", "fp16")
+STYLES = {"0": "negative", "1": "positive"}
+
+
+def split(files: list[Path], budget: int, parts: int = 2) -> list[list[Path]]:
+    """``files`` in at most ``parts`` groups of at most ``budget`` bytes each, largest first into the first that
+    has room; a :class:`ValueError` when they do not fit.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> for name, size in (("a", 5), ("b", 3), ("c", 4)):
+    ...     _ = (folder / name).write_bytes(b"x" * size)
+    >>> [[f.name for f in group] for group in split(sorted(folder.iterdir()), 8)]
+    [['a', 'b'], ['c']]
+    """
+    groups: list[list[Path]] = [[] for _ in range(parts)]
+    room = [budget] * parts
+    for file in sorted(files, key=lambda f: -f.stat().st_size):
+        size = file.stat().st_size
+        fits = [k for k in range(parts) if room[k] >= size]
+        if not fits:
+            raise ValueError(f"{file.name} ({size / 2**20:.1f} MiB) fits in no upload of {budget / 2**20:.1f} MiB")
+        groups[fits[0]].append(file)
+        room[fits[0]] -= size
+    return [group for group in groups if group]
+
+
+def tree_bytes() -> int:
+    """Bytes of the working tree that travels with every command (tracked and untracked, not ignored files)."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], capture_output=True, check=True,
+                            cwd=PACK.parent).stdout.decode().split("\0")
+    return sum((PACK.parent / f).stat().st_size for f in listed if f and (PACK.parent / f).is_file())
+
+
+def pack(folder: Path) -> list[Path]:
+    """:func:`benchmarks.speed_gpu.pack` into ``folder/part1`` and ``folder/part2`` (each fits one upload beside
+    the working tree, 1 MiB spare); the parts' folders."""
+    with tempfile.TemporaryDirectory(prefix="tsteval-pack-") as work:
+        speed_gpu.pack(Path(work))
+        files = [f for f in Path(work).rglob("*") if f.is_file()]
+        shutil.rmtree(folder, ignore_errors=True)
+        parts = []
+        for k, group in enumerate(split(files, UPLOAD - tree_bytes() - 2**20), 1):
+            parts.append(folder / f"part{k}")
+            for file in group:
+                target = parts[-1] / file.relative_to(work)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(file, target)
+    return parts
+
+
+def merged(folder: Path, work: Path) -> Path:
+    """One folder, under ``work``, of every part of a :func:`pack` folder (hard links)."""
+    whole = work / "packed"
+    for part in sorted(folder.glob("part*")):
+        for file in (f for f in part.rglob("*") if f.is_file()):
+            target = whole / file.relative_to(part)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(file, target)
+    return whole
+
+
+def synchronize(device: str) -> None:
+    """Wait for the GPU's queued work (nothing to wait for on the CPU)."""
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def timed(fn: Callable[[], object], device: str) -> tuple[object, float]:
+    """``fn()`` and its wall seconds, the device synchronised before each clock read."""
+    synchronize(device)
+    start = time.perf_counter()
+    value = fn()
+    synchronize(device)
+    return value, time.perf_counter() - start
+
+
+def gap(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest absolute difference of two columns."""
+    return float(np.abs(np.asarray(a, float) - np.asarray(b, float)).max())
+
+
+def card_of(frame: pd.DataFrame) -> object:
+    """A scorecard of ``frame``'s pairs (styles named as DualRL's Yelp reader names them)."""
+    from tsteval.core.records import Transfers
+    from tsteval.core.styles import with_style_names
+    from tsteval.scorecard import Scorecard
+
+    transfers = Transfers.from_pairs(frame["input"].tolist(), frame["output"].tolist(),
+                                     source_style=frame["source_style"].astype(str).tolist(),
+                                     target_style=frame["target_style"].astype(str).tolist())
+    return Scorecard(with_style_names(transfers.frame, lambda label: STYLES.get(label, label)))
+
+
+def lm_column(name: str, frame: pd.DataFrame, lm: object, model: str) -> np.ndarray:
+    """LM metric ``name`` (template 1) of ``frame``'s pairs with the loaded causal LM ``lm``."""
+    from tsteval.metrics.judges.logprop import LOGPROP
+    from tsteval.metrics.judges.scorer import score_judges
+    from tsteval.metrics.resources import Built, Resources
+
+    card = card_of(frame)
+    resources = Resources()
+    resources.built[("language_model", "")] = Built(lm, lm.model_id)
+    before = set(card.frame.columns)
+    score_judges(card, [name], resources, {} if name in LOGPROP else {name: {"template": "1"}}, "auto",
+                 lambda label: STYLES.get(label, label), model)
+    column, = sorted(set(card.frame.columns) - before)
+    return card.frame[column].to_numpy(float)
+
+
+def lm_figures(frame: pd.DataFrame, model: str, device: str, sizes: dict[str, int]) -> dict[str, object]:
+    """Pairs/s of each LM metric on ``device``, its gap to the CPU and bf16/fp16's deviation (see the module)."""
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+
+    pairs, check = frame.head(sizes["lm"]), sizes["check"]
+    lm, load_s = timed(lambda: CausalLM(model, device=device), device)
+    cpu = lm if device == "cpu" else CausalLM(model, device="cpu")
+    halves = {p: CausalLM(model, device=device, precision=p) for p in PRECISIONS if device != "cpu"}
+    rows = {}
+    for name in LM_METRICS:
+        lm_column(name, pairs.head(sizes["warm"]), lm, model)  # warm-up
+        values, seconds = timed(lambda name=name: lm_column(name, pairs, lm, model), device)
+        first = values[:check]
+        rows[name] = {"pairs": len(pairs), "seconds": seconds, "pairs_per_s": len(pairs) / seconds,
+                      "max_abs_diff_vs_cpu": gap(first, lm_column(name, pairs.head(check), cpu, model)),
+                      "deviation": {p: gap(first, lm_column(name, pairs.head(check), half, model))
+                                    for p, half in halves.items()}}
+    return {"load_s": load_s, "metrics": rows}
+
+
+def bertscore_figures(frame: pd.DataFrame, minilm: str, device: str, sizes: dict[str, int]) -> dict[str, object]:
+    """BERTScore's pairs/s on ``device``, its gap to the CPU and bf16/fp16's deviation (see the module)."""
+    from tsteval.metrics.content.bertscore import bertscore
+    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+
+    def scores(pairs: pd.DataFrame, on: str = device, precision: str = "fp32") -> np.ndarray:
+        encoder = SentenceEncoder(minilm, device=on, cache=False, precision=precision)
+        return bertscore(pairs["input"].tolist(), pairs["output"].tolist(), encoder)
+
+    n, check = sizes["bertscore"], sizes["check"]
+    _, load_s = timed(lambda: scores(frame.tail(sizes["warm"])), device)
+    values, seconds = timed(lambda: scores(frame.head(n)), device)
+    first = scores(frame.head(check))
+    return {"pairs": n, "load_s": load_s, "seconds": seconds, "pairs_per_s": n / seconds,
+            "max_abs_diff_vs_cpu": gap(first, scores(frame.head(check), "cpu")),
+            "max_abs_diff_subset_vs_whole": gap(first, values[:check]),
+            "deviation": {p: gap(first, scores(frame.head(check), precision=p))
+                          for p in PRECISIONS if device != "cpu"}}
+
+
+def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str]], device: str,
+                  sizes: dict[str, int], work: Path) -> dict[str, object]:
+    """``--metrics recommended`` on ``n`` pairs from the table read to the scorecard written (see the module)."""
+    import tsteval
+    from tsteval.classifiers.base import make_classifier
+    from tsteval.metrics.content import sentence_embedding
+
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import tsteval"], check=True)
+    startup_s = time.perf_counter() - start
+    classifier, train_s = timed(lambda: make_classifier("fasttext").fit(training["texts"], training["labels"]),
+                                "cpu")
+
+    def run(pairs: pd.DataFrame, name: str, on: str = device) -> pd.DataFrame:
+        table = work / f"{name}.parquet"
+        pairs.to_parquet(table)
+        card = tsteval.evaluate(table=table, metrics=["recommended"], classifier={"ft": classifier}, device=on,
+                                style_labels=STYLES)
+        card.save(work / name)
+        return card.frame
+
+    n, check = sizes["score"], sizes["check"]
+    # the packed MiniLM (its package need not be installed there); no embedding found from an earlier run
+    with (mock.patch.object(sentence_embedding, "default_model", lambda: minilm),
+          mock.patch.dict(os.environ, {"TSTEVAL_CACHE": str(work / "cache")})):
+        _, load_s = timed(lambda: run(frame.tail(sizes["warm"]).assign(system="warm-up"), "warm"), device)
+        card, seconds = timed(lambda: run(frame.head(n), "scored"), device)
+        on_cpu = run(frame.head(check).assign(system="check"), "cpu", "cpu")  # one system: enough rows to cross-fit
+    return {"pairs": n, "startup_s": startup_s, "classifier_train_s": train_s, "load_s": load_s,
+            "seconds": seconds, "pairs_per_s": n / seconds,
+            "max_abs_diff_vs_cpu": {"sbert@none": gap(card["sbert@none"][:check], on_cpu["sbert@none"])}}
+
+
+def measure(frame: pd.DataFrame, minilm: str, lm: str, training: dict[str, list[str]], device: str,
+            sizes: dict[str, int], work: Path) -> dict[str, object]:
+    """Every figure of the module on ``device`` with ``sizes`` (pairs per part, see :data:`SMOKE`)."""
+    import torch
+
+    name = torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu (smoke run)"
+    return {"device": name, "fp32_tf32": torch.backends.cuda.matmul.allow_tf32, "targets_pairs_per_s": TARGETS,
+            "lm": lm_figures(frame, lm, device, sizes), "bertscore": bertscore_figures(frame, minilm, device, sizes),
+            "score": score_figures(frame, minilm, training, device, sizes, work)}
+
+
+def markdown(report: dict[str, object]) -> list[str]:
+    """The lines of ``results/speed_gpu.md`` for a :func:`measure` report."""
+    lm, bert, score = report["lm"]["metrics"], report["bertscore"], report["score"]
+    target = report["targets_pairs_per_s"]
+
+    def row(name: str, x: dict[str, object], goal: int, vs_cpu: float) -> str:
+        deviation = " | ".join(f"{x['deviation'][p]:.1e}" if p in x.get("deviation", {}) else "-" for p in PRECISIONS)
+        return (f"| {name} | {x['pairs']:,} | **{x['pairs_per_s']:,.0f}** | {goal:,} | "
+                f"{'yes' if x['pairs_per_s'] >= goal else 'no'} | {vs_cpu:.1e} | {deviation} |")
+
+    return [f"## Issue 30's figures (`make bench-gpu`) on {report['device']}", "",
+            "Pairs per wall second, models loaded before the clock starts; the largest difference from the CPU's "
+            "values (fp32, first pairs) and bf16/fp16's deviation from fp32 on the GPU.", "",
+            "| part | pairs | pairs/s | target | met | vs CPU | bf16 | fp16 |",
+            "|---|---:|---:|---:|---|---:|---:|---:|",
+            *(row(f"`{name}`", x, target["lm"], x["max_abs_diff_vs_cpu"]) for name, x in lm.items()),
+            row("BERTScore", bert, target["bertscore"], bert["max_abs_diff_vs_cpu"]),
+            row("`score --metrics recommended`", score, target["score"], max(score["max_abs_diff_vs_cpu"].values())),
+            "", f"Not counted: interpreter start-up {score['startup_s']:.1f} s, loading (a warm-up run) "
+            f"{score['load_s']:.1f} s, the fastText classifier's training {score['classifier_train_s']:.1f} s; "
+            f"SmolLM2 loaded in {report['lm']['load_s']:.1f} s.", ""]
+
+
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pack", type=Path, help="write the two uploads for a GPU machine into this folder")
+    parser.add_argument("--packed", type=Path, help="measure on the GPU from a folder written by --pack")
+    parser.add_argument("--smoke", action="store_true", help="every step on the CPU on a few pairs; nothing written")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, object] | None:
+    args = parser().parse_args(argv)
+    import torch
+
+    if args.pack or not (args.smoke or torch.cuda.is_available()):
+        parts = pack(args.pack or PACK)
+        print("\n".join(["bench_gpu: packed the uploads for a GPU machine (one call carrying each, the last one "
+                         "running `make bench-gpu`):",
+                         *(f"  {p}: {sum(f.stat().st_size for f in p.rglob('*')) / 2**20:.1f} MiB" for p in parts)]))
+        return None
+    with tempfile.TemporaryDirectory(prefix="tsteval-bench-gpu-") as work, quieted():
+        if args.smoke:
+            from tsteval.metrics.content.sentence_embedding import default_model
+
+            frame = speed_gpu.table(max(SMOKE.values()) * 4, Path(work))
+            training = speed_gpu.yelp_training()
+            minilm, lm, sizes, device = default_model(), "smollm2", SMOKE, "cpu"
+        else:
+            packed = merged(args.packed or PACK, Path(work))
+            _, minilm, lm = speed_gpu.unpack(packed, Path(work))
+            frame = packed / f"pairs_{speed_gpu.SCORE_PAIRS}.parquet"
+            training = json.loads((packed / "yelp_train.json").read_text())
+            sizes, device = SIZES, "cuda"
+        report = measure(pd.read_parquet(frame), minilm, lm, training, device, sizes, Path(work))
+    if not args.smoke:
+        committed = json.loads((speed_gpu.OUT / "speed_gpu.json").read_text())
+        speed_gpu.save({**committed, "done_when": report})
+    print(json.dumps(report, indent=1))
+    return report
+
+
+if __name__ == "__main__":
+    main()
