@@ -29,7 +29,10 @@ RESULTS = Path(__file__).parent / "results" / "meta_eval_lm"
 def apply_rule(out: Path) -> dict:
     """The rule on the committed ``recommendation.csv`` of both datasets: the profile and every pooled difference."""
     tables = {name: pd.read_csv(out / name / "recommendation.csv") for name in DATASETS}
-    current = recommendations()
+    # the recommendations the tables were compared with (what the rule reads), not today's RECOMMENDED
+    compared = pd.concat(tables.values())[["aspect", "baseline"]].drop_duplicates()
+    current = {aspect: compared[compared["aspect"] == aspect]["baseline"].iloc[0]
+               for aspect in recommendations() if aspect in set(compared["aspect"])}
     pooled = sorted(pooled_differences(tables), key=lambda p: (p.aspect, -p.diff))
     return {"current": current, "chosen": choose(tables, current), "z": Z,
             "pooled": [{"metric": p.metric, "aspect": p.aspect, "recommendation": p.recommendation,

@@ -61,29 +61,28 @@ def recommendations() -> dict[str, str]:
     return {r.aspect: r.column("fasttext") for r in RECOMMENDED}
 
 
-def score_language_models(card: Scorecard, plan: object, models: Sequence[str], threads: int | None,
-                          log: Log) -> dict[str, float]:
-    """Add every LM column of each of ``models`` to ``card`` (the plan's texts, styles and human text); returns the
-    seconds each model took."""
-    from tsteval.metrics.judges.scorer import lm_texts, score_judges
-    from tsteval.metrics.naturalness.causal_lm import CausalLM
-    from tsteval.metrics.naturalness.lm_names import column_name
-    from tsteval.metrics.naturalness.lm_scores import score_language_model
-    from tsteval.metrics.resources import Built, Resources
+def score_language_models(card: Scorecard, plan: object, models: Sequence[str], log: Log) -> dict[str, float]:
+    """Add every LM column of each of ``models`` to ``card`` through the run's resources (``plan``'s options with
+    that model and its :data:`PRECISION`): the registered causal-LM naturalness scorer, LogProp and the judges;
+    returns the seconds each model took."""
+    from dataclasses import replace
+
+    from tsteval.experiment.plan import resource_options
+    from tsteval.metrics.judges.scorer import score_judges
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+    from tsteval.metrics.resources import Resources
 
     seconds = {}
     for model in models:
         start = time.perf_counter()
-        lm = CausalLM(model, threads=threads, precision=PRECISION.get(model, "fp32")).fit_unigram(list(plan.human))
-        resources = Resources()
-        resources.built[("language_model", "")] = Built(lm, lm.model_id)
-        _, outputs, form = lm_texts(card, plan.text_form)
-        score_language_model(card, lm, column_name(model), texts=outputs, text_form=form)
+        resources = Resources(replace(resource_options(plan), language_model=model,
+                                      precision=PRECISION.get(model, "fp32")))
+        NATURALNESS_METRICS["smollm2"](card, plan.human, plan.seed, plan.folds, resources=resources)
         score_judges(card, LM_METRICS[:2], resources, {}, plan.text_form, plan.style_name, model)
         score_judges(card, tuple(JUDGE_TEMPLATES), resources, {}, plan.text_form, plan.style_name, model,
                      only=JUDGE_TEMPLATES)
         seconds[model] = round(time.perf_counter() - start, 1)
-        log(f"{model} ({lm.model_id}): {seconds[model]:.0f} s")
+        log(f"{model} ({resources.get('language_model').identity}): {seconds[model]:.0f} s")
     return seconds
 
 
@@ -110,7 +109,7 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
     style = run(Plan(style_view, classifiers=classifier, corpus=corpus, seed=seed, threads=threads))
     for column in style.metrics:
         card.add(column, style.frame[column].to_numpy(), style.signatures[column])
-    notes["seconds_per_model"] = score_language_models(card, plan, models, threads, log)
+    notes["seconds_per_model"] = score_language_models(card, plan, models, log)
     ratings = list(MIR_RATINGS if name == "mir" else LAI_RATINGS)
     result = meta_evaluate(card, ratings, n_resamples=n_resamples, seed=seed)
     current = recommendations()
