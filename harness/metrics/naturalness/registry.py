@@ -66,6 +66,10 @@ def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: i
     score_language_model(card, lm, column_name(resources.options.language_model or "smollm2"), outputs, form)
 
 
+# The scorers that read no neural model: a CUDA run scores them in CPU processes beside the GPU
+# (:mod:`tsteval.experiment.overlap`).
+CPU_SCORERS = ("unigram", "unigram-pooled", "kn3")
+
 NATURALNESS_METRICS: dict[str, NaturalnessScorer] = {
     "unigram": partial(_adversarial, "unigram"),
     "textcnn": partial(_adversarial, "textcnn"),

@@ -1,0 +1,205 @@
+"""A CUDA run's CPU-side metrics on the other cores while the GPU works (the local engine).
+
+With the run's device CUDA, :class:`Overlap` starts worker processes (spawned: they never touch the GPU, and a
+forked child of a process holding a CUDA context must not) while this process loads its neural models.  While
+this process scores the neural columns on the GPU, the workers score
+
+- the per-sentence columns that need no GPU resource (the style classifiers, the lexical content metrics), over
+  :func:`~tsteval.experiment.blocks.blocks` of rows;
+- the naturalness scorers that read no neural model
+  (:data:`~tsteval.metrics.naturalness.registry.CPU_SCORERS`), each on the whole table.
+
+Their columns come back with the values and signatures the sequential run gives, and join the scorecard in its
+order.  Off on the CPU (the cores already share the work through torch's threads) and with attribution
+modifications (their texts come from the classifier in this process).
+"""
+
+from __future__ import annotations
+
+import copyreg
+import os
+import pickle
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import replace
+from multiprocessing import get_context
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pandas as pd
+
+from tsteval.experiment.blocks import blocks, merge, score_block, ship, unship
+from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
+from tsteval.metrics.resources import ResourceOptions, Resources
+from tsteval.scorecard import Scorecard
+
+Log = Callable[[str], None]
+_JOBS: dict[str, SentenceJob] = {}  # in a worker: the shipped job of each file, loaded once
+
+
+def _proxy(mapping: dict) -> MappingProxyType:
+    """A read-only mapping again, in the worker (the metrics' parameters are ones)."""
+    return MappingProxyType(mapping)
+
+
+copyreg.pickle(MappingProxyType, lambda proxy: (_proxy, (dict(proxy),)))
+
+
+def _start() -> None:
+    """A worker's set-up: one torch thread (the cores are the workers), no progress bars."""
+    import torch
+
+    from tsteval.core.progress import quieted
+
+    torch.set_num_threads(1)
+    quieted().__enter__()  # for as long as the worker lives
+
+
+def _warm() -> None:
+    """Import what the tasks need while the driver loads its models."""
+    import tsteval.experiment.blocks  # noqa: F401
+    import tsteval.metrics.naturalness.registry  # noqa: F401
+
+
+def _block(path: str, batch: pd.DataFrame) -> pd.DataFrame:
+    """One block scored by the job shipped to ``path``."""
+    if path not in _JOBS:
+        _JOBS[path] = unship(pickle.loads(Path(path).read_bytes()))
+    return score_block(_JOBS[path], batch)
+
+
+def _naturalness(name: str, frame: pd.DataFrame, human: Sequence[str] | None, seed: int, folds: int,
+                 options: ResourceOptions) -> list[tuple[str, np.ndarray, str]]:
+    """The columns (name, values, signature) naturalness scorer ``name`` adds to a scorecard of ``frame``."""
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+
+    card = Scorecard(frame.copy())
+    NATURALNESS_METRICS[name](card, human, seed, folds, resources=Resources(options))
+    return [(column, card.frame[column].to_numpy(), card.signatures[column]) for column in card.metrics]
+
+
+def needs_gpu(metric: str) -> bool:
+    """Whether content metric ``metric`` reads a neural model on the run's device (a resource declared ``gpu``).
+
+    >>> needs_gpu("sbert"), needs_gpu("bleu")
+    (True, False)
+    """
+    from tsteval.metrics.registry import METRICS
+    from tsteval.metrics.resources import RESOURCES
+
+    return any(RESOURCES[need].gpu for need in METRICS[metric].needs)
+
+
+def sentence_order(columns: Sequence[str], styles: int, job: SentenceJob) -> list[str]:
+    """``columns`` of the per-sentence phase in the order :func:`score_sentences` adds them: the first ``styles``
+    (the style columns, already in order), then by modification and by the metric's place in ``job.content``.
+
+    >>> job = SentenceJob(content=("bleu", "sbert"), modifications=("none", "mask"))
+    >>> sentence_order(["acc@ft", "bleu@none", "bleu@mask", "sbert@none", "sbert@mask"], 1, job)
+    ['acc@ft', 'bleu@none', 'sbert@none', 'bleu@mask', 'sbert@mask']
+    """
+    def key(column: str) -> tuple[int, int]:
+        name, _, rest = column.partition("@")
+        return job.modifications.index(rest.split("[", 1)[0]), job.content.index(name)
+
+    return [*columns[:styles], *sorted(columns[styles:], key=key)]
+
+
+class Overlap:
+    """Worker processes for a CUDA run's CPU-side metrics (see the module).  Use as a context manager."""
+
+    def __init__(self, workers: int, log: Log) -> None:
+        self.workers, self.log = workers, log
+        self.pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start)
+        for _ in range(workers):
+            self.pool.submit(_warm)
+        self.folder = tempfile.TemporaryDirectory(prefix="tsteval-overlap-")
+        self.blocks: list[Future] = []
+        self.natural: dict[str, Future] = {}
+        self.cpu_job: SentenceJob | None = None
+        self.started = time.perf_counter()
+
+    def __enter__(self) -> Overlap:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.folder.cleanup()
+
+    def start_sentences(self, card: Scorecard, job: SentenceJob) -> SentenceJob:
+        """Send ``job``'s style classifiers and content metrics that need no GPU (nor the whole table) to the
+        workers, over blocks of ``card``'s rows; returns the rest of the job, for this process."""
+        from tsteval.metrics.registry import METRICS
+        from tsteval.metrics.style.scorer import class_indices
+
+        for model, _identity in job.models.values():  # an unknown style is one error line before the work starts
+            for column in ("target_style", "source_style"):
+                class_indices(model, card.frame[column].unique().tolist(), column)
+        cpu = tuple(m for m in job.content if not needs_gpu(m) and not METRICS[m].whole_table(job.params.get(m, {})))
+        self.cpu_job = replace(job, content=cpu)
+        if job.models or cpu:
+            path = Path(self.folder.name) / "job.pickle"
+            path.write_bytes(pickle.dumps(ship(self.cpu_job)))
+            frame = card.frame[list(SENTENCE_COLUMNS)]
+            self.blocks = [self.pool.submit(_block, str(path), part) for part in blocks(frame, self.workers)]
+        return replace(job, models={}, content=tuple(m for m in job.content if m not in cpu))
+
+    def start_naturalness(self, card: Scorecard, names: Sequence[str], human: Sequence[str] | None, seed: int,
+                          folds: int, options: ResourceOptions) -> None:
+        """Send the naturalness scorers of ``names`` that read no neural model to the workers."""
+        from tsteval.metrics.naturalness.registry import CPU_SCORERS
+
+        light = replace(options, transfers=None, classifiers={}, pair_classifiers={})
+        frame = card.frame.copy()
+        self.natural = {name: self.pool.submit(_naturalness, name, frame, human, seed, folds, light)
+                        for name in names if name in CPU_SCORERS}
+
+    def sentences(self, card: Scorecard, rest: SentenceJob, job: SentenceJob, log: Log) -> SentenceScores:
+        """Score ``rest`` here, gather the workers' blocks, and add every column of ``job`` to ``card`` in the
+        sequential order."""
+        mine = Scorecard(card.frame[list(SENTENCE_COLUMNS)].copy())
+        scores = score_sentences(mine, rest, log=log)
+        theirs = Scorecard(card.frame[list(SENTENCE_COLUMNS)].copy())
+        if self.blocks:
+            start = time.perf_counter()
+            gathered = merge(theirs, pd.concat([f.result() for f in self.blocks]), list(job.models), "CPU")
+            scores.hits |= gathered.hits
+            scores.policy |= gathered.policy
+            log(f"per-sentence metrics ({', '.join([*job.models, *self.cpu_job.content])}) in {self.workers} CPU "
+                f"processes beside the GPU: done {time.perf_counter() - self.started:.1f} s after they started "
+                f"(waited {time.perf_counter() - start:.1f} s here)")
+        values = {c: (mine.frame[c], mine.signatures[c]) for c in mine.metrics}
+        values |= {c: (theirs.frame[c], theirs.signatures[c]) for c in theirs.metrics}
+        styles = len(theirs.metrics) - sum(1 for c in theirs.metrics if c.partition("@")[0] in job.content)
+        for column in sentence_order([*theirs.metrics[:styles], *mine.metrics, *theirs.metrics[styles:]], styles,
+                                     job):
+            card.add(column, values[column][0].to_numpy(), values[column][1])
+        return scores
+
+    def naturalness(self, card: Scorecard, name: str, log: Log) -> bool:
+        """Add the columns of naturalness scorer ``name`` if the workers scored it (else False)."""
+        if name not in self.natural:
+            return False
+        start = time.perf_counter()
+        for column, values, signature in self.natural[name].result():
+            card.add(column, values, signature)
+        log(f"naturalness {name} in a CPU process beside the GPU (waited {time.perf_counter() - start:.1f} s here)")
+        return True
+
+
+def overlap_workers(device: str | None, workers: int | None, attribution: bool) -> int:
+    """How many CPU processes work beside the GPU: none unless the run's ``device`` (``--device``) resolves to
+    CUDA, none with attribution modifications, else ``workers`` (default: every core but the one that feeds the
+    GPU, at least one).
+
+    >>> overlap_workers("cpu", None, False), overlap_workers(None, 3, False)
+    (0, 0)
+    """
+    from tsteval.core.devices import resolve_device
+
+    if device in (None, "cpu") or attribution or not resolve_device(device).startswith("cuda"):
+        return 0
+    return workers or max(1, (os.cpu_count() or 2) - 1)
