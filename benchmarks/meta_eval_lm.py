@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsteval.experiment.rated import DATASETS
-from tsteval.experiment.rated_lm import LANGUAGE_MODELS, PRECISION, SUBSET_INPUTS, lm_tables, recommendations
+from tsteval.experiment.rated_lm import LANGUAGE_MODELS, PRECISION, RULE_RECOMMENDATIONS, SUBSET_INPUTS, lm_tables
 from tsteval.metrics.profile_rule import Z, choose, pooled_differences
 
 RESULTS = Path(__file__).parent / "results" / "meta_eval_lm"
@@ -32,7 +32,7 @@ def apply_rule(out: Path) -> dict:
     # the recommendations the tables were compared with (what the rule reads), not today's RECOMMENDED
     compared = pd.concat(tables.values())[["aspect", "baseline"]].drop_duplicates()
     current = {aspect: compared[compared["aspect"] == aspect]["baseline"].iloc[0]
-               for aspect in recommendations() if aspect in set(compared["aspect"])}
+               for aspect in RULE_RECOMMENDATIONS if aspect in set(compared["aspect"])}
     pooled = sorted(pooled_differences(tables), key=lambda p: (p.aspect, -p.diff))
     return {"current": current, "chosen": choose(tables, current), "z": Z,
             "pooled": [{"metric": p.metric, "aspect": p.aspect, "recommendation": p.recommendation,

@@ -99,11 +99,13 @@ def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[st
 
 def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None, log: Log) -> None:
     """The LM metrics with each template's own column (``NAME@MODEL-tK``; only those of ``templates`` when
-    given), and the LM's fluency scores on the text as the dataset writes it (``@MODEL-asis``) beside the
-    restored text's (``@MODEL``)."""
+    given), the LM's fluency scores on the text as the dataset writes it (``@MODEL-asis``) beside the
+    restored text's (``@MODEL``), and LogProp of every packaged LM
+    (:func:`tsteval.experiment.rated_lm.score_logprop`)."""
     import time
 
     from tsteval.experiment.plan import resource_options
+    from tsteval.experiment.rated_lm import score_logprop  # imports this module
     from tsteval.metrics.judges.scorer import score_judges
     from tsteval.metrics.naturalness.lm_names import column_name
     from tsteval.metrics.naturalness.lm_scores import score_language_model
@@ -116,6 +118,7 @@ def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None,
     lm = resources.get("language_model").value.fit_unigram(list(plan.human))
     score_language_model(card, lm, f"{column_name(plan.language_model)}-asis", text_form="as-is")
     log(f"LM metrics and {plan.language_model} as-is scores in {time.perf_counter() - start:.0f} s")
+    score_logprop(card, plan, log=log)
 
 
 def mir_materials(seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, list[str], dict]:

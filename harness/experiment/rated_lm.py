@@ -1,5 +1,6 @@
 """The three-LM meta-evaluation: every packaged causal LM's columns on a declared, seeded subset of each rated
-dataset, beside the aspects' baselines and current recommendations (README: "Which column is recommended").
+dataset, beside the aspects' baselines and the recommendations the rule was fixed against (README: "Which column
+is recommended").
 
 Qwen2.5-Coder-1.5B on every rated row takes hours on a 2-core CPU, so the rows are those of :data:`SUBSET_INPUTS`
 inputs drawn by ``numpy.random.default_rng(seed)`` from the sorted distinct inputs, every column on those rows only.
@@ -7,8 +8,8 @@ Each LM scores ``ppl``/``lp_mean``/``slor`` (on the text restored to its written
 ``logprop_style`` and the judges with one template each (:data:`JUDGE_TEMPLATES`, fixed before any of these
 numbers); the style classifier is fastText, the content columns ``bleu``, ``sbert`` and ``bertscore_f1`` at
 ``none``, the naturalness baseline the Kneser-Ney trigram.  Two comparisons: with the aspect's baseline (the
-meta-evaluation's ``baseline.csv``) and with its current recommendation (``recommendation.csv``), which
-:mod:`tsteval.metrics.profile_rule` reads.
+meta-evaluation's ``baseline.csv``) and with the recommendation the rule was fixed against
+(``recommendation.csv``), which :mod:`tsteval.metrics.profile_rule` reads.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from tsteval.scorecard import Scorecard
 LANGUAGE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
 # Qwen2.5-Coder-1.5B in bfloat16 on the CPU (README: the measured difference from float32); the others float32.
 PRECISION = {"qwen2.5-coder-1.5b": "bf16"}
+# LogProp of every packaged LM on every rated row (the full tables, benchmarks/results/meta_eval/; 2,975 distinct
+# pairs): each model in bfloat16 on the CPU, 2-3x faster than float32 and within .05 nats of it (speed_logprop).
+LOGPROP_PRECISION = "bf16"
 SUBSET_INPUTS = 24
 LM_METRICS = ("logprop_content", "logprop_style", "judge_style", "judge_content", "judge_fluency")
 # One template per judge: those chosen on Lai with SmolLM2 (rated.MIR_TEMPLATES), fixed before these tables.
@@ -54,29 +58,32 @@ def input_subset(transfers: Transfers, size: int, seed: int = 0) -> Transfers:
     return Transfers(frame, transfers.origin, dict(transfers.extra))
 
 
-def recommendations() -> dict[str, str]:
-    """aspect -> the current recommended column (the style one with the fastText classifier)."""
-    from tsteval.metrics.recommended import RECOMMENDED
+# The recommendations when the rule was fixed (README: "Which column is recommended", commit 0d6cf0a): the rule
+# takes every difference from these, so a rerun compares with them, not with the profile the rule then chose.
+RULE_RECOMMENDATIONS = {"style": "target_prob@fasttext", "content": "sbert@none", "naturalness": "lp_mean@kn3"}
 
-    return {r.aspect: r.column("fasttext") for r in RECOMMENDED}
+
+def model_resources(plan: object, model: str, precision: str) -> object:
+    """The run's resources (``plan``'s options) with causal LM ``model`` at ``precision``."""
+    from dataclasses import replace
+
+    from tsteval.experiment.plan import resource_options
+    from tsteval.metrics.resources import Resources
+
+    return Resources(replace(resource_options(plan), language_model=model, precision=precision))
 
 
 def score_language_models(card: Scorecard, plan: object, models: Sequence[str], log: Log) -> dict[str, float]:
     """Add every LM column of each of ``models`` to ``card`` through the run's resources (``plan``'s options with
     that model and its :data:`PRECISION`): the registered causal-LM naturalness scorer, LogProp and the judges;
     returns the seconds each model took."""
-    from dataclasses import replace
-
-    from tsteval.experiment.plan import resource_options
     from tsteval.metrics.judges.scorer import score_judges
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-    from tsteval.metrics.resources import Resources
 
     seconds = {}
     for model in models:
         start = time.perf_counter()
-        resources = Resources(replace(resource_options(plan), language_model=model,
-                                      precision=PRECISION.get(model, "fp32")))
+        resources = model_resources(plan, model, PRECISION.get(model, "fp32"))
         NATURALNESS_METRICS["smollm2"](card, plan.human, plan.seed, plan.folds, resources=resources)
         score_judges(card, LM_METRICS[:2], resources, {}, plan.text_form, plan.style_name, model)
         score_judges(card, tuple(JUDGE_TEMPLATES), resources, {}, plan.text_form, plan.style_name, model,
@@ -86,11 +93,27 @@ def score_language_models(card: Scorecard, plan: object, models: Sequence[str], 
     return seconds
 
 
+def score_logprop(card: Scorecard, plan: object, models: Sequence[str] = LANGUAGE_MODELS,
+                  log: Log = print) -> dict[str, float]:
+    """Add ``logprop_content@MODEL`` and ``logprop_style@MODEL`` of each of ``models`` (every row; the full rated
+    tables carry them), each model in :data:`LOGPROP_PRECISION`; returns the seconds each model took."""
+    from tsteval.metrics.judges.scorer import score_judges
+
+    seconds = {}
+    for model in models:
+        start = time.perf_counter()
+        resources = model_resources(plan, model, LOGPROP_PRECISION)
+        score_judges(card, LM_METRICS[:2], resources, {}, plan.text_form, plan.style_name, model)
+        seconds[model] = round(time.perf_counter() - start, 1)
+        log(f"LogProp with {model} ({resources.get('language_model').identity}): {seconds[model]:.0f} s")
+    return seconds
+
+
 def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int = SUBSET_INPUTS, seed: int = 0,
               n_resamples: int = 1000, threads: int | None = None,
               log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """Score the subset of rated dataset ``name`` and meta-evaluate it twice: against the aspects' baselines (the
-    run's result) and against the current recommendations (returned beside it)."""
+    run's result) and against :data:`RULE_RECOMMENDATIONS` (returned beside it)."""
     from tsteval.experiment.execute import run
     from tsteval.experiment.manifest import ClassifierSpec
     from tsteval.experiment.plan import Plan
@@ -112,7 +135,6 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
     notes["seconds_per_model"] = score_language_models(card, plan, models, log)
     ratings = list(MIR_RATINGS if name == "mir" else LAI_RATINGS)
     result = meta_evaluate(card, ratings, n_resamples=n_resamples, seed=seed)
-    current = recommendations()
-    against = meta_evaluate(card, ratings, baselines={r.column: current[r.aspect] for r in ratings},
+    against = meta_evaluate(card, ratings, baselines={r.column: RULE_RECOMMENDATIONS[r.aspect] for r in ratings},
                             n_resamples=n_resamples, seed=seed)
     return RatedRun(name, card, result, notes), against
