@@ -141,13 +141,41 @@ _COSTS: dict[tuple[str, str], PassCost] = {}
 def pass_cost(lm: object) -> PassCost:
     """The cost of ``lm``'s forward passes on its device, calibrated on first use and kept for the process (one
     per model and device): the best of :data:`REPEATS` timings of a pass over one row of :data:`SMALL` tokens and
-    of one over rows of :data:`WIDE` tokens filling a 32nd of ``lm.batch_tokens`` (one row on a CPU, eight on a
-    GPU), the line through the two giving the fixed and the per-token seconds (about 2 s on a CPU).  Where the
-    wider pass is not the slower (timings swamped by other work), the cost is positions alone."""
+    of one over rows of :data:`WIDE` tokens (:func:`calibration_rows`), the line through the two giving the fixed
+    and the per-token seconds (:func:`line_cost`; about 2 s on a CPU)."""
     key = (lm.model_id, str(lm.device))
     if key not in _COSTS:
         _COSTS[key] = _calibrated(lm)
     return _COSTS[key]
+
+
+def calibration_rows(batch_tokens: int, device: str) -> int:
+    """Rows of :data:`WIDE` tokens in the wide calibration pass: a 32nd of the budget on a CPU (a whole budget
+    takes seconds there), the whole budget on a GPU, where a pass of a few hundred tokens costs what one of eight
+    does (the launches, not the arithmetic) and only a full one shows the cost per token.
+
+    >>> calibration_rows(2048, "cpu"), calibration_rows(16384, "cpu"), calibration_rows(16384, "cuda")
+    (1, 8, 256)
+    """
+    return max(1, batch_tokens // (WIDE if device.startswith("cuda") else 32 * WIDE))
+
+
+def line_cost(small: float, wide: float, wide_tokens: int, device: str) -> PassCost:
+    """The cost through the timings of a pass of :data:`SMALL` tokens (``small`` s) and one of ``wide_tokens``
+    (``wide`` s).  Where the wider pass is not the slower: on a CPU, timings swamped by other work, so positions
+    alone (the token-minimal plan); on a GPU, a pass is all fixed cost, so passes alone (the fewest, widest
+    batches).
+
+    >>> line_cost(1.0, 3.0, 208, "cpu")
+    PassCost(fixed=0.92, per_token=0.01)
+    >>> line_cost(2.0, 1.0, 100, "cpu"), line_cost(2.0, 1.0, 100, "cuda")
+    (PassCost(fixed=0.0, per_token=0.01), PassCost(fixed=2.0, per_token=0.0))
+    """
+    if wide <= small:
+        return PassCost(fixed=small, per_token=0.0) if device.startswith("cuda") else \
+            PassCost(fixed=0.0, per_token=wide / wide_tokens)
+    per_token = (wide - small) / (wide_tokens - SMALL)
+    return PassCost(fixed=max(small - SMALL * per_token, 0.0), per_token=per_token)
 
 
 def _calibrated(lm: object) -> PassCost:
@@ -155,9 +183,9 @@ def _calibrated(lm: object) -> PassCost:
 
     import torch
 
-    decoder = lm.model.get_decoder()
-    sync = torch.cuda.synchronize if str(lm.device).startswith("cuda") else lambda: None
-    rows = max(1, lm.batch_tokens // (32 * WIDE))
+    decoder, device = lm.model.get_decoder(), str(lm.device)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else lambda: None
+    rows = calibration_rows(lm.batch_tokens, device)
     shapes = ((1, SMALL), (rows, WIDE))
     best = [float("inf")] * 2
     with torch_threads(lm.threads), torch.inference_mode():
@@ -170,11 +198,7 @@ def _calibrated(lm: object) -> PassCost:
                 decoder(input_ids=tokens)
                 sync()
                 best[k] = min(best[k], time.perf_counter() - start)
-    small, wide = best
-    if wide <= small:  # no per-token signal (a loaded machine): positions alone, the token-minimal plan
-        return PassCost(fixed=0.0, per_token=wide / (rows * WIDE))
-    per_token = (wide - small) / (rows * WIDE - SMALL)
-    return PassCost(fixed=max(small - SMALL * per_token, 0.0), per_token=per_token)
+    return line_cost(best[0], best[1], rows * WIDE, device)
 
 
 def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> tuple[object, object]:
