@@ -58,15 +58,17 @@ def profile_page(profile: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def evidence_rows(out: Path, models: list[str]) -> list[dict]:
-    """Every LM column of ``models`` against its aspect's baseline on both datasets (sentence-level Pearson)."""
+def evidence_rows(out: Path, models: list[str], metrics: tuple[str, ...] = ()) -> list[dict]:
+    """Every LM column of ``models`` (only those of ``metrics`` when given) against its aspect's baseline on both
+    datasets of ``out`` (sentence-level Pearson)."""
     rows = []
     for name in DATASETS:
         base = pd.read_csv(out / name / "baseline.csv")
         table = pd.read_csv(out / name / "metaeval.csv")
         part = base[(base["level"] == "sentence") & (base["method"] == "pearson")]
         for row in part.itertuples():
-            if row.metric.split("@", 1)[-1].split("-t")[0] not in models:
+            metric, _, model = row.metric.partition("@")
+            if model.split("-t")[0] not in models or (metrics and metric not in metrics):
                 continue
             r = table[(table["metric"] == row.metric) & (table["rating"] == row.rating)
                       & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]

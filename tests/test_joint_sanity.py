@@ -167,7 +167,7 @@ def test_recommended_metrics_with_the_copy_baseline_give_a_leaderboard_where_the
     from tsteval.metrics.recommended import RECOMMENDED
 
     assert {*(r.column("ft") for r in RECOMMENDED), "naturalness@unigram"} <= set(card.columns)
-    assert "slor@gemma3-270m" in card.columns  # the profile's naturalness column sets the run's LM to Gemma
+    assert "lp_mean@gemma3-270m" in card.columns  # the profile's naturalness column sets the run's LM to Gemma
     board = pd.read_csv(tmp_path / "run" / "leaderboard.csv").set_index("system")
     for system, rank in (("mine", 1), ("baseline:copy", 2)):
         rows = card[card["system"] == system]

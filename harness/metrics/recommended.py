@@ -7,7 +7,7 @@ metric, picked by its sentence-level correlation.  The naturalness column is rea
 sets the run's language model (:data:`LANGUAGE_MODEL`); :data:`FAST_NATURALNESS` is the column without one.
 
 >>> [r.column("ft") for r in RECOMMENDED]
-['style_strength@ft', 'sbert@none', 'slor@gemma3-270m']
+['style_strength@ft', 'sbert@none', 'lp_mean@gemma3-270m']
 
 A leaderboard ranks by the joint score J, whose default recipe is STRAP's (:mod:`tsteval.metrics.joint.score`);
 its fluency factor is the adversarial classifier ``naturalness@unigram``, which is not a recommended metric but is
@@ -49,11 +49,11 @@ RECOMMENDED = (
                    f"on the full tables ({EVIDENCE}) +.045 on Mir and +.029 (not significant) on Lai, where every "
                    "classifier trained here correlates negatively"),
     Recommendation("content", "sbert", "none", f"{EVIDENCE}: unmasked MiniLM cosine: +.004 over bleu@none on Mir "
-                   "(not significant), +.342 on Lai; no LM column beats it pooled (LogProp's content -.064 with "
+                   "(not significant), +.342 on Lai; no LM column beats it pooled (LogProp's content -.063 with "
                    f"Qwen, {RULE})"),
-    Recommendation("naturalness", "slor", "gemma3-270m", f"{RULE}: Gemma 3 270M's SLOR on the text restored to its "
-                   "written form, +.281 [+.125, +.436] over lp_mean@kn3 pooled across Mir (+.159, not significant) "
-                   "and Lai (+.359)"),
+    Recommendation("naturalness", "lp_mean", "gemma3-270m", f"{RULE}: Gemma 3 270M's mean token log-probability "
+                   "of the output restored to its written form, +.252 [+.115, +.389] over lp_mean@kn3 pooled across "
+                   "Mir (+.075, not significant) and Lai (+.378); its SLOR +.249 next"),
 )
 # The run's causal LM when the profile scores the naturalness column above, and the column without an LM (the fast
 # profile: the Kneser-Ney trigram, the recommendation before the three-LM tables; make demo scores it).
@@ -96,6 +96,6 @@ def recommended_language_model(language_model: str, judges: Sequence[str]) -> st
     """
     if language_model == LANGUAGE_MODEL or (language_model == "smollm2" and not judges):
         return LANGUAGE_MODEL
-    raise TstevalError(f"--metrics recommended scores slor@{LANGUAGE_MODEL}, so the run's language model is "
+    raise TstevalError(f"--metrics recommended scores lp_mean@{LANGUAGE_MODEL}, so the run's language model is "
                        f"{LANGUAGE_MODEL}, not {language_model!r}: give --language-model {LANGUAGE_MODEL} (the LM "
                        f"metrics then use it too) or score {FAST_NATURALNESS} instead of recommended")
