@@ -5,10 +5,10 @@ On the GPU (CUDA, fp32 unless named, a SmolLM2-shaped model):
 * the LM metrics (:data:`LM_METRICS`, one template each) on 5,000 DualRL Yelp pairs, pairs/s against
   :data:`TARGETS` (the model loaded before the clock starts);
 * BERTScore (F1, P and R from one call, no IDF) on 15,000 pairs, pairs/s;
-* ``--metrics recommended`` (``target_prob@ft`` from a fastText classifier trained beforehand, ``sbert@none``,
-  ``lp_mean@kn3``, J's ``naturalness@unigram``) on 20,000 pairs (:data:`SIZES`), from the table read to the scorecard
-  written, beside the interpreter's start-up (``import tsteval`` in a fresh process) and the models' loading (a
-  warm-up run on other pairs), which are not counted;
+* ``--metrics recommended`` (``style_strength@ft`` from a fastText classifier trained beforehand, ``sbert@none``,
+  ``lp_mean@gemma3-270m`` with a Gemma-3-270M-shaped model of random weights, J's ``naturalness@unigram``) on 20,000
+  pairs (:data:`SIZES`), from the table read to the scorecard written, beside the interpreter's start-up (``import
+  tsteval`` in a fresh process) and the models' loading (a warm-up run on other pairs), which are not counted;
 * every GPU column against the same column on the CPU (the first 200 pairs; equal to 1e-5 in fp32)
   and the largest deviation of bf16 and fp16 from fp32 on the GPU.
 
@@ -17,7 +17,9 @@ The report goes into ``results/speed_gpu.json`` under ``"done_when"`` (with the 
 
 The GPU machines lent here receive at most 64 MiB per command, working tree included, so ``--pack DIR`` (here)
 writes what :func:`benchmarks.speed_gpu.pack` writes (texts, pairs, MiniLM rounded to fp16 for the journey,
-SmolLM2's config and tokenizer; its weights are drawn at random there) split into ``DIR/part1`` and
+SmolLM2's config and tokenizer; its weights are drawn at random there), Gemma 3 270M's config and tokenizer (its
+weights drawn there too) and the wheels of :data:`WHEELS` for the GPU machine's Python (:data:`GPU_PYTHON`: its
+image lacks them, and the last run lost the ``score`` figure to a missing fastText) split into ``DIR/part1`` and
 ``DIR/part2``, each small enough to travel beside the tree.  Two calls then: one carrying ``part1`` (kept on the
 warm machine, as ignored files are), one carrying ``part2`` that runs ``make bench-gpu && cp
 benchmarks/results/speed_gpu.* "$OUT"`` (``--packed DIR`` for another folder than ``.gpu_pack``).
@@ -53,6 +55,10 @@ SIZES = {"lm": 5_000, "bertscore": 15_000, "score": 20_000, "check": 200, "warm"
 SMOKE = {"lm": 6, "bertscore": 12, "score": 60, "check": 5, "warm": 8}  # check: at least the 5 folds of J's factor
 TARGETS = {"lm": 2_000, "bertscore": 25_000, "score": 10_000}  # pairs/s
 PRECISIONS = ("bf16", "fp16")
+# What the GPU machine's image lacks for the score part (its Python: benchmarks/results/speed_gpu.json "machine").
+WHEELS = ("fasttext-numpy2", "sacremoses", "click", "joblib")
+GPU_PYTHON = "3.12"
+GEMMA = "gemma3-270m"
 STYLES = {"0": "negative", "1": "positive"}
 
 
@@ -86,11 +92,51 @@ def tree_bytes() -> int:
     return sum((PACK.parent / f).stat().st_size for f in listed if f and (PACK.parent / f).is_file())
 
 
+def pack_gemma_and_wheels(folder: Path) -> None:
+    """Gemma 3 270M's config and tokenizer into ``folder/gemma3-270m`` and the :data:`WHEELS` for
+    :data:`GPU_PYTHON` into ``folder/wheels`` (from the package registry)."""
+    from tsteval.metrics.naturalness.causal_lm import converted_gguf, gemma3_path
+
+    gemma = converted_gguf(gemma3_path())
+    (folder / GEMMA).mkdir(parents=True, exist_ok=True)
+    for name in speed_gpu.LM_FILES:
+        if (gemma / name).is_file():
+            shutil.copy(gemma / name, folder / GEMMA / name)
+    platforms = [arg for tag in ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
+                 for arg in ("--platform", tag)]
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--no-deps",
+                    "--python-version", GPU_PYTHON, *platforms, "-d", str(folder / "wheels"), *WHEELS], check=True)
+
+
+def install_wheels(folder: Path) -> None:
+    """Install the packed wheels where fastText is missing (the GPU machine), without the network."""
+    try:
+        import fasttext  # noqa: F401
+    except ImportError:
+        wheels = sorted(str(w) for w in (folder / "wheels").glob("*.whl"))
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", *wheels],
+                       check=True)
+
+
+def random_gemma(packed: Path, work: Path) -> Path:
+    """A Gemma-3-270M-shaped model (its config and tokenizer, weights drawn with seed 0) under ``work``."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    folder = work / GEMMA
+    shutil.copytree(packed / GEMMA, folder)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder), dtype=torch.float32)
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
 def pack(folder: Path) -> list[Path]:
-    """:func:`benchmarks.speed_gpu.pack` into ``folder/part1`` and ``folder/part2`` (each fits one upload beside
-    the working tree, 1 MiB spare); the parts' folders."""
+    """:func:`benchmarks.speed_gpu.pack` and :func:`pack_gemma_and_wheels` into ``folder/part1`` and
+    ``folder/part2`` (each fits one upload beside the working tree, 1 MiB spare); the parts' folders."""
     with tempfile.TemporaryDirectory(prefix="tsteval-pack-") as work:
         speed_gpu.pack(Path(work))
+        pack_gemma_and_wheels(Path(work))
         files = [f for f in Path(work).rglob("*") if f.is_file()]
         shutil.rmtree(folder, ignore_errors=True)
         parts = []
@@ -205,11 +251,13 @@ def bertscore_figures(frame: pd.DataFrame, minilm: str, device: str, sizes: dict
 
 
 def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str]], device: str,
-                  sizes: dict[str, int], work: Path) -> dict[str, object]:
-    """``--metrics recommended`` on ``n`` pairs from the table read to the scorecard written (see the module)."""
+                  sizes: dict[str, int], work: Path, gemma: Path | None = None) -> dict[str, object]:
+    """``--metrics recommended`` on ``n`` pairs from the table read to the scorecard written (see the module);
+    ``gemma``: a folder read in place of the packaged Gemma 3 270M (:func:`random_gemma`)."""
     import tsteval
     from tsteval.classifiers.base import make_classifier
     from tsteval.metrics.content import sentence_embedding
+    from tsteval.metrics.naturalness import causal_lm
 
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import tsteval"], check=True)
@@ -226,26 +274,31 @@ def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str
         return card.frame
 
     n, check = sizes["score"], sizes["check"]
+    converted = causal_lm.converted_gguf
+    stand_in = {GEMMA: lambda: gemma / "stand-in"} if gemma is not None else {}  # read as a folder, not converted
     # the packed MiniLM (its package need not be installed there); no embedding found from an earlier run
     with (mock.patch.object(sentence_embedding, "default_model", lambda: minilm),
+          mock.patch.dict(causal_lm.PACKAGED_GGUF, stand_in),
+          mock.patch.object(causal_lm, "converted_gguf", lambda p: p.parent if p.name == "stand-in" else converted(p)),
           mock.patch.dict(os.environ, {"TSTEVAL_CACHE": str(work / "cache")})):
         _, load_s = timed(lambda: run(frame.tail(sizes["warm"]).assign(system="warm-up"), "warm"), device)
         card, seconds = timed(lambda: run(frame.head(n), "scored"), device)
         on_cpu = run(frame.head(check).assign(system="check"), "cpu", "cpu")  # one system: enough rows to cross-fit
     return {"pairs": n, "startup_s": startup_s, "classifier_train_s": train_s, "load_s": load_s,
             "seconds": seconds, "pairs_per_s": n / seconds,
-            "max_abs_diff_vs_cpu": {"sbert@none": gap(card["sbert@none"][:check], on_cpu["sbert@none"])}}
+            "max_abs_diff_vs_cpu": {column: gap(card[column][:check], on_cpu[column])
+                                    for column in ("sbert@none", f"lp_mean@{GEMMA}")}}
 
 
 def measure(frame: pd.DataFrame, minilm: str, lm: str, training: dict[str, list[str]], device: str,
-            sizes: dict[str, int], work: Path) -> dict[str, object]:
+            sizes: dict[str, int], work: Path, gemma: Path | None = None) -> dict[str, object]:
     """Every figure of the module on ``device`` with ``sizes`` (pairs per part, see :data:`SMOKE`)."""
     import torch
 
     name = torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu (smoke run)"
     parts = {"lm": lambda: lm_figures(frame, lm, device, sizes),
              "bertscore": lambda: bertscore_figures(frame, minilm, device, sizes),
-             "score": lambda: score_figures(frame, minilm, training, device, sizes, work)}
+             "score": lambda: score_figures(frame, minilm, training, device, sizes, work, gemma)}
     report: dict[str, object] = {"device": name, "fp32_tf32": torch.backends.cuda.matmul.allow_tf32,
                                  "targets_pairs_per_s": TARGETS}
     for part, figures in parts.items():
@@ -310,14 +363,16 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
 
             frame = speed_gpu.table(max(SMOKE.values()) * 4, Path(work))
             training = speed_gpu.yelp_training()
-            minilm, lm, sizes, device = default_model(), "smollm2", SMOKE, "cpu"
+            minilm, lm, sizes, device, gemma = default_model(), "smollm2", SMOKE, "cpu", None
         else:
             packed = merged(args.packed or PACK, Path(work))
+            install_wheels(packed)
             _, minilm, lm = speed_gpu.unpack(packed, Path(work))
+            gemma = random_gemma(packed, Path(work))
             frame = packed / f"pairs_{speed_gpu.SCORE_PAIRS}.parquet"
             training = json.loads((packed / "yelp_train.json").read_text())
             sizes, device = SIZES, "cuda"
-        report = measure(pd.read_parquet(frame), minilm, lm, training, device, sizes, Path(work))
+        report = measure(pd.read_parquet(frame), minilm, lm, training, device, sizes, Path(work), gemma)
     print(json.dumps(report, indent=1), flush=True)
     if not args.smoke:
         committed = json.loads((speed_gpu.OUT / "speed_gpu.json").read_text())
