@@ -86,3 +86,14 @@ def test_an_unknown_style_is_one_line_before_the_workers_start(inputs: Path, tmp
     assert gathered == [] and err == sequential  # checked before any block is sent: the same line
     assert "Traceback" not in err and "'2'" in err and err.count("\n") == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_the_worker_pool_outlives_a_run() -> None:
+    """Runs of one process share the pool of their size (only the first pays the start-up); another size replaces
+    it, and a pool that was shut down refuses work."""
+    first = overlap.worker_pool(1)
+    assert overlap.worker_pool(1) is first and first.submit(sum, [1, 2]).result() == 3
+    second = overlap.worker_pool(2)
+    assert second is not first and overlap._POOLS == {2: second}
+    with pytest.raises(RuntimeError, match="shutdown"):
+        first.submit(sum, [1])

@@ -11,7 +11,8 @@ this process scores the neural columns on the GPU, the workers score
 
 Their columns come back with the values and signatures the sequential run gives, and join the scorecard in its
 order.  Off on the CPU (the cores already share the work through torch's threads) and with attribution
-modifications (their texts come from the classifier in this process).
+modifications (their texts come from the classifier in this process).  The processes stay up for the next run of
+the same process (:func:`worker_pool`), so only the first pays for their start-up.
 """
 
 from __future__ import annotations
@@ -65,8 +66,9 @@ def _warm() -> None:
 
 
 def _block(path: str, batch: pd.DataFrame) -> pd.DataFrame:
-    """One block scored by the job shipped to ``path``."""
+    """One block scored by the job shipped to ``path`` (a worker keeps the latest run's job only)."""
     if path not in _JOBS:
+        _JOBS.clear()
         _JOBS[path] = unship(pickle.loads(Path(path).read_bytes()))
     return score_block(_JOBS[path], batch)
 
@@ -108,14 +110,29 @@ def sentence_order(columns: Sequence[str], styles: int, job: SentenceJob) -> lis
     return [*columns[:styles], *sorted(columns[styles:], key=key)]
 
 
+_POOLS: dict[int, ProcessPoolExecutor] = {}  # worker count -> the process's pool of that size
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """The process's pool of ``workers`` spawned processes, started (and warmed up) on first use and kept for the
+    runs after it; a pool of another size is shut down first."""
+    if workers not in _POOLS:
+        for other in _POOLS.values():
+            other.shutdown(wait=False, cancel_futures=True)
+        _POOLS.clear()
+        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start)
+        for _ in range(workers):
+            _POOLS[workers].submit(_warm)
+    return _POOLS[workers]
+
+
 class Overlap:
-    """Worker processes for a CUDA run's CPU-side metrics (see the module).  Use as a context manager."""
+    """A run's work for :func:`worker_pool` (see the module).  Use as a context manager: on leaving, what the run
+    sent and no worker began is cancelled."""
 
     def __init__(self, workers: int, log: Log) -> None:
         self.workers, self.log = workers, log
-        self.pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start)
-        for _ in range(workers):
-            self.pool.submit(_warm)
+        self.pool = worker_pool(workers)
         self.folder = tempfile.TemporaryDirectory(prefix="tsteval-overlap-")
         self.blocks: list[Future] = []
         self.natural: dict[str, Future] = {}
@@ -126,7 +143,11 @@ class Overlap:
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        for future in [*self.blocks, *self.natural.values()]:
+            future.cancel()
+        for future in [*self.blocks, *self.natural.values()]:  # the folder holds their job: wait for those begun
+            if not future.cancelled():
+                future.exception()
         self.folder.cleanup()
 
     def start_sentences(self, card: Scorecard, job: SentenceJob) -> SentenceJob:
