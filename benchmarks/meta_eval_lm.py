@@ -19,11 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from tsteval.experiment.rated import DATASETS
+from tsteval.experiment.rated import DATASETS, LAI_RATINGS, MIR_RATINGS
 from tsteval.experiment.rated_lm import LANGUAGE_MODELS, PRECISION, RULE_RECOMMENDATIONS, SUBSET_INPUTS, lm_tables
 from tsteval.metrics.profile_rule import Z, choose, pooled_differences
 
 RESULTS = Path(__file__).parent / "results" / "meta_eval_lm"
+FULL = Path(__file__).parent / "results" / "meta_eval"  # every rated row (benchmarks.meta_eval)
+RATED = {r.column for r in (*MIR_RATINGS, *LAI_RATINGS)}  # each aspect's rating (Lai's content vs the input)
 
 
 def apply_rule(out: Path) -> dict:
@@ -60,7 +62,7 @@ def profile_page(profile: dict) -> str:
 
 def evidence_rows(out: Path, models: list[str], metrics: tuple[str, ...] = ()) -> list[dict]:
     """Every LM column of ``models`` (only those of ``metrics`` when given) against its aspect's baseline on both
-    datasets of ``out`` (sentence-level Pearson)."""
+    datasets of ``out`` (sentence-level Pearson, each aspect's rating of :data:`RATED`)."""
     rows = []
     for name in DATASETS:
         base = pd.read_csv(out / name / "baseline.csv")
@@ -68,7 +70,7 @@ def evidence_rows(out: Path, models: list[str], metrics: tuple[str, ...] = ()) -
         part = base[(base["level"] == "sentence") & (base["method"] == "pearson")]
         for row in part.itertuples():
             metric, _, model = row.metric.partition("@")
-            if model.split("-t")[0] not in models or (metrics and metric not in metrics):
+            if model.split("-t")[0] not in models or (metrics and metric not in metrics) or row.rating not in RATED:
                 continue
             r = table[(table["metric"] == row.metric) & (table["rating"] == row.rating)
                       & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]

@@ -89,3 +89,30 @@ def test_the_readme_evidence_table_is_the_committed_tables() -> None:
                      & (table["rating"] == "human_fluency")].set_index("metric")["r"]
     qwen = next(r for r in rows if r["metric"] == "judge_fluency@qwen2.5-coder-1.5b-t2" and r["dataset"] == "lai")
     assert qwen["diff"] == pytest.approx(sentence["judge_fluency@qwen2.5-coder-1.5b-t2"] - sentence["lp_mean@kn3"])
+
+
+def test_the_full_tables_hold_logprop_of_the_three_lms_on_every_row() -> None:
+    """``benchmarks/results/meta_eval/{mir,lai}`` carry ``logprop_content`` and ``logprop_style`` of each packaged LM,
+    judged on as many rows as the aspect's baseline (BLEU, the fastText classifier); the README's LogProp table is
+    theirs, one difference recomputed."""
+    from benchmarks.meta_eval_lm import FULL, evidence_rows, readme_table
+    from tsteval.experiment.rated_lm import LANGUAGE_MODELS, LM_METRICS
+
+    for name in ("mir", "lai"):
+        table = pd.read_csv(FULL / name / "metaeval.csv")
+        sentence = table[(table["level"] == "sentence") & (table["method"] == "pearson")]
+        assert json.loads((FULL / name / "notes.json").read_text())["logprop_precision"] == "bf16"
+        for model in LANGUAGE_MODELS:
+            for metric, baseline in zip(LM_METRICS[:2], ("bleu@none", "target_prob@fasttext"), strict=True):
+                rows = sentence[sentence["metric"] == f"{metric}@{model}"].set_index("rating")["n"]
+                base = sentence[sentence["metric"] == baseline].set_index("rating")["n"]
+                assert len(rows) and rows.to_dict() == base.to_dict(), (name, model, metric)
+    rows = evidence_rows(FULL, list(LANGUAGE_MODELS), LM_METRICS[:2])
+    assert len(rows) == 2 * 2 * len(LANGUAGE_MODELS)
+    readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
+    assert readme_table(rows) in readme
+    table = pd.read_csv(FULL / "mir" / "metaeval.csv")
+    r = table[(table["level"] == "sentence") & (table["method"] == "pearson")
+              & (table["rating"] == "human_content_preservation")].set_index("metric")["r"]
+    qwen = next(x for x in rows if x["metric"] == "logprop_content@qwen2.5-coder-1.5b" and x["dataset"] == "mir")
+    assert qwen["diff"] == pytest.approx(r["logprop_content@qwen2.5-coder-1.5b"] - r["bleu@none"])
