@@ -75,6 +75,13 @@ def test_the_comparison_with_the_recommendation_is_the_difference_of_the_committ
             assert row.diff == pytest.approx(expected, abs=1e-9)
 
 
+def _sentence_r(folder: Path, rating: str) -> pd.Series:
+    """metric -> sentence-level Pearson r with ``rating`` in ``folder``'s metaeval.csv."""
+    table = pd.read_csv(folder / "metaeval.csv")
+    return table[(table["level"] == "sentence") & (table["method"] == "pearson")
+                 & (table["rating"] == rating)].set_index("metric")["r"]
+
+
 def test_the_readme_evidence_table_is_the_committed_tables() -> None:
     """Every LM column's figures in the README are the committed baseline.csv and metaeval.csv, and one of them is
     recomputed here from metaeval.csv (the difference of two correlations)."""
@@ -84,9 +91,7 @@ def test_the_readme_evidence_table_is_the_committed_tables() -> None:
     rows = evidence_rows(RESULTS, list(LANGUAGE_MODELS))
     readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
     assert readme_table(rows) in readme
-    table = pd.read_csv(RESULTS / "lai" / "metaeval.csv")
-    sentence = table[(table["level"] == "sentence") & (table["method"] == "pearson")
-                     & (table["rating"] == "human_fluency")].set_index("metric")["r"]
+    sentence = _sentence_r(RESULTS / "lai", "human_fluency")
     qwen = next(r for r in rows if r["metric"] == "judge_fluency@qwen2.5-coder-1.5b-t2" and r["dataset"] == "lai")
     assert qwen["diff"] == pytest.approx(sentence["judge_fluency@qwen2.5-coder-1.5b-t2"] - sentence["lp_mean@kn3"])
 
@@ -111,8 +116,6 @@ def test_the_full_tables_hold_logprop_of_the_three_lms_on_every_row() -> None:
     assert len(rows) == 2 * 2 * len(LANGUAGE_MODELS)
     readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
     assert readme_table(rows) in readme
-    table = pd.read_csv(FULL / "mir" / "metaeval.csv")
-    r = table[(table["level"] == "sentence") & (table["method"] == "pearson")
-              & (table["rating"] == "human_content_preservation")].set_index("metric")["r"]
+    r = _sentence_r(FULL / "mir", "human_content_preservation")
     qwen = next(x for x in rows if x["metric"] == "logprop_content@qwen2.5-coder-1.5b" and x["dataset"] == "mir")
     assert qwen["diff"] == pytest.approx(r["logprop_content@qwen2.5-coder-1.5b"] - r["bleu@none"])

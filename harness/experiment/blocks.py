@@ -39,6 +39,28 @@ class ShippedJob:
     models: Mapping[str, tuple[dict[str, bytes], str]]
 
 
+def needs_gpu(metric: str) -> bool:
+    """Whether content metric ``metric`` reads a neural model on the run's device (a resource declared ``gpu``):
+    with CUDA it stays with the GPU, the rest can go to CPU workers.
+
+    >>> needs_gpu("sbert"), needs_gpu("bleu")
+    (True, False)
+    """
+    from tsteval.metrics.registry import METRICS
+    from tsteval.metrics.resources import RESOURCES
+
+    return any(RESOURCES[need].gpu for need in METRICS[metric].needs)
+
+
+def check_styles(card: Scorecard, job: SentenceJob) -> None:
+    """An unknown style of ``card`` is one error line before any worker starts (the classifiers of ``job``)."""
+    from tsteval.metrics.style.scorer import class_indices
+
+    for model, _identity in job.models.values():
+        for column in ("target_style", "source_style"):
+            class_indices(model, card.frame[column].unique().tolist(), column)
+
+
 def ship(job: SentenceJob) -> ShippedJob:
     """``job`` with its classifiers replaced by their saved files (classifiers need not pickle; fastText's do not)."""
     models = {}

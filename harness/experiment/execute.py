@@ -104,7 +104,7 @@ def _execute(plan: Plan, log: Log) -> Run:
                       placeholder=plan.placeholder, resources=resources, params=plan.params)
     workers = 0 if plan.engine == "ray" else overlap_workers(
         plan.device, plan.workers, any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications))
-    with Overlap(workers, log) if workers else nullcontext() as overlap:
+    with Overlap(workers) if workers else nullcontext() as overlap:
         if overlap is not None:  # the CPU-side metrics start in other processes while the GPU's models load
             rest = overlap.start_sentences(card, job)
             if set(plan.naturalness) & set(CPU_SCORERS):

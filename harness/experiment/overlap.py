@@ -22,7 +22,7 @@ import os
 import pickle
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
@@ -32,12 +32,12 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from tsteval.experiment.blocks import blocks, merge, score_block, ship, unship
+from tsteval.experiment.blocks import blocks, check_styles, merge, needs_gpu, score_block, ship, unship
+from tsteval.experiment.plan import Log
 from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
 from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
-Log = Callable[[str], None]
 _JOBS: dict[str, SentenceJob] = {}  # in a worker: the shipped job of each file, loaded once
 
 
@@ -83,31 +83,21 @@ def _naturalness(name: str, frame: pd.DataFrame, human: Sequence[str] | None, se
     return [(column, card.frame[column].to_numpy(), card.signatures[column]) for column in card.metrics]
 
 
-def needs_gpu(metric: str) -> bool:
-    """Whether content metric ``metric`` reads a neural model on the run's device (a resource declared ``gpu``).
-
-    >>> needs_gpu("sbert"), needs_gpu("bleu")
-    (True, False)
-    """
-    from tsteval.metrics.registry import METRICS
-    from tsteval.metrics.resources import RESOURCES
-
-    return any(RESOURCES[need].gpu for need in METRICS[metric].needs)
-
-
-def sentence_order(columns: Sequence[str], styles: int, job: SentenceJob) -> list[str]:
-    """``columns`` of the per-sentence phase in the order :func:`score_sentences` adds them: the first ``styles``
-    (the style columns, already in order), then by modification and by the metric's place in ``job.content``.
+def sentence_order(columns: Sequence[str], job: SentenceJob) -> list[str]:
+    """``columns`` of the per-sentence phase in the order :func:`score_sentences` adds them: the style columns
+    first (as given), then the content columns by modification and by the metric's place in ``job.content``.
 
     >>> job = SentenceJob(content=("bleu", "sbert"), modifications=("none", "mask"))
-    >>> sentence_order(["acc@ft", "bleu@none", "bleu@mask", "sbert@none", "sbert@mask"], 1, job)
+    >>> sentence_order(["acc@ft", "bleu@none", "bleu@mask", "sbert@none", "sbert@mask"], job)
     ['acc@ft', 'bleu@none', 'sbert@none', 'bleu@mask', 'sbert@mask']
     """
     def key(column: str) -> tuple[int, int]:
         name, _, rest = column.partition("@")
+        if name not in job.content:  # a style column
+            return -1, 0
         return job.modifications.index(rest.split("[", 1)[0]), job.content.index(name)
 
-    return [*columns[:styles], *sorted(columns[styles:], key=key)]
+    return sorted(columns, key=key)  # stable: the style columns keep their order
 
 
 _POOLS: dict[int, ProcessPoolExecutor] = {}  # worker count -> the process's pool of that size
@@ -130,8 +120,8 @@ class Overlap:
     """A run's work for :func:`worker_pool` (see the module).  Use as a context manager: on leaving, what the run
     sent and no worker began is cancelled."""
 
-    def __init__(self, workers: int, log: Log) -> None:
-        self.workers, self.log = workers, log
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
         self.pool = worker_pool(workers)
         self.folder = tempfile.TemporaryDirectory(prefix="tsteval-overlap-")
         self.blocks: list[Future] = []
@@ -154,11 +144,8 @@ class Overlap:
         """Send ``job``'s style classifiers and content metrics that need no GPU (nor the whole table) to the
         workers, over blocks of ``card``'s rows; returns the rest of the job, for this process."""
         from tsteval.metrics.registry import METRICS
-        from tsteval.metrics.style.scorer import class_indices
 
-        for model, _identity in job.models.values():  # an unknown style is one error line before the work starts
-            for column in ("target_style", "source_style"):
-                class_indices(model, card.frame[column].unique().tolist(), column)
+        check_styles(card, job)
         cpu = tuple(m for m in job.content if not needs_gpu(m) and not METRICS[m].whole_table(job.params.get(m, {})))
         self.cpu_job = replace(job, content=cpu)
         if job.models or cpu:
@@ -194,9 +181,7 @@ class Overlap:
                 f"(waited {time.perf_counter() - start:.1f} s here)")
         values = {c: (mine.frame[c], mine.signatures[c]) for c in mine.metrics}
         values |= {c: (theirs.frame[c], theirs.signatures[c]) for c in theirs.metrics}
-        styles = len(theirs.metrics) - sum(1 for c in theirs.metrics if c.partition("@")[0] in job.content)
-        for column in sentence_order([*theirs.metrics[:styles], *mine.metrics, *theirs.metrics[styles:]], styles,
-                                     job):
+        for column in sentence_order([*theirs.metrics, *mine.metrics], job):
             card.add(column, values[column][0].to_numpy(), values[column][1])
         return scores
 

@@ -31,7 +31,7 @@ from dataclasses import replace
 import pandas as pd
 
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.blocks import INFO, blocks, merge, score_block, ship, unship
+from tsteval.experiment.blocks import INFO, blocks, check_styles, merge, needs_gpu, score_block, ship, unship
 from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
 from tsteval.scorecard import Scorecard
 
@@ -153,8 +153,6 @@ def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | 
     resource run on ``workers`` workers holding one unit of it each (default: every unit of the cluster), the
     rest on one worker per CPU."""
     from tsteval.metrics.registry import METRICS
-    from tsteval.metrics.resources import RESOURCES
-    from tsteval.metrics.style.scorer import class_indices
 
     whole = tuple(m for m in job.content if METRICS[m].whole_table(job.params.get(m, {})))
     pooled = SentenceScores()
@@ -166,12 +164,10 @@ def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | 
         job = replace(job, content=tuple(m for m in job.content if m not in whole))
     if not (job.models or job.content):
         return pooled
-    for model, _identity in job.models.values():  # an unknown style is one error line before Ray starts
-        for column in ("target_style", "source_style"):
-            class_indices(model, card.frame[column].unique().tolist(), column)
+    check_styles(card, job)
     if accelerator is None and str(job.resources.options.device).startswith("cuda"):
         accelerator = "GPU"
-    neural = tuple(m for m in job.content if accelerator and any(RESOURCES[r].gpu for r in METRICS[m].needs))
+    neural = tuple(m for m in job.content if accelerator and needs_gpu(m))
     rest = replace(job, content=tuple(m for m in job.content if m not in neural))
     with connected(address, quiet) as ray:
         cluster = ray.cluster_resources()
