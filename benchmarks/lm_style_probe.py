@@ -39,13 +39,13 @@ def style_log_odds(outputs: Sequence[str], targets: Sequence[str], sources: Sequ
                    template: dict[str, object]) -> np.ndarray:
     """The per-token log-odds of the target against the source style of each output under ``template``'s
     style-alone prompt (``marginal``)."""
-    from tsteval.metrics.judges.cond_lp import continuation, mean_log_probs
-    from tsteval.metrics.judges.prompts import fill, render
+    from tsteval.metrics.judges.cond_lp import continuations, mean_log_probs
+    from tsteval.metrics.judges.prompts import fill, render_many
 
     chat = bool(template.get("chat", False))
-    conts = [continuation(lm, y, chat) for y in outputs]
-    target, source = ([render(lm, fill(str(template["marginal"]), input="", output="", style=s, source=""), chat)
-                       for s in styles] for styles in (targets, sources))
+    conts = continuations(lm, outputs, chat)
+    target, source = (render_many(lm, [fill(str(template["marginal"]), input="", output="", style=s, source="")
+                                       for s in styles], chat) for styles in (targets, sources))
     return mean_log_probs(lm, target, conts) - mean_log_probs(lm, source, conts)
 
 

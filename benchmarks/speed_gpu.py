@@ -105,20 +105,26 @@ def pack(folder: Path) -> None:
 
 def unpack(folder: Path, work: Path) -> tuple[list[str], str, str]:
     """Texts, MiniLM folder and SmolLM2 folder from a :func:`pack` folder, models rebuilt under ``work``."""
-    import torch
     from safetensors.torch import load_file, save_file
-    from transformers import AutoConfig, AutoModelForCausalLM
 
     minilm = work / "minilm"
     shutil.copytree(folder / "minilm", minilm, ignore=shutil.ignore_patterns("model.fp16.safetensors"))
     weights = load_file(folder / "minilm" / "model.fp16.safetensors")
     save_file({name: tensor.float() for name, tensor in weights.items()}, minilm / "model.safetensors")
-    lm = work / "smollm2"
-    shutil.copytree(folder / "smollm2", lm)
+    return json.loads((folder / "texts.json").read_text()), str(minilm), random_lm(folder / "smollm2", work)
+
+
+def random_lm(packed: Path, work: Path) -> str:
+    """The causal LM whose config and tokenizer are in ``packed``, weights drawn with seed 0, saved under ``work``."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    lm = work / packed.name
+    shutil.copytree(packed, lm)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(lm), dtype=torch.float32)
     model.save_pretrained(lm, safe_serialization=True)
-    return json.loads((folder / "texts.json").read_text()), str(minilm), str(lm)
+    return str(lm)
 
 
 def synchronize() -> None:
@@ -483,10 +489,6 @@ def markdown(r: dict[str, object]) -> str:
         worst = max(sc["max_abs_diff_between_devices"].items(), key=lambda item: item[1])
         lines += ["", f"The two scorecards agree on all {len(sc['max_abs_diff_between_devices'])} score columns to "
                   f"{worst[1]:.1e} (largest: `{worst[0]}`).", ""]
-    if "done_when" in r:
-        from benchmarks.bench_gpu import markdown as done_when
-
-        lines += done_when(r["done_when"])
     return "\n".join(lines)
 
 

@@ -84,4 +84,5 @@ def as_written(texts: Sequence[str], form: str) -> tuple[list[str], str]:
     applied = detect(texts) if form == "auto" else form
     if applied == "as-is":
         return list(texts), applied
-    return [restore(t) for t in texts], applied
+    restored = {t: restore(t) for t in dict.fromkeys(texts)}  # an input repeats once per system
+    return [restored[t] for t in texts], applied

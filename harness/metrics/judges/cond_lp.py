@@ -19,15 +19,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.metrics.judges.prefix_scoring import continuation_log_probs
-from tsteval.metrics.judges.prompts import chosen_templates, fill, render
+from tsteval.metrics.judges.prompts import chosen_templates, fill, render_many
 
 
-def continuation(lm: object, output: str, chat: bool) -> list[int]:
-    """The scored tokens of ``output``: its ids (after a space when the prompt is plain) and the end token."""
+def continuations(lm: object, outputs: Sequence[str], chat: bool) -> list[list[int]]:
+    """The scored tokens of each output: its ids (after a space when the prompt is plain) and the end token."""
     tokenizer = lm.tokenizer
     end = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else lm.start_id
-    text = output if chat and getattr(tokenizer, "chat_template", None) else f" {output}"
-    return [*tokenizer(text, add_special_tokens=False)["input_ids"], end]
+    texts = list(outputs) if chat and getattr(tokenizer, "chat_template", None) else [f" {y}" for y in outputs]
+    return [[*ids, end] for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
 
 
 def mean_log_probs(lm: object, prompts: list[list[int]], conts: list[list[int]]) -> np.ndarray:
@@ -47,11 +47,11 @@ def cond_lp_matrix(inputs: Sequence[str], outputs: Sequence[str], targets: Seque
     columns = []
     for template in chosen_templates("cond_lp", which):
         chat = bool(template.get("chat", False))
-        conts = [continuation(lm, y, chat) for y in outputs]
-        given = [render(lm, fill(template["conditional"], input=x, output="", style=s, source=r), chat)
-                 for x, s, r in zip(inputs, targets, sources, strict=True)]
-        alone = [render(lm, fill(template["marginal"], input="", output="", style=s, source=r), chat)
-                 for s, r in zip(targets, sources, strict=True)]
+        conts = continuations(lm, outputs, chat)
+        given = render_many(lm, [fill(template["conditional"], input=x, output="", style=s, source=r)
+                                 for x, s, r in zip(inputs, targets, sources, strict=True)], chat)
+        alone = render_many(lm, [fill(template["marginal"], input="", output="", style=s, source=r)
+                                 for s, r in zip(targets, sources, strict=True)], chat)
         columns.append(mean_log_probs(lm, given, conts) - mean_log_probs(lm, alone, conts))
     return np.column_stack(columns)
 

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.metrics.judges.prefix_scoring import continuation_log_probs
-from tsteval.metrics.judges.prompts import LOGPROP_ROLES, chosen_templates, end_of_turn, fill, is_chat, render
+from tsteval.metrics.judges.prompts import LOGPROP_ROLES, chosen_templates, end_of_turn, fill, is_chat, render_many
 
 LOGPROP = ("logprop_content", "logprop_style")
 
@@ -57,8 +57,9 @@ def logprop_prompts(lm: object, inputs: Sequence[str], targets: Sequence[str],
     chat = bool(template.get("chat", False)) and is_chat(lm)
     system = str(template["system"])
     ending = "" if chat else "\n"
-    return [[render(lm, fill(str(template[role]), input=x, output="", style=s, source=r) + ending, chat, system)
-             for x, s, r in zip(inputs, targets, sources, strict=True)] for role in LOGPROP_ROLES]
+    return [render_many(lm, [fill(str(template[role]), input=x, output="", style=s, source=r) + ending
+                             for x, s, r in zip(inputs, targets, sources, strict=True)], chat, system)
+            for role in LOGPROP_ROLES]
 
 
 def logprop_scores(inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
@@ -66,7 +67,8 @@ def logprop_scores(inputs: Sequence[str], outputs: Sequence[str], targets: Seque
     """``{"logprop_content": ..., "logprop_style": ...}`` of every pair, from one set of forward passes."""
     sources = sources if sources is not None else [""] * len(inputs)
     end = end_of_turn(lm)
-    conts = [[*lm.tokenizer(y, add_special_tokens=False)["input_ids"], end] for y in outputs]
+    conts = [[*ids, end] for ids in lm.tokenizer(list(outputs), add_special_tokens=False)["input_ids"]] \
+        if len(outputs) else []
     prompts = logprop_prompts(lm, inputs, targets, sources)
     keys = [(tuple(prompts[k][i]), tuple(conts[i])) for i in range(len(conts)) for k in range(len(LOGPROP_ROLES))]
     distinct = list(dict.fromkeys(keys))

@@ -26,19 +26,23 @@ Positions are counted in tokens of ``lm.tokenizer``; the sequences are token ids
 from __future__ import annotations
 
 import inspect
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
 from tsteval.core.devices import torch_threads
 from tsteval.core.progress import progress
-from tsteval.metrics.naturalness.causal_lm import length_batches
+from tsteval.metrics.naturalness.causal_lm import HEAD_CHUNK, CausalLM, length_batches, padded_batch
 
 # A shared prefix shorter than this is not worth a separate pass.
 MIN_SHARED = 4
 # The calibration's passes: one row of SMALL tokens, and rows of WIDE tokens filling a 32nd of the budget.
 SMALL, WIDE, REPEATS = 8, 64, 3
+# Float32 logits one LM-head call may hold on a GPU (1 GiB).
+GPU_LOGITS = 2**28
 
 
 @dataclass(frozen=True)
@@ -63,9 +67,16 @@ class PassCost:
 
     def of(self, batch: Batch, lengths: Sequence[int]) -> float:
         """The cost of ``batch`` (``lengths``: the whole sequences' lengths)."""
-        width = max(lengths[i] for i in batch.rows) - batch.shared
-        passes = 2 if batch.shared else 1
-        return passes * self.fixed + (batch.shared + len(batch.rows) * width) * self.per_token
+        return self.of_shape(batch.shared, len(batch.rows), max(lengths[i] for i in batch.rows))
+
+    def of_shape(self, shared: int, rows: int, longest: int) -> float:
+        """The cost of a batch of ``rows`` sequences of at most ``longest`` tokens sharing ``shared``.
+
+        >>> PassCost(fixed=10.0, per_token=1.0).of_shape(3, 2, 9)
+        35.0
+        """
+        passes = 2 if shared else 1
+        return passes * self.fixed + (shared + rows * (longest - shared)) * self.per_token
 
 
 # Token positions alone: the plan that computes the fewest positions.
@@ -74,6 +85,8 @@ TOKEN_MINIMAL = PassCost(fixed=0.0, per_token=1.0)
 
 def _common(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     n = min(len(a), len(b), limit)
+    if a[:n] == b[:n]:  # the usual case after sorting, at C speed
+        return n
     for i in range(n):
         if a[i] != b[i]:
             return i
@@ -86,24 +99,27 @@ def _emitted(rows: list[int], shared: int) -> Batch:
 
 
 def _sharing(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budget: int, cost: PassCost) -> list[Batch]:
-    """Rows sorted by prompt, cut greedily: a row joins the batch when that costs less than starting a new one."""
-    order = sorted(range(len(prompts)), key=lambda i: (tuple(prompts[i]), lengths[i]))
+    """Rows sorted by prompt, cut greedily: a row joins the batch when that costs less than starting a new one
+    (one pass over the rows: the open batch's longest sequence is kept as it grows)."""
+    # big-endian bytes sort as the token lists do (a prefix first), compared at C speed
+    keys = [struct.pack(f">{len(p)}I", *p) for p in prompts]
+    order = sorted(range(len(prompts)), key=lambda i: (keys[i], lengths[i]))
     batches: list[Batch] = []
     rows: list[int] = []
-    shared = 0
+    shared = longest = 0
     for i in order:
         if rows:
             common = _common(prompts[rows[0]], prompts[i], min(shared, len(prompts[i]) - 1))
             common = common if common >= MIN_SHARED else 0
-            width = max(lengths[j] for j in [*rows, i]) - common
-            joined = cost.of(Batch([*rows, i], common), lengths)
-            apart = cost.of(_emitted(rows, shared), lengths) + cost.of(Batch([i], 0), lengths)
-            if joined <= apart and (len(rows) + 1) * width <= budget:
+            wider = max(longest, lengths[i])
+            joined = cost.of_shape(common, len(rows) + 1, wider)
+            apart = cost.of_shape(shared if len(rows) > 1 else 0, len(rows), longest) + cost.of_shape(0, 1, lengths[i])
+            if joined <= apart and (len(rows) + 1) * (wider - common) <= budget:
                 rows.append(i)
-                shared = common
+                shared, longest = common, wider
                 continue
             batches.append(_emitted(rows, shared))
-        rows, shared = [i], len(prompts[i]) - 1
+        rows, shared, longest = [i], len(prompts[i]) - 1, lengths[i]
         shared = shared if shared >= MIN_SHARED else 0
     if rows:
         batches.append(_emitted(rows, shared))
@@ -201,8 +217,24 @@ def _calibrated(lm: object) -> PassCost:
     return line_cost(best[0], best[1], rows * WIDE, device)
 
 
-def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> tuple[object, object]:
-    """Last-layer states of the batch's remainders (rows x width x hidden) and their mask."""
+def _on(device: object, array: np.ndarray) -> object:
+    """``array`` as a tensor on ``device``; to a GPU through pinned memory without waiting for the copy, so that
+    the host prepares the next batch while the GPU computes."""
+    import torch
+
+    tensor = torch.from_numpy(array)
+    if str(device).startswith("cuda"):
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor
+
+
+def _flat(parts: Sequence[Sequence[int]]) -> np.ndarray:
+    """The lists of ``parts`` one after another, as int64."""
+    return np.fromiter(chain.from_iterable(parts), dtype=np.int64, count=sum(map(len, parts)))
+
+
+def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> object:
+    """Last-layer states of the batch's remainders (rows x width x hidden), right-padded."""
     import torch
 
     decoder, device = lm.model.get_decoder(), lm.device
@@ -211,38 +243,42 @@ def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> tuple[objec
     cache = None
     shared = batch.shared
     if shared:
-        prefix = torch.tensor([sequences[batch.rows[0]][:shared]], device=device)
+        prefix = _on(device, np.asarray([sequences[batch.rows[0]][:shared]], dtype=np.int64))
         cache = getattr(decoder(input_ids=prefix, use_cache=True), keyword)
         cache.batch_repeat_interleave(len(batch.rows))
     rests = [sequences[i][shared:] for i in batch.rows]
-    width = max(len(r) for r in rests)
-    tokens = torch.zeros((len(rests), width), dtype=torch.long)
-    mask = torch.zeros((len(rests), width), dtype=torch.long)
-    for row, rest in enumerate(rests):
-        tokens[row, :len(rest)] = torch.tensor(rest)
-        mask[row, :len(rest)] = 1
-    tokens, mask = tokens.to(device), mask.to(device)
-    full_mask = torch.cat([torch.ones((len(rests), shared), dtype=torch.long, device=device), mask], dim=1)
-    positions = torch.arange(shared, shared + width, device=device)[None].expand(len(rests), -1)
-    out = decoder(input_ids=tokens, attention_mask=full_mask, position_ids=positions, use_cache=cache is not None,
+    tokens, real = (t.to(device, non_blocking=True) for t in padded_batch(rests, range(len(rests))))
+    mask = torch.cat([torch.ones((len(rests), shared), dtype=torch.long, device=device), real], dim=1)
+    positions = torch.arange(shared, shared + tokens.shape[1], device=device)[None].expand(len(rests), -1)
+    out = decoder(input_ids=tokens, attention_mask=mask, position_ids=positions, use_cache=cache is not None,
                   **{keyword: cache})
-    return out.last_hidden_state, mask
+    return out.last_hidden_state
+
+
+def _head_rows(lm: object) -> int:
+    """Positions per LM-head call: :data:`HEAD_CHUNK` on a CPU; on a GPU as many as keep the float32 logits
+    under :data:`GPU_LOGITS` elements."""
+    if not str(lm.device).startswith("cuda"):
+        return HEAD_CHUNK
+    return max(HEAD_CHUNK, GPU_LOGITS // lm.model.get_output_embeddings().weight.shape[0])
 
 
 def _run(lm: object, sequences: list[list[int]], prompt_lengths: Sequence[int],
-         read: Callable[[object, object, list[tuple[int, int, int]]], None], what: str) -> None:
-    """Batch ``sequences`` (prompt first) and call ``read(states, head, [(row, sequence, offset)])`` per batch,
-    ``offset`` being the sequence's first remainder position."""
+         read: Callable[[object, Batch], object], what: str) -> tuple[list[int], np.ndarray]:
+    """Batch ``sequences`` (prompt first) and call ``read(states, batch)`` per batch for a tensor of values on the
+    device; the rows in the order read and every batch's values, joined and brought to the host once at the end
+    (no wait for the GPU between batches)."""
     import torch
 
     cost = pass_cost(lm) if len(sequences) > 1 else TOKEN_MINIMAL
     batches = plan_batches([s[:n] for s, n in zip(sequences, prompt_lengths, strict=True)],
                            [len(s) for s in sequences], lm.batch_tokens, cost)
-    head = lm.model.get_output_embeddings()
+    values, order = [], []
     with torch_threads(lm.threads), torch.inference_mode():
         for batch in progress(batches, what, unit="batch"):
-            states, _ = _hidden(lm, sequences, batch)
-            read(states, head, [(row, i, batch.shared) for row, i in enumerate(batch.rows)])
+            values.append(read(_hidden(lm, sequences, batch), batch))
+            order.extend(batch.rows)
+        return order, torch.cat(values).double().cpu().numpy() if values else np.empty(0)
 
 
 def continuation_log_probs(lm: object, prompts: Sequence[Sequence[int]],
@@ -250,28 +286,27 @@ def continuation_log_probs(lm: object, prompts: Sequence[Sequence[int]],
     """Natural-log probability of each continuation token given its prompt and the continuation before it."""
     import torch
 
-    sequences = [[*p, *c] for p, c in zip(prompts, continuations, strict=True)]
     if any(not p for p in prompts):
         raise ValueError("every prompt needs at least one token")
+    sequences = [[*p, *c] for p, c in zip(prompts, continuations, strict=True)]
+    head, chunk = lm.model.get_output_embeddings(), _head_rows(lm)
+
+    def read(states: object, batch: Batch) -> object:
+        sizes = np.array([len(continuations[i]) for i in batch.rows])
+        # the position that predicts each continuation's first token, then the next ones
+        starts = np.array([len(prompts[i]) - 1 - batch.shared for i in batch.rows])
+        firsts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        where = np.repeat(starts, sizes) + np.arange(sizes.sum()) - firsts
+        picked = states[_on(states.device, np.repeat(np.arange(len(sizes)), sizes)), _on(states.device, where)]
+        targets = _on(states.device, _flat([continuations[i] for i in batch.rows]))
+        return torch.cat([CausalLM._head_log_probs(head, picked[k:k + chunk], targets[k:k + chunk])
+                          for k in range(0, len(targets), chunk)])
+
+    order, flat = _run(lm, sequences, [len(p) for p in prompts], read, "LM continuations")
+    ends = np.cumsum([len(continuations[i]) for i in order])
     result: list[np.ndarray] = [np.empty(0)] * len(sequences)
-
-    def read(states: object, head: object, rows: list[tuple[int, int, int]]) -> None:
-        picked, targets, spans = [], [], []
-        for row, i, offset in rows:
-            start = len(prompts[i]) - 1 - offset  # the position that predicts the first continuation token
-            n = len(continuations[i])
-            picked.append(states[row, start:start + n])
-            targets.append(torch.tensor(continuations[i], device=states.device))
-            spans.append((i, n))
-        logits = head(torch.cat(picked)).float()
-        target = torch.cat(targets)
-        logp = (logits.gather(1, target[:, None]).squeeze(1) - torch.logsumexp(logits, dim=-1)).double().cpu()
-        at = 0
-        for i, n in spans:
-            result[i] = logp[at:at + n].numpy()
-            at += n
-
-    _run(lm, sequences, [len(p) for p in prompts], read, "LM continuations")
+    for i, part in zip(order, np.split(flat, ends[:-1]) if order else [], strict=True):
+        result[i] = part
     return result
 
 
@@ -281,14 +316,19 @@ def next_token_log_probs(lm: object, prompts: Sequence[Sequence[int]], candidate
 
     if any(not p for p in prompts):
         raise ValueError("every prompt needs at least one token")
+    head, chunk = lm.model.get_output_embeddings(), _head_rows(lm)
+    wanted = torch.tensor(list(candidates), device=lm.device)
+
+    def read(states: object, batch: Batch) -> object:
+        last = np.array([len(prompts[i]) - 1 - batch.shared for i in batch.rows])
+        states = states[_on(states.device, np.arange(len(last))), _on(states.device, last)]
+        parts = []
+        for k in range(0, len(last), chunk):
+            logits = head(states[k:k + chunk]).float()
+            parts.append(logits[:, wanted] - torch.logsumexp(logits, dim=-1, keepdim=True))
+        return torch.cat(parts)
+
     result = np.zeros((len(prompts), len(candidates)))
-    wanted = torch.tensor(list(candidates))
-
-    def read(states: object, head: object, rows: list[tuple[int, int, int]]) -> None:
-        last = torch.stack([states[row, len(prompts[i]) - 1 - offset] for row, i, offset in rows])
-        logits = head(last).float()
-        logp = logits[:, wanted.to(logits.device)] - torch.logsumexp(logits, dim=-1, keepdim=True)
-        result[[i for _, i, _ in rows]] = logp.double().cpu().numpy()
-
-    _run(lm, [list(p) for p in prompts], [len(p) for p in prompts], read, "LM ratings")
+    order, values = _run(lm, [list(p) for p in prompts], [len(p) for p in prompts], read, "LM ratings")
+    result[order] = values.reshape(len(order), len(candidates))
     return result

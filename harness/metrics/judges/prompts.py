@@ -67,14 +67,27 @@ def render(lm: object, text: str, chat: bool, system: str | None = None) -> list
     """The token ids of prompt ``text`` for ``lm`` (a :class:`~tsteval.metrics.naturalness.causal_lm.CausalLM`):
     a chat turn (after a ``system`` turn when given) when ``chat`` and the model has a chat template, else BOS +
     the text (after ``system`` and a blank line)."""
+    return render_many(lm, [text], chat, system)[0]
+
+
+def render_many(lm: object, texts: Sequence[str], chat: bool, system: str | None = None) -> list[list[int]]:
+    """:func:`render` of each of ``texts``: each distinct text once (an input's prompt repeats for every system's
+    output), the chat template applied in one call and the prompts tokenised in one batch (one call per prompt
+    cost more than the forward passes on a GPU).  Equal texts share one list of ids."""
     tokenizer = lm.tokenizer
+    distinct = list(dict.fromkeys(texts))
+    if not distinct:
+        return []
     if chat and getattr(tokenizer, "chat_template", None):
         turns = [{"role": "system", "content": system}] if system is not None else []
-        rendered = tokenizer.apply_chat_template([*turns, {"role": "user", "content": text}], tokenize=False,
-                                                 add_generation_prompt=True)
-        return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
-    plain = text if system is None else f"{system}\n\n{text}"
-    return [lm.start_id, *tokenizer(plain, add_special_tokens=False)["input_ids"]]
+        rendered = tokenizer.apply_chat_template([[*turns, {"role": "user", "content": t}] for t in distinct],
+                                                 tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    else:
+        plain = distinct if system is None else [f"{system}\n\n{t}" for t in distinct]
+        ids = [[lm.start_id, *row] for row in tokenizer(plain, add_special_tokens=False)["input_ids"]]
+    by_text = dict(zip(distinct, ids, strict=True))
+    return [by_text[t] for t in texts]
 
 
 def end_of_turn(lm: object) -> int:

@@ -20,7 +20,7 @@ import numpy as np
 
 from tsteval.core.errors import TstevalError
 from tsteval.metrics.judges.prefix_scoring import next_token_log_probs
-from tsteval.metrics.judges.prompts import PLAIN_ANSWER, chosen_templates, fill, is_chat, render
+from tsteval.metrics.judges.prompts import PLAIN_ANSWER, chosen_templates, fill, is_chat, render_many
 
 ANSWERS = ("1", "2", "3", "4", "5")
 
@@ -60,8 +60,9 @@ def judge_matrix(metric: str, inputs: Sequence[str], outputs: Sequence[str], tar
     answers, ending = answer_tokens(lm)
     columns = []
     for template in chosen_templates(metric, which):
-        prompts = [tuple(render(lm, fill(template["prompt"], input=x, output=y, style=s, source=r) + ending, True))
-                   for x, y, s, r in zip(inputs, outputs, targets, sources, strict=True)]
+        prompts = [tuple(p) for p in render_many(
+            lm, [fill(template["prompt"], input=x, output=y, style=s, source=r) + ending
+                 for x, y, s, r in zip(inputs, outputs, targets, sources, strict=True)], True)]
         distinct = list(dict.fromkeys(prompts))
         ratings = expected_rating(next_token_log_probs(lm, [list(p) for p in distinct], answers))
         by_prompt = dict(zip(distinct, ratings, strict=True))

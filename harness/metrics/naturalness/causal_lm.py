@@ -185,16 +185,20 @@ def converted_gguf(gguf: Path) -> Path:
 
 def padded_batch(ids: Sequence[Sequence[int]], batch: Sequence[int]) -> tuple[object, object]:
     """The token ids of the sequences ``batch`` (indices into ``ids``) right-padded with 0 into one tensor, and the
-    attention mask (1 on real tokens)."""
+    attention mask (1 on real tokens); in pinned memory where a GPU is present, so that copies need not wait.
+
+    >>> tokens, mask = padded_batch([[5, 6, 7], [8]], [1, 0])
+    >>> tokens.tolist(), mask.tolist()
+    ([[8, 0, 0], [5, 6, 7]], [[1, 0, 0], [1, 1, 1]])
+    """
     import torch
 
-    width = max(len(ids[i]) for i in batch)
-    tokens = torch.zeros((len(batch), width), dtype=torch.long)
-    mask = torch.zeros((len(batch), width), dtype=torch.long)
-    for row, i in enumerate(batch):
-        tokens[row, :len(ids[i])] = torch.tensor(ids[i])
-        mask[row, :len(ids[i])] = 1
-    return tokens, mask
+    sizes = np.fromiter((len(ids[i]) for i in batch), dtype=np.int64, count=len(batch))
+    mask = np.arange(sizes.max()) < sizes[:, None]
+    tokens = np.zeros(mask.shape, dtype=np.int64)
+    tokens[mask] = np.fromiter((t for i in batch for t in ids[i]), dtype=np.int64, count=int(sizes.sum()))
+    pair = torch.from_numpy(tokens), torch.from_numpy(mask.astype(np.int64))
+    return tuple(t.pin_memory() for t in pair) if torch.cuda.is_available() else pair
 
 
 def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
@@ -270,20 +274,24 @@ class CausalLM:
         import torch
 
         ids = [[self.start_id, *seq] for seq in self.token_ids(check_texts(texts))]
-        result: list[np.ndarray] = [np.empty(0)] * len(ids)
         decoder, head = self.model.get_decoder(), self.model.get_output_embeddings()
         batches = length_batches([len(seq) for seq in ids], self.batch_tokens)
+        values = []
         with torch_threads(self.threads), torch.inference_mode():
             for batch in progress(batches, "LM log-probabilities", unit="batch"):
-                tokens, mask = (t.to(self.device) for t in padded_batch(ids, batch))
+                tokens, mask = (t.to(self.device, non_blocking=True) for t in padded_batch(ids, batch))
                 hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state
                 real = mask[:, 1:].bool()  # positions whose next token is a counted token
                 states, targets = hidden[:, :-1][real], tokens[:, 1:][real]
-                logp = torch.cat([self._head_log_probs(head, states[s:s + HEAD_CHUNK], targets[s:s + HEAD_CHUNK])
-                                  for s in range(0, len(targets), HEAD_CHUNK)]).double().cpu().numpy()
-                offsets = np.cumsum([0] + [len(ids[i]) - 1 for i in batch])
-                for row, i in enumerate(batch):
-                    result[i] = logp[offsets[row]:offsets[row + 1]]
+                values.extend(self._head_log_probs(head, states[s:s + HEAD_CHUNK], targets[s:s + HEAD_CHUNK])
+                              for s in range(0, len(targets), HEAD_CHUNK))
+            # one copy to the host at the end: the GPU is not waited for between batches
+            logp = torch.cat(values).double().cpu().numpy() if values else np.empty(0)
+        order = np.concatenate(batches) if batches else np.empty(0, dtype=int)
+        ends = np.cumsum([len(ids[i]) - 1 for i in order])
+        result: list[np.ndarray] = [np.empty(0)] * len(ids)
+        for i, part in zip(order, np.split(logp, ends[:-1]) if len(order) else [], strict=True):
+            result[i] = part
         return result
 
     @staticmethod
