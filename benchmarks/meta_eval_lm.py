@@ -108,6 +108,30 @@ def readme_table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def profile_table(out: Path = RESULTS) -> str:
+    """The README's profile table: each aspect's recommended column (``profile.json``), its sentence-level Pearson r
+    with the aspect's rating on both datasets of ``out`` and its pooled difference from the column it replaced."""
+    profile = json.loads((out / "profile.json").read_text())
+    pooled = {(p["aspect"], p["metric"]): p for p in profile["pooled"]}
+    rated = {name: {r.aspect: r.column for r in ratings} for name, ratings in (("mir", MIR_RATINGS),
+                                                                                ("lai", LAI_RATINGS))}
+    lines = ["| aspect | recommended column | Mir r [95%] | Lai r [95%] | pooled gain over the previous choice |",
+             "|---|---|---|---|---|"]
+    for aspect, column in profile["chosen"].items():
+        cells = []
+        for name in DATASETS:
+            table = pd.read_csv(out / name / "metaeval.csv")
+            r = table[(table["metric"] == column) & (table["rating"] == rated[name][aspect])
+                      & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]
+            cells.append(f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]")
+        previous = profile["current"][aspect]
+        p = pooled.get((aspect, column))
+        gain = (f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] over `{previous}`" if p else
+                "kept: no column qualified")
+        lines.append(f"| {aspect} | `{column}` | {cells[0]} | {cells[1]} | {gain} |")
+    return "\n".join(lines) + "\n"
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
