@@ -27,7 +27,7 @@ demo: $(STAMP)  # a first table from fast classifiers, then the DualRL Yelp syst
 	$(BIN)/python -m benchmarks.demo
 
 reproduce: $(STAMP)  # Mir et al. Table 4.3 in full: fastText, text-CNN and the MiniLM transformer (slow on CPU)
-	$(BIN)/python -m benchmarks.mir_style_reproduction
+	$(BIN)/python -m benchmarks.reproductions.mir_style_reproduction
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
@@ -61,7 +61,7 @@ bench-gpu:
 	$(GPU_PYTHON) -m benchmarks.bench_gpu
 
 meta-eval: $(STAMP)
-	$(BIN)/python -m benchmarks.meta_eval
+	$(BIN)/python -m benchmarks.studies.meta_eval
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -170,10 +170,11 @@ def benchmarks_page() -> str:
     for kind, (title, modules) in KINDS.items():
         lines += [f"## {title} {{#{kind}}}", "", "| command | what | results |", "|---|---|---|"]
         for name in modules:
-            tree = ast.parse((ROOT / "benchmarks" / f"{name}.py").read_text(encoding="utf-8"))
+            tree = ast.parse((ROOT / "benchmarks" / f"{name.replace('.', '/')}.py").read_text(encoding="utf-8"))
             first = (ast.get_docstring(tree) or "").split("\n\n")[0].replace("\n", " ")
-            pages = sorted(p.relative_to(RESULTS).as_posix() for p in RESULTS.glob(f"{name.split('.')[-1]}*.md"))
-            pages += sorted(p.relative_to(RESULTS).as_posix() for p in RESULTS.glob(f"{name.split('.')[-1]}/**/*.md"))
+            stem = name.rsplit(".", 1)[-1]  # the results are named by the module
+            pages = sorted(p.relative_to(RESULTS).as_posix() for p in RESULTS.glob(f"{stem}*.md"))
+            pages += sorted(p.relative_to(RESULTS).as_posix() for p in RESULTS.glob(f"{stem}/**/*.md"))
             links = ", ".join(f"[`{p}`](../results/{p})" for p in pages) or "—"
             lines.append(f"| `python -m benchmarks.{name}` | {_cell(first)} | {links} |")
         lines.append("")

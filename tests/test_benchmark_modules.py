@@ -16,7 +16,8 @@ import pytest
 
 import benchmarks
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__))
+MODULES = sorted(m.name.removeprefix("benchmarks.") for m in pkgutil.walk_packages(benchmarks.__path__, "benchmarks.")
+                 if not m.ispkg)
 OURS = ("tsteval", "benchmarks")
 
 
@@ -50,14 +51,14 @@ def _missing_names(tree: ast.Module) -> list[str]:
 
 
 def test_the_modules_are_found() -> None:
-    assert {"speed_encoder", "speed_gpu", "meta_eval", "common"} <= set(MODULES)
+    assert {"speed_encoder", "speed_gpu", "studies.meta_eval", "reproductions.cds_multiclass", "common"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_a_benchmark_imports_and_builds_its_command_line(name: str, capsys: pytest.CaptureFixture) -> None:
     module = importlib.import_module(f"benchmarks.{name}")
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-    assert _missing_names(tree) == [], f"benchmarks/{name}.py imports names that do not exist"
+    assert _missing_names(tree) == [], f"benchmarks.{name} imports names that do not exist"
     parses = any(isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names)
                  for node in ast.walk(tree))
     assert hasattr(module, "parser") == parses, "a benchmark that parses arguments builds its parser in parser()"

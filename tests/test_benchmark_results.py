@@ -121,7 +121,7 @@ def test_lm_style_probe_page_is_its_json_and_its_baseline_is_the_meta_evaluation
 
     import pandas as pd
 
-    from benchmarks import lm_style_probe
+    from benchmarks.studies import lm_style_probe
 
     report = json.loads((lm_style_probe.RESULTS / "lm_style_probe.json").read_text())
     assert (lm_style_probe.RESULTS / "lm_style_probe.md").read_text() == lm_style_probe.markdown(report)
@@ -175,7 +175,7 @@ def test_gemma_meta_evaluation_chose_its_mir_templates_on_lai_and_the_docs_quote
 def test_meta_eval_mir_templates_name_every_lm_metric_once() -> None:
     import argparse
 
-    from benchmarks.meta_eval import templates_of
+    from benchmarks.studies.meta_eval import templates_of
 
     assert templates_of("cond_lp=2,judge_style=2,judge_content=3,judge_fluency=1")["judge_content"] == 3
     for bad in ("cond_lp=2", "cond_lp=4,judge_style=2,judge_content=3,judge_fluency=1"):

@@ -153,7 +153,8 @@ def test_the_reference_pages_hold_every_metric_option_command_and_benchmark() ->
         flags = [s for a in sub._actions if not isinstance(a, argparse._HelpAction) for s in a.option_strings]
         assert all(f"`{flag}`" in cli for flag in flags), name
     listed = [m for _, modules in KINDS.values() for m in modules]
-    files = {p.stem for p in (ROOT / "benchmarks").glob("*.py")} - {"__init__", *HELPERS}
+    files = {p.relative_to(ROOT / "benchmarks").with_suffix("").as_posix().replace("/", ".")
+             for p in (ROOT / "benchmarks").rglob("*.py") if p.stem != "__init__"} - set(HELPERS)
     assert sorted(listed) == sorted(files) and len(set(listed)) == len(listed)
     page = hooks.benchmarks_page()
     assert all(f"`python -m benchmarks.{m}`" in page for m in listed)

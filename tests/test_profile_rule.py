@@ -86,7 +86,7 @@ def _sentence_r(folder: Path, rating: str) -> pd.Series:
 def test_the_docs_evidence_table_is_the_committed_tables() -> None:
     """Every LM column's figures in docs/meta-evaluation.md are the committed baseline.csv and metaeval.csv, and one
     of them is recomputed here from metaeval.csv (the difference of two correlations)."""
-    from benchmarks.meta_eval_lm import evidence_rows, readme_table
+    from benchmarks.studies.meta_eval_lm import evidence_rows, readme_table
     from tsteval.experiment.rated_lm import LANGUAGE_MODELS
 
     rows = evidence_rows(RESULTS, list(LANGUAGE_MODELS))
@@ -100,7 +100,7 @@ def test_the_full_tables_hold_logprop_of_the_three_lms_on_every_row() -> None:
     """``benchmarks/results/meta_eval/{mir,lai}`` carry ``logprop_content`` and ``logprop_style`` of each packaged LM,
     judged on as many rows as the aspect's baseline (BLEU, the fastText classifier); the docs' LogProp table is
     theirs, one difference recomputed."""
-    from benchmarks.meta_eval_lm import FULL, evidence_rows, readme_table
+    from benchmarks.studies.meta_eval_lm import FULL, evidence_rows, readme_table
     from tsteval.experiment.rated_lm import LANGUAGE_MODELS, LM_METRICS
 
     for name in ("mir", "lai"):
@@ -121,9 +121,9 @@ def test_the_full_tables_hold_logprop_of_the_three_lms_on_every_row() -> None:
 
 
 def test_the_readme_profile_table_is_the_rule_on_the_committed_tables() -> None:
-    """The README's profile table is :func:`benchmarks.meta_eval_lm.profile_table` of the committed tables, its rows
-    the profile :data:`RECOMMENDED` scores, and one r in it is recomputed here from metaeval.csv."""
-    from benchmarks.meta_eval_lm import profile_table
+    """The README's profile table is :func:`benchmarks.studies.meta_eval_lm.profile_table` of the committed tables,
+    its rows the profile :data:`RECOMMENDED` scores, and one r in it is recomputed here from metaeval.csv."""
+    from benchmarks.studies.meta_eval_lm import profile_table
 
     table = profile_table(RESULTS)
     assert table in (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")

@@ -6,8 +6,8 @@ SmolLM2, Gemma 3 270M and Qwen2.5-Coder-1.5B score their LM columns (``lp_mean``
 the current recommendations (``recommendation.csv``); :mod:`tsteval.metrics.profile_rule` then decides the profile
 (``profile.json``, ``profile.md``).  Writes ``benchmarks/results/meta_eval_lm/``.
 
-Run: ``python -m benchmarks.meta_eval_lm [--dataset lai|mir] [--inputs 24] [--models smollm2,...]`` (about an hour on
-the 2-core machine; the rule is applied to whatever both datasets' folders hold).
+Run: ``python -m benchmarks.studies.meta_eval_lm [--dataset lai|mir] [--inputs 24] [--models smollm2,...]`` (about
+an hour on the 2-core machine; the rule is applied to whatever both datasets' folders hold).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from tsteval.experiment.rated import DATASETS, LAI_RATINGS, MIR_RATINGS
 from tsteval.experiment.rated_lm import LANGUAGE_MODELS, PRECISION, RULE_RECOMMENDATIONS, SUBSET_INPUTS, lm_tables
 from tsteval.metrics.profile_rule import Z, choose, pooled_differences
 
-RESULTS = Path(__file__).parent / "results" / "meta_eval_lm"
-FULL = Path(__file__).parent / "results" / "meta_eval"  # every rated row (benchmarks.meta_eval)
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval_lm"
+FULL = Path(__file__).resolve().parents[1] / "results" / "meta_eval"  # every rated row (benchmarks.studies.meta_eval)
 RATED = {r.column for r in (*MIR_RATINGS, *LAI_RATINGS)}  # each aspect's rating (Lai's content vs the input)
 
 
