@@ -128,10 +128,14 @@ def cli_page() -> str:
     lines = ["# Command line", "", "Generated from the argparse parser (`tsteval.cli.main.build_parser`); "
              "`tsteval COMMAND --help` prints the same.", "", _cell(parser.description), ""]
     commands = _subcommands(parser)
-    lines += [f"- [`tsteval {name}`](#{name})" for name in commands]
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
+    lines += [f"- [`tsteval {name}`](#{name}): {_cell(helps.get(name, ''))}" for name in commands]
     for name, sub in commands.items():
-        lines += ["", f"## `tsteval {name}` {{#{name}}}", "", _cell(sub.description or ""), "",
+        lines += ["", f"## `tsteval {name}` {{#{name}}}", "", _cell(sub.description or helps.get(name, "")), "",
                   "```text", sub.format_usage().strip(), "```", *_flag_rows(sub)]
+        if sub.epilog:
+            lines += ["", "```text", sub.epilog.strip("\n"), "```"]
     return "\n".join(lines) + "\n"
 
 
