@@ -160,12 +160,19 @@ def test_the_reference_pages_hold_every_metric_option_command_and_benchmark() ->
     assert all(f"`python -m benchmarks.{m}`" in page for m in listed)
 
 
-def test_the_packaged_lms_in_the_help_are_the_ones_the_loader_knows() -> None:
-    """``tsteval score --help`` takes the packaged LMs from the registry that loads them (issue 36)."""
+def test_the_help_lists_what_the_registries_hold() -> None:
+    """``tsteval score --help`` takes the packaged LMs from the registry that loads them (issue 36), and names every
+    naturalness scorer, modification and baseline the code accepts."""
     from tsteval.cli.main import build_parser
+    from tsteval.experiment.baselines import BASELINES
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, MODIFICATION_MODES
     from tsteval.metrics.naturalness.causal_lm import PACKAGED_GGUF
     from tsteval.metrics.naturalness.packaged import PACKAGED_LMS
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
 
     assert list(PACKAGED_LMS) == list(PACKAGED_GGUF)
     score = " ".join(build_parser()._subparsers._group_actions[0].choices["score"].format_help().split())
-    assert all(alias in score for alias in PACKAGED_LMS) and "qwen2.5-coder-1.5b" in score
+    assert "qwen2.5-coder-1.5b" in score
+    for name in (*PACKAGED_LMS, *NATURALNESS_METRICS, *MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS, ERASE,
+                 *BASELINES):
+        assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", score), name
