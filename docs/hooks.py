@@ -6,13 +6,17 @@ results of ``benchmarks/results/`` served under ``results/`` so that the pages l
 - ``reference/options.md``: the manifest schema and every run option of :data:`tsteval.experiment.options.OPTIONS`;
 - ``reference/benchmarks.md``: every benchmark module by kind, from :data:`benchmarks.KINDS`, linking to its results.
 
-``python docs/hooks.py PAGE`` prints one page (what ``tests/test_docs.py`` reads).
+A hand-written page quotes a measurement as ``<!-- results-table: NAME.md N -->`` on a line of its own (indented
+inside a list item): the hook
+puts there the N-th table of ``benchmarks/results/NAME.md`` (:func:`results_table`), so the page cannot drift from
+the committed results.  ``python docs/hooks.py PAGE`` prints one generated page (what ``tests/test_docs.py`` reads).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -20,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 SERVED = (".md", ".png", ".svg")  # what of benchmarks/results/ the site serves (not the data files)
 EVIDENCE = ("mir", "lai")  # the full meta-evaluation tables, benchmarks/results/meta_eval/{mir,lai}
+INCLUDE = re.compile(r"^( *)<!-- results-table: (\S+\.md) (\d+) -->$", re.M)
 
 
 def _cell(text: object) -> str:
@@ -183,6 +188,25 @@ def benchmarks_page() -> str:
             lines.append(f"| `python -m benchmarks.{name}` | {_cell(first)} | {links} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def results_table(name: str, number: int) -> str:
+    """The ``number``-th (from 1) Markdown table of ``benchmarks/results/NAME``, with a line naming its source."""
+    text = (RESULTS / name).read_text(encoding="utf-8")
+    tables = re.findall(r"(?:^\|.*\|\n)+", text, re.M)
+    if not 1 <= number <= len(tables):
+        raise ValueError(f"benchmarks/results/{name} has {len(tables)} tables, not a table {number}")
+    return f"{tables[number - 1]}\n*Table {number} of [`benchmarks/results/{name}`](results/{name}).*\n"
+
+
+def on_page_markdown(markdown: str, page: object, **_: object) -> str:
+    """Each ``<!-- results-table: NAME.md N -->`` line replaced by that table (links relative to the page)."""
+    depth = page.file.src_uri.count("/")
+
+    def table(match: re.Match) -> str:
+        text = results_table(match.group(2), int(match.group(3))).replace("](results/", f"]({'../' * depth}results/")
+        return "\n".join(match.group(1) + line if line else line for line in text.split("\n"))
+    return INCLUDE.sub(table, markdown)
 
 
 PAGES = {"reference/metrics.md": metrics_page, "reference/cli.md": cli_page, "reference/options.md": options_page,

@@ -176,3 +176,18 @@ def test_the_help_lists_what_the_registries_hold() -> None:
     for name in (*PACKAGED_LMS, *NATURALNESS_METRICS, *MODIFICATION_MODES, *ATTRIBUTION_MODIFICATIONS, ERASE,
                  *BASELINES):
         assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", score), name
+
+
+def test_every_quoted_results_table_exists_and_is_the_committed_one() -> None:
+    """Each ``<!-- results-table: NAME.md N -->`` of the pages names a table that exists, and the hook puts that
+    table in the page (one checked here by its committed numbers: Ray with two workers, speed_ray.md)."""
+    hooks = _hooks()
+    quoted = [m for page in PAGES for m in hooks.INCLUDE.finditer(page.read_text(encoding="utf-8"))]
+    assert len(quoted) >= 3
+    for match in quoted:
+        assert hooks.results_table(match.group(2), int(match.group(3))).startswith("|")
+    page = type("Page", (), {"file": type("File", (), {"src_uri": "scale-out.md"})()})()
+    built = hooks.on_page_markdown("<!-- results-table: speed_ray.md 1 -->\n", page)
+    assert "| ray | 2 | 33.2 | 452.1 | 1.15x |" in built and "](results/speed_ray.md)" in built
+    with pytest.raises(ValueError, match="not a table 9"):
+        hooks.results_table("speed_ray.md", 9)
