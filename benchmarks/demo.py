@@ -10,7 +10,7 @@ recommended metrics, and the demo prints from that run folder the leaderboard pe
 95% bootstrap interval), one significance test on J between the two best published systems per direction, and
 the paths of the tradeoff plots and of the explorer page.  ``--quick`` stops after the first table.  The text-CNN
 and transformer reproduction of Mir et al.'s Table 4.3 is ``make reproduce``
-(:mod:`benchmarks.mir_style_reproduction`).
+(:mod:`benchmarks.reproductions.mir_style_reproduction`).
 
 Run: ``python -m benchmarks.demo [--quick] [--out DIR]``.
 """
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks import mir_style_reproduction as reproduction
 from benchmarks.common import mir_and_yelp
+from benchmarks.reproductions import mir_style_reproduction as reproduction
 from tsteval.classifiers.training import train_classifier
 from tsteval.cli.main import main as tsteval_main
 from tsteval.metrics.style.scorer import score_style

@@ -1,12 +1,13 @@
-"""Screenshots of the explorer for the committed runs, taken in headless Chromium at 1400 px.
+"""Screenshots of the explorer and the example reports for the committed runs, taken in headless Chromium at 1400 px.
 
-``python -m benchmarks.explorer_screenshots dualrl --out /tmp/runs/dualrl`` runs ``manifests/dualrl.yaml``
-(about 6 minutes with fastText cached) and writes ``benchmarks/results/dualrl_explorer.png`` (``mir`` and ``demo``,
-the run ``make demo`` writes to ``runs/demo``, likewise); ``--run DIR`` takes
-an existing run folder instead (its ``explorer.html``, built by ``tsteval explore`` when missing).  ``--report``
-also refreshes the committed report folder ``benchmarks/results/NAME_report/`` from the run (report, plots,
-summary, tradeoff points, run metadata).  The page is opened from its file path, the first row of the table is
-clicked so the side-by-side view of one input shows, and the whole page is captured.
+``python -m benchmarks.explorer_screenshots all --out /tmp/runs`` is the one command behind every committed picture
+and example report: it runs ``manifests/demo.yaml``, ``dualrl.yaml`` and ``mir.yaml`` into ``/tmp/runs/NAME`` and
+writes ``benchmarks/results/NAME_explorer.png`` for each, and ``benchmarks/results/{dualrl,mir}_report/`` (report,
+plots, summary, tradeoff points, run metadata) from the two runs that have one (tens of minutes on the 2-core
+machine, classifiers from the cache).  One of them: ``python -m benchmarks.explorer_screenshots dualrl --out
+/tmp/runs/dualrl`` (``--run DIR`` takes an existing run folder instead: its ``explorer.html``, built by ``tsteval
+explore`` when missing; ``--report`` also refreshes its report folder).  The page is opened from its file path, the
+first row of the table is clicked so the side-by-side view of one input shows, and the whole page is captured.
 
 Needs Playwright's Python package (``pip install -e '.[dev]'``) and Debian's Chromium (``apt-get install -y
 chromium``); Playwright's own browser download is not used.
@@ -20,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+NAMES = ("demo", "dualrl", "mir")  # every manifest with a committed screenshot
+REPORTED = ("dualrl", "mir")  # those with a committed example report
 MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
 REPORT_FILES = ("manifest.yaml", "report.html", "report.md", "run.json", "summary.md", "summary.csv",
                 "leaderboard.csv", "leaderboard.md", "leakage.json", "significance.csv",
@@ -66,7 +69,7 @@ def refresh_report(run: Path, name: str) -> None:
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("name", choices=("dualrl", "mir", "demo"), help="the manifest under manifests/")
+    parser.add_argument("name", choices=("all", *NAMES), help="the manifest under manifests/, or all of them")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--run", type=Path, help="an existing run folder of that manifest")
     where.add_argument("--out", type=Path, help="run the manifest into this new folder")
@@ -74,25 +77,35 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run (or take) the run folder, build its explorer if missing, and write the screenshot."""
-    args = parser().parse_args(argv)
-
+def picture(name: str, run: Path | None, out: Path | None, report: bool) -> None:
+    """Run manifest ``name`` into ``out`` (or take the folder ``run``), build its explorer if missing, write the
+    screenshot and, with ``report``, the committed report folder."""
     from tsteval.experiment.explorer import explore_folder
     from tsteval.experiment.runner import run_experiment
 
-    run = args.run
     if run is None:
-        run_experiment(MANIFESTS / f"{args.name}.yaml", out=args.out)
-        run = args.out
+        run_experiment(MANIFESTS / f"{name}.yaml", out=out)
+        run = out
     page = run / "explorer.html"
     if not page.is_file():
         explore_folder(run)
-    png = RESULTS / f"{args.name}_explorer.png"
+    png = RESULTS / f"{name}_explorer.png"
     screenshot(page, png)
     print(f"{png.relative_to(RESULTS.parent.parent)}: {png.stat().st_size:,} bytes")
-    if args.report:
-        refresh_report(run, args.name)
+    if report:
+        refresh_report(run, name)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Every picture and report (``all``), or one manifest's."""
+    args = parser().parse_args(argv)
+    if args.name != "all":
+        picture(args.name, args.run, args.out, args.report)
+        return
+    if args.out is None:
+        raise SystemExit("all runs every manifest: give --out FOLDER (each run goes to FOLDER/NAME)")
+    for name in NAMES:
+        picture(name, None, args.out / name, name in REPORTED)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The bad-input catalogue's runner: a command line through ``tsteval``'s ``main``, its exit code and output.
 
-Every catalogue case runs the CLI exactly as the README documents it and asserts the exact outcome: the
-first line of the error (exit 2) or the documented policy.  An exception escaping ``main`` is a traceback
+Every catalogue case runs the CLI exactly as docs/scoring.md and docs/policies.md document it and asserts the exact
+outcome: the first line of the error (exit 2) or the documented policy.  An exception escaping ``main`` is a traceback
 a user would see, so it fails the case.
 """
 

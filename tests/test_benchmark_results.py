@@ -95,7 +95,7 @@ def test_lm_judges_speed_page_is_its_json_and_the_rates_follow_from_the_seconds(
         assert r["max_abs_diff"] < 1e-3 and r["positions_computed"] < r["positions_whole"]
 
 
-def test_dualrl_report_matrices_are_per_direction_and_the_readme_counts_follow_from_them() -> None:
+def test_dualrl_report_matrices_are_per_direction_and_the_docs_counts_follow_from_them() -> None:
     from pathlib import Path
 
     import pandas as pd
@@ -106,9 +106,9 @@ def test_dualrl_report_matrices_are_per_direction_and_the_readme_counts_follow_f
     sti = pairs[pairs["metric"] == "sti@fasttext"]
     counts = {d: int((part["p_holm"] < 0.05).sum()) for d, part in sti.groupby("direction", sort=False)}
     assert list(counts) == ["negative → positive", "positive → negative"]
-    readme = " ".join((root / "README.md").read_text().split())
+    page = " ".join((root / "docs" / "rankings.md").read_text().split())
     assert (f"find {counts['negative → positive']} pairs significant for negative → positive and "
-            f"{counts['positive → negative']} for positive → negative") in readme
+            f"{counts['positive → negative']} for positive → negative") in page
     row = sti.iloc[0]  # its cell in the report: row a minus column b, starred when Holm-significant
     assert row["difference"] == pytest.approx(row["mean_b"] - row["mean_a"])
     cell = f"{-row['difference']:+.3f}" + ("\\*" if row["p_holm"] < 0.05 else "")
@@ -121,7 +121,7 @@ def test_lm_style_probe_page_is_its_json_and_its_baseline_is_the_meta_evaluation
 
     import pandas as pd
 
-    from benchmarks import lm_style_probe
+    from benchmarks.studies import lm_style_probe
 
     report = json.loads((lm_style_probe.RESULTS / "lm_style_probe.json").read_text())
     assert (lm_style_probe.RESULTS / "lm_style_probe.md").read_text() == lm_style_probe.markdown(report)
@@ -150,7 +150,7 @@ def _sentence_pearson(folder: object, dataset: str) -> object:
     return table[(table["level"] == "sentence") & (table["method"] == "pearson")]
 
 
-def test_gemma_meta_evaluation_chose_its_mir_templates_on_lai_and_the_readme_quotes_it() -> None:
+def test_gemma_meta_evaluation_chose_its_mir_templates_on_lai_and_the_docs_quote_it() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
@@ -166,16 +166,16 @@ def test_gemma_meta_evaluation_chose_its_mir_templates_on_lai_and_the_readme_quo
         rows = lai[(lai["rating"] == rating) & lai["metric"].str.fullmatch(rf"{name}@{GEMMA}-t\d")]
         chosen[name] = int(rows.sort_values("r")["metric"].iloc[-1].rsplit("-t", 1)[1])
     assert json.loads((folder / "mir" / "notes.json").read_text())["templates"] == chosen
-    readme = " ".join((root / "README.md").read_text().split())
+    page = " ".join((root / "docs" / "meta-evaluation.md").read_text().split())
     r = {dataset: f"{table[(table['metric'] == f'slor@{GEMMA}') & (table['rating'] == rating)]['r'].item():.3f}"[1:]
          for dataset, table, rating in (("lai", lai, "human_fluency"), ("mir", mir, "human_naturalness_output"))}
-    assert f"`slor@{GEMMA}` {r['lai']} on Lai and {r['mir']} on Mir" in readme  # as the README writes r (.550)
+    assert f"`slor@{GEMMA}` {r['lai']} on Lai and {r['mir']} on Mir" in page  # as the page writes r (.550)
 
 
 def test_meta_eval_mir_templates_name_every_lm_metric_once() -> None:
     import argparse
 
-    from benchmarks.meta_eval import templates_of
+    from benchmarks.studies.meta_eval import templates_of
 
     assert templates_of("cond_lp=2,judge_style=2,judge_content=3,judge_fluency=1")["judge_content"] == 3
     for bad in ("cond_lp=2", "cond_lp=4,judge_style=2,judge_content=3,judge_fluency=1"):

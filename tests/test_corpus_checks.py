@@ -1,6 +1,6 @@
 """Corpora whose styles cannot be told apart (GitHub issue 8, item 5): refused, warned about, flagged at chance.
 
-The catalogue cases run ``tsteval train-classifier`` and ``tsteval build-lexicon`` as the README documents them.
+The catalogue cases run ``tsteval train-classifier`` and ``tsteval build-lexicon`` as docs/scoring.md documents them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def write(path: Path, lines: list[str]) -> Path:
 
 
 def argv(command: str, neg: Path, pos: Path, out: Path) -> list[object]:
-    """``tsteval COMMAND`` on the two style files, as the README writes it."""
+    """``tsteval COMMAND`` on the two style files, as docs/scoring.md writes it."""
     head = ["train-classifier", "tfidf-lr"] if command == "train-classifier" else ["build-lexicon"]
     tail = ["--out", out] if command == "train-classifier" else ["--out", out.with_suffix(".json")]
     return [*head, "--style", f"neg={neg}", "--style", f"pos={pos}", *tail]

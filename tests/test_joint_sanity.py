@@ -144,9 +144,9 @@ def test_score_cli_prints_the_copy_line_and_the_number_recomputes(tmp_path: Path
 
 
 def test_recommended_metrics_with_the_copy_baseline_give_a_leaderboard_where_the_copy_is_last(tmp_path: Path) -> None:
-    """``--metrics recommended --baselines copy`` (the README's ranking command) scores J's fluency factor with the
-    profile, so the leaderboard exists, and each system's J recomputes from the scorecard; the copy, which never
-    reaches the target style, is last."""
+    """``--metrics recommended --baselines copy`` (docs/meta-evaluation.md's ranking command) scores J's fluency
+    factor with the profile, so the leaderboard exists, and each system's J recomputes from the scorecard; the copy,
+    which never reaches the target style, is last."""
     from tsteval.classifiers.base import make_classifier
 
     words = ("food", "service", "room", "staff", "bread", "wine", "soup", "tea", "beer", "cake")

@@ -299,9 +299,9 @@ def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
 
 
 def test_committed_evidence_backs_the_recommended_profile() -> None:
-    """The README's claim, checked on the committed tables: on both rated datasets, each recommended metric is at
-    least as good as its aspect's baseline at sentence level (never significantly worse), recomputed from
-    metaeval.csv rather than read from the verdict column."""
+    """The profile's claim (README, docs/meta-evaluation.md), checked on the committed tables: on both rated datasets,
+    each recommended metric is at least as good as its aspect's baseline at sentence level (never significantly
+    worse), recomputed from metaeval.csv rather than read from the verdict column."""
     import pandas as pd
 
     from tsteval.metrics.recommended import RECOMMENDED

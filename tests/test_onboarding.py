@@ -1,5 +1,5 @@
 """Onboarding a dataset (issue 12, item 6): joined ``--style`` files, ``--exclude`` counts, the swapped-labels
-warning and non-numeric item ids, each through the command line as the README documents it."""
+warning and non-numeric item ids, each through the command line as docs/scoring.md documents it."""
 
 from __future__ import annotations
 

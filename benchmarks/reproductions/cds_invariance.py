@@ -3,7 +3,7 @@
 For every embedder: the 11 x 11 mean-cosine matrix (their Tables 1-3), each style's most similar style
 (Tables 4-6), the self-similarity count (Table 7), a label-permutation test, a 5-fold linear probe and the
 between-style share of variance; a heatmap and a t-SNE plot per embedder (PNG + SVG).
-Run ``python -m benchmarks.cds_invariance`` (about 5-10 minutes on 2 CPU cores; word2vec and fastText
+Run ``python -m benchmarks.reproductions.cds_invariance`` (about 5-10 minutes on 2 CPU cores; word2vec and fastText
 are trained once on Yelp dev+test and cached).
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from benchmarks.cds_multiclass import RESULTS
+from benchmarks.reproductions.cds_multiclass import RESULTS
 from tsteval.core.cache import cached_dir
 from tsteval.core.datapaths import portable
 from tsteval.core.signature import content_hash, package_version, texts_hash

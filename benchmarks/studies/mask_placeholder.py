@@ -8,7 +8,7 @@ Placeholders: tsteval's ``<masked>`` (MiniLM's WordPiece splits it into ``<``, `
 (no text change; eraser fitted on Yelp dev+test without the Mir inputs).  Diagnostics: how much masking raises
 the cosine, and the correlation of that rise with the number of masked words.
 
-Run: ``python -m benchmarks.mask_placeholder`` (a few minutes on 2 CPU cores).
+Run: ``python -m benchmarks.studies.mask_placeholder`` (a few minutes on 2 CPU cores).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tsteval.metrics.content.scorer import score_content
 from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 HUMAN = "human_content_preservation"
 DEFAULT = "<masked>"
 # Placeholders the shared tokenizer does not keep as one token are substituted for <masked> after masking.

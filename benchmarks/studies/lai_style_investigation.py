@@ -19,7 +19,7 @@ Nothing here is tuned on the ratings: the two changes made to :mod:`tsteval.expe
 dropping the lines parallel to a rated text) follow from the training data alone, and both the earlier and the
 current set-up are reported.
 
-Run: ``python -m benchmarks.lai_style_investigation`` (about a minute once the classifiers are cached); writes
+Run: ``python -m benchmarks.studies.lai_style_investigation`` (about a minute once the classifiers are cached); writes
 ``benchmarks/results/lai_style_investigation.md``.
 """
 
@@ -45,7 +45,7 @@ from tsteval.metrics.style.intensity import target_log_odds
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import read_lines
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 HUMAN = "human_style"
 HELDOUT = 0.1
 VIEWS: dict[str, Callable[[str], str]] = {
@@ -160,7 +160,7 @@ def main() -> None:
     frame = transfers.frame
     human = frame[HUMAN].to_numpy(float)
     out: list[str] = ["# Lai et al. (2022) style ratings vs the GYAFC formality classifiers", "",
-                      "Made by `python -m benchmarks.lai_style_investigation`. Pearson r (sentence level, "
+                      "Made by `python -m benchmarks.studies.lai_style_investigation`. Pearson r (sentence level, "
                       f"n = {len(frame)}) with `{HUMAN}` unless said otherwise; Spearman rho where given.", ""]
 
     # (a) text form: exact agreement with DualRL's copy of the same sentences --------------------------------------

@@ -12,7 +12,7 @@
   true parallel verse of the other version as the gold upper bound.
 
 The cross-encoder backend is not used here: fine-tuning it on the shared 2-core machine takes minutes per few
-hundred pairs (see ``speed_pairs``).  Run ``python -m benchmarks.bible_compliancy``.
+hundred pairs (see ``speed_pairs``).  Run ``python -m benchmarks.reproductions.bible_compliancy``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tsteval.metrics.compatibility.alignment import alignment_quality, build_pai
 from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
 from tsteval.readers.bible import chapters, parallel_verses
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 STYLES = ("KJV", "BBE")
 STAND_INS = ("WEB", "YLT")
 HELDOUT_BOOKS = ("Ruth", "Ezra", "Jonah", "Micah", "Mark", "Galatians", "James")
@@ -196,7 +196,7 @@ def write(report: dict, quality: pd.DataFrame, table1: pd.DataFrame, table2: pd.
         "# De Mattei et al. (2020) compliancy on the Bible: KJV <-> BBE\n",
         f"Training books: {report['n_train_verses']} parallel verses; held-out books ({', '.join(HELDOUT_BOOKS)}): "
         f"{report['n_heldout_verses']} verses. Seed {SEED}. Run time {report['seconds']} s "
-        "(`python -m benchmarks.bible_compliancy`).\n",
+        "(`python -m benchmarks.reproductions.bible_compliancy`).\n",
         "## TF-IDF pair builder vs the true verse alignment (training books, KJV x BBE, block = book, best match "
         "per KJV verse)\n",
         f"Groups: {groups.get('positive', 0)} positives (cosine > 0.5), {groups.get('loose', 0)} loose "

@@ -9,7 +9,7 @@ with the mean human rating of the output's naturalness (``human_naturalness_outp
 244 outputs) at sentence level (Pearson with its Fisher-z 95% interval, which treats rows as independent although
 the 9 settings share inputs; Spearman) and at setting level (means per setting, n = 9).
 
-Run: ``python -m benchmarks.fluency_measures [--threads N]``.  Writes ``results/fluency_measures.{md,json}``.
+Run: ``python -m benchmarks.studies.fluency_measures [--threads N]``.  Writes ``results/fluency_measures.{md,json}``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tsteval.experiment.execute import execute
 from tsteval.experiment.plan import Plan
 from tsteval.metrics.registry import metric_of
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 RATING = "human_naturalness_output"
 SCORERS = ("kn3", "smollm2", "unigram", "unigram-pooled")
 COLUMNS = ("ppl@kn3", "lp_mean@kn3", "slor@kn3", "ppl@smollm2", "lp_mean@smollm2", "slor@smollm2",
@@ -85,7 +85,7 @@ def main() -> None:
         md.append(f"| {escape(row['column'])} | {sign * row['pearson']:.3f} [{low:.3f}, {high:.3f}] | "
                   f"{sign * row['spearman']:.3f} | {sign * row['setting_pearson']:.3f} |")
     md += ["", f"Scoring took {seconds:.0f} s on 2 shared CPU cores ({'; '.join(logs)}).", "",
-           "Run: `python -m benchmarks.fluency_measures`.", ""]
+           "Run: `python -m benchmarks.studies.fluency_measures`.", ""]
     (RESULTS / "fluency_measures.md").write_text("\n".join(md))
     print("\n".join(md))
 

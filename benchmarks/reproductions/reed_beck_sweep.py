@@ -8,7 +8,7 @@ whose ``human_content_preservation`` says which setting agrees best with people.
 once per distinct text; every threshold and mode is derived from those attributions
 (:meth:`tsteval.lexicons.attribution.AttributionMasker.remask`).
 
-Run: ``python -m benchmarks.reed_beck_sweep``.
+Run: ``python -m benchmarks.reproductions.reed_beck_sweep``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
-from benchmarks.mir_style_reproduction import MODELS, correlations
+from benchmarks.reproductions.mir_style_reproduction import MODELS, correlations
 from tsteval.classifiers.training import TrainedClassifier, train_classifier
 from tsteval.classifiers.transformer import TransformerClassifier
 from tsteval.core.datapaths import dataset_dir
@@ -43,7 +43,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 from matplotlib.patches import Patch  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 HUMAN = "human_content_preservation"
 WNC_STYLES = ("biased", "neutral")
 WNC_PARAMS = {"epochs": 2}

@@ -6,8 +6,8 @@ SmolLM2, Gemma 3 270M and Qwen2.5-Coder-1.5B score their LM columns (``lp_mean``
 the current recommendations (``recommendation.csv``); :mod:`tsteval.metrics.profile_rule` then decides the profile
 (``profile.json``, ``profile.md``).  Writes ``benchmarks/results/meta_eval_lm/``.
 
-Run: ``python -m benchmarks.meta_eval_lm [--dataset lai|mir] [--inputs 24] [--models smollm2,...]`` (about an hour on
-the 2-core machine; the rule is applied to whatever both datasets' folders hold).
+Run: ``python -m benchmarks.studies.meta_eval_lm [--dataset lai|mir] [--inputs 24] [--models smollm2,...]`` (about
+an hour on the 2-core machine; the rule is applied to whatever both datasets' folders hold).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from tsteval.experiment.rated import DATASETS, LAI_RATINGS, MIR_RATINGS
 from tsteval.experiment.rated_lm import LANGUAGE_MODELS, PRECISION, RULE_RECOMMENDATIONS, SUBSET_INPUTS, lm_tables
 from tsteval.metrics.profile_rule import Z, choose, pooled_differences
 
-RESULTS = Path(__file__).parent / "results" / "meta_eval_lm"
-FULL = Path(__file__).parent / "results" / "meta_eval"  # every rated row (benchmarks.meta_eval)
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval_lm"
+FULL = Path(__file__).resolve().parents[1] / "results" / "meta_eval"  # every rated row (benchmarks.studies.meta_eval)
 RATED = {r.column for r in (*MIR_RATINGS, *LAI_RATINGS)}  # each aspect's rating (Lai's content vs the input)
 
 
@@ -105,6 +105,30 @@ def readme_table(rows: list[dict]) -> str:
             cells += [f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
                       f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] {verdict[r['verdict']]}"]
         lines.append(f"| `{metric}` | {aspect} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def profile_table(out: Path = RESULTS) -> str:
+    """The README's profile table: each aspect's recommended column (``profile.json``), its sentence-level Pearson r
+    with the aspect's rating on both datasets of ``out`` and its pooled difference from the column it replaced."""
+    profile = json.loads((out / "profile.json").read_text())
+    pooled = {(p["aspect"], p["metric"]): p for p in profile["pooled"]}
+    rated = {name: {r.aspect: r.column for r in ratings} for name, ratings in (("mir", MIR_RATINGS),
+                                                                                ("lai", LAI_RATINGS))}
+    lines = ["| aspect | recommended column | Mir r [95%] | Lai r [95%] | pooled gain over the previous choice |",
+             "|---|---|---|---|---|"]
+    for aspect, column in profile["chosen"].items():
+        cells = []
+        for name in DATASETS:
+            table = pd.read_csv(out / name / "metaeval.csv")
+            r = table[(table["metric"] == column) & (table["rating"] == rated[name][aspect])
+                      & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]
+            cells.append(f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]")
+        previous = profile["current"][aspect]
+        p = pooled.get((aspect, column))
+        gain = (f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] over `{previous}`" if p else
+                "kept: no column qualified")
+        lines.append(f"| {aspect} | `{column}` | {cells[0]} | {cells[1]} | {gain} |")
     return "\n".join(lines) + "\n"
 
 

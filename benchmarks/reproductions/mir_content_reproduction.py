@@ -10,7 +10,7 @@ gensim as Mir did (a separate model on style-masked text for masking, as Mir did
 New rows: chrF, ROUGE-L, MiniLM sentence cosine, no modification, and attribution masking (Reed & Beck:
 integrated gradients of a fine-tuned MiniLM style classifier, words deleted or masked).
 
-Run: ``python -m benchmarks.mir_content_reproduction``.
+Run: ``python -m benchmarks.reproductions.mir_content_reproduction``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.readers.mir import MIR_SETTINGS
 from tsteval.scorecard import Scorecard
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 MODELS = ("CAAE", "ARAE", "DAR")
 HUMAN = "human_content_preservation"
 MODIFICATIONS = {"remove": "style_removed", "mask": "style_masked", "none": "unmasked"}

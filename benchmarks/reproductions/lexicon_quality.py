@@ -6,7 +6,7 @@ published lexicon (433 words, L1 with C=3, D=2: their ``models/style_weights_ext
 and (b) the union of Liu's positive and negative opinion words.  C values: 3 for L1 (Mir et al.'s
 published setting), 1 for L2 (scikit-learn's default; Mir et al. report no C for ridge), none for the
 unpenalised fit.  "polarity agreement" is the share of lexicon words found in Liu's lists whose side
-(positive/negative style) matches Liu's list.  Run ``python -m benchmarks.lexicon_quality``.
+(positive/negative style) matches Liu's list.  Run ``python -m benchmarks.reproductions.lexicon_quality``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tsteval.lexicons.lexicon import Lexicon
 from tsteval.readers.mir import load_mir
 from tsteval.readers.yelp import load_yelp_corpus
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 FITS: dict[str, tuple[str | None, float]] = {"l1 (C=3)": ("l1", 3.0), "l2 (C=1)": ("l2", 1.0), "none": (None, 1.0)}
 DS = (1.0, 1.5, 2.0, 2.5, 3.0)
 RECOMMENDED = ("l1 (C=3)", 2.0)

@@ -12,7 +12,7 @@ report it), and Williams' tests of the ensemble against each member alone and of
 The same is done for GYAFC formality: classifiers trained on DualRL's GYAFC sentences (plus, alone, the fine-tuned
 MiniLM transformer) against Lai et al.'s (2022) style scores of 720 outputs, beside the authors' own classifier.
 
-Run: ``python -m benchmarks.style_ensemble`` (a few minutes on one CPU core once the models are cached; training
+Run: ``python -m benchmarks.studies.style_ensemble`` (a few minutes on one CPU core once the models are cached; training
 the GYAFC transformer took about 70 minutes on two heavily shared cores; ``--lai-extra ""`` leaves it out).
 """
 
@@ -39,7 +39,7 @@ from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import load_style_files
 from tsteval.scorecard import Scorecard
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 HELDOUT = 0.1
 HUMAN = "human_style_intensity"
 HUMAN_LAI = "human_style"

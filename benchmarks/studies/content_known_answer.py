@@ -15,7 +15,7 @@ the AUC (``sklearn.metrics.roc_auc_score``) pools every rewrite against every co
 intervals resample the verses (1,000 resamples).  The lexicon (``mask``), the LEACE erasers (``erase``) and the
 HH pair classifier (``hh_content``) are trained on the other books only, with the version as the style.
 
-Run: ``python -m benchmarks.content_known_answer`` (several minutes on 2 CPU cores).
+Run: ``python -m benchmarks.studies.content_known_answer`` (several minutes on 2 CPU cores).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from benchmarks.bible_compliancy import HELDOUT_BOOKS
 from benchmarks.clustered import clustered_bootstrap
+from benchmarks.reproductions.bible_compliancy import HELDOUT_BOOKS
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.execute import execute
@@ -38,7 +38,7 @@ from tsteval.lexicons.builder import build_lexicon
 from tsteval.metrics.registry import metric_of
 from tsteval.readers.bible import known_answer_pairs, parallel_verses
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 SOURCE = "KJV"
 TARGETS = ("BBE", "WEB", "YLT")
 N_VERSES = 300

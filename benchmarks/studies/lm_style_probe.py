@@ -15,7 +15,7 @@ confirm.  Each is judged against the style baseline of the meta-evaluation, ``ta
 
 It is not a registered metric: it would earn a place only by beating the baseline on both datasets.
 
-Run: ``python -m benchmarks.lm_style_probe`` (about 20 minutes on the 2-core machine); writes
+Run: ``python -m benchmarks.studies.lm_style_probe`` (about 20 minutes on the 2-core machine); writes
 ``benchmarks/results/lm_style_probe.{md,json}``.
 """
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 BASELINE = "target_prob@fasttext"
 RATING = {"lai": "human_style", "mir": "human_style_intensity"}
 
@@ -116,7 +116,7 @@ def markdown(report: dict) -> str:
     """The result page."""
     lines = ["# A small LM as a zero-shot style scorer (not a registered metric)", "",
              "SmolLM2-135M-Instruct's per-token log-odds of the target against the source style of each output, "
-             "under the three style-alone prompts of `cond_lp` (`python -m benchmarks.lm_style_probe`; see its "
+             "under the three style-alone prompts of `cond_lp` (`python -m benchmarks.studies.lm_style_probe`; see its "
              "docstring). Every template scored on Lai, the best there (template "
              f"{report['chosen']}) scored on Mir to confirm. Sentence-level Pearson with 95% intervals from "
              f"{report['resamples']} bootstrap resamples clustered by input; the difference is with the "

@@ -2,7 +2,7 @@
 
 Every file of ``cds/`` is one style (1,000 sentences each).  Each backend is trained through
 ``train_classifier`` with a stratified, seeded 80/20 held-out split and scored by held-out accuracy
-and macro-F1 against chance (1/11).  Run ``python -m benchmarks.cds_multiclass``.
+and macro-F1 against chance (1/11).  Run ``python -m benchmarks.reproductions.cds_multiclass``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tsteval.classifiers.training import train_classifier
 from tsteval.core.datapaths import data_root
 from tsteval.core.records import Corpus
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 BACKENDS: dict[str, dict] = {
     "tfidf-lr": {},
     "fasttext": {},

@@ -7,7 +7,7 @@ correlation of EMD (unsigned, the paper's column; and signed, tsteval's STI) and
 probability with ``human_style_intensity``, per model and on average, beside the paper's table and beside
 the same correlations recomputed from Mir's own stored scores.  Also writes corpus-level STI per setting.
 
-Run: ``python -m benchmarks.mir_style_reproduction`` (this is ``make reproduce``).
+Run: ``python -m benchmarks.reproductions.mir_style_reproduction`` (this is ``make reproduce``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.mir import load_mir_stored_style
 from tsteval.scorecard import Scorecard
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 MODELS = ("CAAE", "ARAE", "DAR")
 # Mir et al. (2019), Table 4.3: Pearson r and the "±" (1.96 x (1 - r^2) / sqrt(n)) per model.  Their
 # "Wasserstein" column is the unsigned EMD: recomputed from their stored distributions it matches to three

@@ -14,7 +14,7 @@ training sentences.  Embedders:
 Statistics (:mod:`tsteval.probes.invariance`): 5-fold linear-probe accuracy (chance = 1/11), between-style share
 of variance, self-similarity count and the within-minus-between cosine gap with its permutation p-value.
 
-Run: ``python -m benchmarks.cds_erasure`` (a few minutes on 2 CPU cores; MiniLM embeddings are cached).
+Run: ``python -m benchmarks.studies.cds_erasure`` (a few minutes on 2 CPU cores; MiniLM embeddings are cached).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from benchmarks.cds_invariance import cached_encoder
-from benchmarks.cds_multiclass import RESULTS
+from benchmarks.reproductions.cds_invariance import cached_encoder
+from benchmarks.reproductions.cds_multiclass import RESULTS
 from tsteval.lexicons.erasure import fit_eraser
 from tsteval.metrics.content.erasure import erased_word_vectors, word_eraser
 from tsteval.metrics.content.word_vectors import WordVectors, load_glove

@@ -6,7 +6,7 @@ applicable registered metric (:mod:`tsteval.experiment.rated`), run ``meta_evalu
 notes.json).  Prints, per rating column, the best metric against the baseline at sentence level, paper-style.
 Rerun after new metrics are registered: they are picked up from the registry.  Classifiers come from the cache.
 
-Run: ``python -m benchmarks.meta_eval [--dataset mir|lai] [--resamples 1000]`` (or ``make meta-eval``);
+Run: ``python -m benchmarks.studies.meta_eval [--dataset mir|lai] [--resamples 1000]`` (or ``make meta-eval``);
 ``--language-model gemma3-270m --out benchmarks/results/meta_eval_gemma3-270m`` scores the LM metrics with Gemma 3
 270M instead of SmolLM2.  LogProp is scored with every packaged LM either way (about 50 minutes of the two runs'
 hour and a half on the 2-core machine).
@@ -21,7 +21,7 @@ from pathlib import Path
 from tsteval.experiment.rated import DATASETS, MIR_TEMPLATES, RatedRun, rated_dataset
 from tsteval.experiment.rated_lm import LOGPROP_PRECISION
 
-RESULTS = Path(__file__).parent / "results" / "meta_eval"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval"
 
 
 def headline(run: RatedRun) -> list[str]:

@@ -9,7 +9,7 @@
   therefore HH and Main only (the AH column is empty).
 
 BLEU/ROUGE against the input and against the four references are given beside.  Run
-``python -m benchmarks.dualrl_compliancy``.
+``python -m benchmarks.reproductions.dualrl_compliancy``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tsteval.metrics.compatibility.compliancy import compliancy_table, score_com
 from tsteval.readers.dualrl import load_dualrl, load_dualrl_references
 from tsteval.readers.yelp import load_yelp_corpus
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 REFERENCES = [f"reference{k}" for k in range(4)]
 SEED = 0
 

@@ -7,7 +7,7 @@ as in Mir's code; thresholds 2 and 3 as in Table 4.2 for comparison), per model 
 paper's numbers and the same agreement recomputed from Mir's stored classifier probabilities.  Also reports
 how sentence perplexity (Kneser–Ney trigram on the human text; SmolLM2-135M) correlates with the ratings.
 
-Run: ``python -m benchmarks.mir_naturalness``.
+Run: ``python -m benchmarks.reproductions.mir_naturalness``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from tsteval.metrics.naturalness.lm_scores import score_language_model
 from tsteval.readers.mir import MIR_SETTINGS
 from tsteval.scorecard import Scorecard
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 MODELS = ("CAAE", "ARAE", "DAR")
 # Table 4.6 of the paper: (absolute, relative) percent agreement per model.
 PAPER = {"unigram": {"CAAE": (72.5, 77.0), "ARAE": (49.5, 66.7), "DAR": (65.2, 65.6), "Average": (62.4, 69.8)},
