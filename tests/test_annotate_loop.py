@@ -164,3 +164,25 @@ def test_score_with_a_chosen_profile(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{}")
     assert main(["score", "--table", str(tmp_path / "t.csv"), "--metrics", f"profile:{tmp_path / 'bad.json'}",
                  "--out", str(tmp_path / "x")]) == 2
+
+
+@pytest.mark.parametrize("level", ["interval", "ordinal"])
+def test_batched_bootstrap_alpha_equals_the_package(level: str) -> None:
+    """:func:`alpha_resamples` against ``krippendorff.alpha`` on resampled data, whole numbers and reals, with
+    missing ratings and units rated once."""
+    import krippendorff
+
+    from tsteval.annotate.reliability import alpha_resamples
+
+    rng = np.random.default_rng(3)
+    for values in (rng.integers(1, 6, size=(4, 30)).astype(float), np.round(rng.uniform(0, 100, size=(3, 25)), 1)):
+        values[rng.random(values.shape) < 0.2] = np.nan
+        draws = rng.integers(0, values.shape[1], size=(5, values.shape[1]))
+        weights = np.stack([np.bincount(d, minlength=values.shape[1]) for d in draws]).astype(float)
+        batched = alpha_resamples(values, weights, level)
+        for d, got in zip(draws, batched, strict=True):
+            sample = values[:, d]
+            sample = sample[:, np.isfinite(sample).sum(axis=0) >= 2]
+            domain = np.unique(sample[np.isfinite(sample)])
+            want = krippendorff.alpha(reliability_data=sample, level_of_measurement=level, value_domain=domain)
+            assert got == pytest.approx(want, abs=1e-9)

@@ -40,7 +40,17 @@ def _positive(text: str) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Sample a study from a run."""
     from tsteval.annotate.study import plan_study
+    from tsteval.core.errors import TstevalError
 
+    if (args.run is None) == (args.dataset is None):
+        raise TstevalError("give a RUN folder or --dataset mir|lai")
+    if args.dataset is not None:
+        from tsteval.annotate.rated_sets import rated_study
+
+        info = rated_study(args.dataset, args.out, args.overwrite).info
+        print(f"study {info['signature']}: the {args.dataset} rated set, {info['pairs']} pairs, questions "
+              f"{info['questions']}, written to {args.out}")
+        return 0
     names = [a for a in args.aspects.split(",") if a] if args.aspects else None
     systems = [s for s in args.systems.split(",") if s] if args.systems else None
     study = plan_study(args.run, args.out, items=args.items, questions=names, systems=systems, seed=args.seed,
@@ -164,7 +174,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--ratings STUDY) and choose its profile.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     steps = parser.add_subparsers(dest="step", required=True)
     plan = _add(steps, "plan", cmd_plan, "sample a study (inputs stratified by direction, every system's output)")
-    plan.add_argument("run", metavar="RUN", help="a folder written by tsteval score or tsteval run")
+    plan.add_argument("run", nargs="?", metavar="RUN", help="a folder written by tsteval score or tsteval run")
+    plan.add_argument("--dataset", choices=("mir", "lai"), help="instead of sampling a run: a published rated set "
+                      "as a study, every transfer and rating (meta-eval a run of its transfers against it)")
     plan.add_argument("--out", required=True, help="the study folder to create")
     plan.add_argument("--items", type=_positive, default=50, help="inputs to sample (default 50)")
     plan.add_argument("--aspects", help="the template's questions to ask, comma-separated (default all: "
