@@ -56,6 +56,12 @@ class RatingApp:
         self.page = env.from_string(PAGE.read_text(encoding="utf-8"))
         low, high = study.template.scale
         self.points = list(range(low, high + 1))
+        self.complete = len(study.template.names)
+        # The server is the only writer of its annotators' ratings, so each annotator's order and answers are read
+        # from the database once and then kept up to date here (a page costs no query; a submission one commit).
+        self.annotators: dict[str, Annotator | None] = {}
+        self.orders: dict[int, tuple[list[str], frozenset[str]]] = {}
+        self.answers: dict[int, dict[str, dict[str, float]]] = {}
 
     def csrf(self, token: str) -> str:
         """The anti-forgery token of the page served to the holder of ``token``."""
@@ -63,16 +69,26 @@ class RatingApp:
 
     def who(self, request: Request) -> tuple[Annotator | None, str]:
         token = request.path_params["token"]
-        return (self.store.annotator(token) if 16 <= len(token) <= 64 else None), token
+        if not 16 <= len(token) <= 64:
+            return None, token
+        who = self.annotators.get(token)
+        if who is None:
+            who = self.store.annotator(token)
+            if who is not None:  # an unknown token is looked up again next time (invite may add it meanwhile)
+                self.annotators[token] = who
+                order = self.store.assignment(who)
+                self.orders[who.id] = (order, frozenset(order))
+                self.answers[who.id] = self.store.answered(who)
+        return who, token
 
     async def page_view(self, request: Request) -> Response:
         who, token = self.who(request)
         if who is None:
             return PlainTextResponse("Not found: open the private link you were given.", 404, headers=HEADERS)
-        order = self.store.assignment(who)
-        answers = self.store.answered(who)
-        complete = len(self.study.template.names)
-        done = sum(len(answers.get(p, {})) >= complete for p in order)
+        order, _ = self.orders[who.id]
+        answers = self.answers[who.id]
+        complete = self.complete
+        done = sum(len(a) >= complete for a in answers.values())
         at = request.query_params.get("at")
         if at is not None:
             if not at.isdigit() or int(at) >= len(order):
@@ -114,7 +130,7 @@ class RatingApp:
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             return _error(422, 'expected {"pair_id": ID, "ratings": {QUESTION: VALUE, ...}}')
-        if pair not in self.store.assignment(who):
+        if pair not in self.orders[who.id][1]:
             return _error(403, "not one of your pairs")
         try:
             for question, value in ratings.items():
@@ -122,6 +138,7 @@ class RatingApp:
         except InputError as error:
             return _error(422, str(error))
         self.store.submit(who, pair, ratings, "web")
+        self.answers[who.id].setdefault(pair, {}).update({q: float(v) for q, v in ratings.items()})
         return JSONResponse({"saved": pair}, headers=HEADERS)
 
 
