@@ -186,3 +186,16 @@ def test_batched_bootstrap_alpha_equals_the_package(level: str) -> None:
             domain = np.unique(sample[np.isfinite(sample)])
             want = krippendorff.alpha(reliability_data=sample, level_of_measurement=level, value_domain=domain)
             assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_alpha_of_many_distinct_values_equals_the_package() -> None:
+    """Past 101 distinct values :func:`alpha` computes without the package (its tensor grows with values^2)."""
+    import krippendorff
+
+    rng = np.random.default_rng(5)
+    truth = rng.uniform(0, 100, 150)
+    values = np.round(np.vstack([truth + rng.normal(scale=15, size=150), truth + rng.normal(scale=15, size=150)]), 2)
+    assert np.unique(values).size > 101
+    for level in ("interval", "ordinal"):
+        want = krippendorff.alpha(reliability_data=values, level_of_measurement=level)
+        assert alpha(values, level) == pytest.approx(want, abs=1e-9)

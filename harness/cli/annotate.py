@@ -115,14 +115,23 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     study = _study(args.study)
     header, rows = export_rows(study, args.format, args.per_hit, study.info["seed"])
-    check_output_file(args.out, "an export", lambda p: p.suffix == ".csv", args.overwrite)
-    with output_file(args.out, "an export", lambda p: p.suffix == ".csv", args.overwrite) as tmp:
+    check_output_file(args.out, "an export", _is_export, args.overwrite)
+    with output_file(args.out, "an export", _is_export, args.overwrite) as tmp:
         with open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(header)
             writer.writerows(rows)
     print(f"export: {len(rows)} rows ({args.format}) written to {args.out}")
     return 0
+
+
+def _is_export(path: object) -> bool:
+    """Whether ``path`` is a CSV that ``annotate export`` wrote (its header starts with ``pair_id``)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.readline().startswith("pair_id")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -149,8 +158,15 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     if args.out:
         from tsteval.core.atomic import check_output_file, output_file
 
-        check_output_file(args.out, "an agreement report", lambda p: p.suffix == ".md", args.overwrite)
-        with output_file(args.out, "an agreement report", lambda p: p.suffix == ".md", args.overwrite) as tmp:
+        def ours(path: object) -> bool:
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    return handle.readline().startswith("# Agreement of study")
+            except (OSError, UnicodeDecodeError):
+                return False
+
+        check_output_file(args.out, "an agreement report", ours, args.overwrite)
+        with output_file(args.out, "an agreement report", ours, args.overwrite) as tmp:
             tmp.write_text(text, encoding="utf-8")
     print(text)
     return 0
