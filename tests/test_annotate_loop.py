@@ -199,3 +199,21 @@ def test_alpha_of_many_distinct_values_equals_the_package() -> None:
     for level in ("interval", "ordinal"):
         want = krippendorff.alpha(reliability_data=values, level_of_measurement=level)
         assert alpha(values, level) == pytest.approx(want, abs=1e-9)
+
+
+def test_bad_plans_and_empty_studies_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    card, _ = scorecard(inputs=3)
+    card.save(tmp_path / "run")
+    (tmp_path / "bad.yaml").write_text("questions:\n  - {name: q, aspect: colour, prompt: hi}\n")
+    cases = [(["--items", "99"], "the run has only 6 inputs"), (["--systems", "nobody"], "no system 'nobody'"),
+             (["--aspects", "mood"], "no question 'mood'"), (["--template", str(tmp_path / "bad.yaml")], "aspect one of")]
+    for extra, message in cases:
+        assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / "s"), *extra]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and message in error, error
+        assert not (tmp_path / "s").exists()
+    assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / "s"), "--items", "2"]) == 0
+    assert main(["meta-eval", str(tmp_path / "run"), "--ratings", str(tmp_path / "s")]) == 2
+    assert "the study has no ratings yet" in capsys.readouterr().err
+    assert main(["annotate", "status", str(tmp_path / "run")]) == 2
+    assert "not a study folder" in capsys.readouterr().err

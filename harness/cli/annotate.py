@@ -125,13 +125,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _is_export(path: object) -> bool:
-    """Whether ``path`` is a CSV that ``annotate export`` wrote (its header starts with ``pair_id``)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.readline().startswith("pair_id")
-    except (OSError, UnicodeDecodeError):
-        return False
+def _starts_with(prefix: str) -> object:
+    """A test of whether a file is one this command wrote: its first line starts with ``prefix``."""
+    def ours(path: object) -> bool:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.readline().startswith(prefix)
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    return ours
+
+
+_is_export = _starts_with("pair_id")
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -158,13 +164,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     if args.out:
         from tsteval.core.atomic import check_output_file, output_file
 
-        def ours(path: object) -> bool:
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    return handle.readline().startswith("# Agreement of study")
-            except (OSError, UnicodeDecodeError):
-                return False
-
+        ours = _starts_with("# Agreement of study")
         check_output_file(args.out, "an agreement report", ours, args.overwrite)
         with output_file(args.out, "an agreement report", ours, args.overwrite) as tmp:
             tmp.write_text(text, encoding="utf-8")
