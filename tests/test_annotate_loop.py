@@ -206,7 +206,8 @@ def test_bad_plans_and_empty_studies_are_one_line_errors(tmp_path: Path, capsys:
     card.save(tmp_path / "run")
     (tmp_path / "bad.yaml").write_text("questions:\n  - {name: q, aspect: colour, prompt: hi}\n")
     cases = [(["--items", "99"], "the run has only 6 inputs"), (["--systems", "nobody"], "no system 'nobody'"),
-             (["--aspects", "mood"], "no question 'mood'"), (["--template", str(tmp_path / "bad.yaml")], "aspect one of")]
+             (["--aspects", "mood"], "no question 'mood'"),
+             (["--template", str(tmp_path / "bad.yaml")], "aspect one of")]
     for extra, message in cases:
         assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / "s"), *extra]) == 2
         error = capsys.readouterr().err.strip()
