@@ -218,3 +218,25 @@ def test_bad_plans_and_empty_studies_are_one_line_errors(tmp_path: Path, capsys:
     assert "the study has no ratings yet" in capsys.readouterr().err
     assert main(["annotate", "status", str(tmp_path / "run")]) == 2
     assert "not a study folder" in capsys.readouterr().err
+
+
+def test_references_become_pairs_and_are_rated_apart(tmp_path: Path) -> None:
+    card, _ = scorecard(inputs=4)
+    card.frame["reference"] = "a human rewrite of " + card.frame["input"]
+    card.save(tmp_path / "run")
+    from tsteval.annotate.reliability import agreement
+    from tsteval.annotate.study import plan_study
+
+    study = plan_study(tmp_path / "run", tmp_path / "study", items=4)
+    refs = study.pairs[study.pairs["kind"] == "reference"]
+    assert len(refs) == 4 and refs["output"].str.startswith("a human rewrite").all()
+    assert set(refs["system"]) == {"reference"} and study.info["references"] == 4
+    store = study.store()
+    (who, _), = store.add_annotators(study.pair_ids, seed=0, count=1)
+    for pair in study.pair_ids:
+        store.submit(who, pair, {"content": 5 if pair.startswith("h:") else 2}, "web")
+    store.close()
+    kinds = agreement(study, n_resamples=10).kinds.set_index(["question", "kind"])["mean"]
+    assert kinds[("content", "reference")] == 5 and kinds[("content", "system output")] == 2
+    frame, _ = study_ratings(study)
+    assert len(frame) == len(study.pairs.query("kind == 'rated'"))  # references never reach meta-evaluation

@@ -15,6 +15,9 @@ Per question, on the rated pairs (quality-control pairs left out):
   correlation any metric can reach with these mean ratings (a metric's r with the true mean is attenuated by the
   ratings' unreliability).
 
+Per question and kind of pair (the systems' outputs, the human references, the checks): the mean rating, a
+sanity check of the scale (a copy should score top on content, a reference above the systems).
+
 Per annotator: **consistency** on repeated pairs (exact agreement and mean absolute difference between the two
 judgements) and **accuracy** on check pairs (a copy's content rated within one point of the top).
 """
@@ -144,6 +147,7 @@ class Agreement:
     repeats: pd.DataFrame
     checks: pd.DataFrame
     ceiling: pd.DataFrame
+    kinds: pd.DataFrame
     info: dict = field(default_factory=dict)
 
     def markdown(self) -> str:
@@ -159,7 +163,7 @@ class Agreement:
             parts.append(f"- flagged: {escape(row.annotator)} on {escape(row.question)} (r = {row.r:.2f}, "
                          f"more than {FLAG_BELOW} below the median annotator)")
         parts += ["", "## Repeated pairs", "", _table(self.repeats), "", "## Check pairs", "",
-                  _table(self.checks), ""]
+                  _table(self.checks), "", "## Mean rating by kind of pair", "", _table(self.kinds), ""]
         return "\n".join(parts)
 
 
@@ -217,8 +221,10 @@ def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement
     info = {"signature": study.info["signature"], "annotators": int(ratings["annotator"].nunique()),
             "ratings": len(ratings), "resamples": n_resamples, "seed": seed, "flag_below": FLAG_BELOW,
             "splits": SPLITS}
+    kind_of = ratings["pair_id"].map(kinds).replace({"rated": "system output", "repeat": "system output"})
+    by_kind = ratings.assign(kind=kind_of).groupby(["question", "kind"])["value"].agg(["mean", "count"])
     return Agreement(pd.DataFrame(alpha_rows), annotators, _repeats(study, ratings), _checks(study, ratings),
-                     pd.DataFrame(ceiling_rows), info)
+                     pd.DataFrame(ceiling_rows), by_kind.reset_index(), info)
 
 
 def _against_others(table: pd.DataFrame, question: str) -> list[dict]:

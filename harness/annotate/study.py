@@ -10,6 +10,9 @@ inputs, in proportion to its inputs in the run), and takes every chosen system's
 * **checks** (``c:ID``): the input itself as the output (an unchanged copy), whose content answer is known: the top
   of the scale.  An annotator who rates it low is not reading.
 
+Where the run carries a human reference for its inputs (a ``reference`` column), each sampled input also gets its
+reference as a pair (``h:ID``, system ``reference``): the ratings a human rewrite earns, beside the systems'.
+
 Annotators never see system names; each gets the pairs in an order of their own (seeded).  Quality-control pairs are
 left out of the ratings meta-evaluation reads.
 """
@@ -137,11 +140,15 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
                                             replace=False))]
     copies = copies.assign(kind="check", of="", pair_id="c:" + copies["pair_id"], output=copies["input"],
                            system="check:copy")
-    pairs = pd.concat([rows, again, copies], ignore_index=True)[PAIR_COLUMNS]
+    references = firsts.iloc[0:0]
+    if "reference" in firsts and firsts["reference"].notna().all() and (firsts["reference"] != "").all():
+        references = firsts.assign(kind="reference", of="", pair_id="h:" + firsts["pair_id"],
+                                   output=firsts["reference"], system="reference")
+    pairs = pd.concat([rows, again, copies, references], ignore_index=True)[PAIR_COLUMNS]
     info = {"run": str(run), "run_rows": len(card.frame), "items": items, "systems": systems, "seed": seed,
             "questions": chosen.names, "aspects": {q.name: q.aspect for q in chosen.questions},
             "scale": list(chosen.scale), "pairs": int((pairs["kind"] == "rated").sum()),
-            "repeats": len(again), "checks": len(copies), "template": chosen.hash,
+            "repeats": len(again), "checks": len(copies), "references": len(references), "template": chosen.hash,
             "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}
     info["signature"] = content_hash(info, pairs.to_dict("list"))
     with output_directory(out, KIND, overwrite) as tmp:
