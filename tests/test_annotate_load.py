@@ -44,13 +44,15 @@ def test_fifty_clients_lose_nothing(study: tuple) -> None:
 
 def test_a_killed_server_keeps_every_acknowledged_rating(study: tuple) -> None:
     folder, tokens, names = study
-    before, _ = stored(folder)
+    before, history = stored(folder)
     port = free_port()
     with server(folder, port) as process:
         result = {}
         clients = threading.Thread(target=lambda: result.update(load=run_clients(port, tokens[:25], seconds=30.0)))
         clients.start()
-        time.sleep(1.5)
+        deadline = time.monotonic() + 60
+        while stored(folder)[1] < history + 300 and time.monotonic() < deadline:  # let ratings come in
+            time.sleep(0.2)
         process.kill()  # SIGKILL, mid-study: requests are in flight
         clients.join(timeout=60)
         assert not clients.is_alive()
