@@ -240,3 +240,14 @@ def test_references_become_pairs_and_are_rated_apart(tmp_path: Path) -> None:
     assert kinds[("content", "reference")] == 5 and kinds[("content", "system output")] == 2
     frame, _ = study_ratings(study)
     assert len(frame) == len(study.pairs.query("kind == 'rated'"))  # references never reach meta-evaluation
+
+
+def test_evaluate_scores_a_profile_with_its_modification(tmp_path: Path) -> None:
+    import tsteval
+    from tsteval.lexicons.lexicon import Lexicon
+
+    (tmp_path / "p.json").write_text(json.dumps({"kind": "tsteval-profile", "profile": {"content": "chrf@mask"}}))
+    card = tsteval.evaluate(["the food was fine"], ["the food was great"], source_style="0", target_style="1",
+                            metrics=[f"profile:{tmp_path / 'p.json'}"], lexicon=Lexicon(
+                                {"0": [["fine", 1.0]], "1": [["great", 1.0]]}))
+    assert "chrf@mask" in card.metrics
