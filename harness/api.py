@@ -100,6 +100,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
 
     chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh))
     check_models(chosen, options["language_model"])
+    options["modifications"] = (*options["modifications"],
+                                *(m for m in chosen.modifications if m not in options["modifications"]))
     if chosen.recommended:
         from tsteval.metrics.recommended import recommended_language_model, recommended_options
 

@@ -166,10 +166,14 @@ def test_python_api_hints_keep_keywords(tmp_path: Path) -> None:
 
 def test_every_subcommand_has_quiet() -> None:
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    quiet = {name: "quiet" in {a.dest for a in parser._actions} for name, parser in sub.choices.items()}
+    quiet = {}
+    for name, parser in sub.choices.items():
+        steps = next((a for a in parser._actions if a.dest == "step"), None)  # a group: annotate plan, serve, ...
+        for step, command in (steps.choices.items() if steps else [("", parser)]):
+            quiet[f"{name} {step}".strip()] = "quiet" in {a.dest for a in command._actions}
+    annotate = [f"annotate {s}" for s in ("plan", "invite", "serve", "status", "export", "import", "agreement")]
     assert quiet == dict.fromkeys(["train-classifier", "build-lexicon", "score", "run", "train-pairs", "compliancy",
-                                   "compare", "explore", "meta-eval"],
-                                  True)
+                                   "compare", "explore", "meta-eval", *annotate], True)
 
 
 def test_quiet_silences_library_bars(capsys) -> None:

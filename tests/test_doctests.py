@@ -17,7 +17,9 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.experiment.options", "tsteval.experiment.manifest", "tsteval.scorecard",
            "tsteval.metrics.judges.prompts", "tsteval.metrics.judges.logprop", "tsteval.metrics.profile_rule",
            "tsteval.metrics.recommended", "tsteval.experiment.rated_lm", "tsteval.experiment.explorer",
-           "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.ray_engine"]
+           "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.ray_engine",
+           "tsteval.annotate.template", "tsteval.annotate.store", "tsteval.annotate.reliability",
+           "tsteval.annotate.platforms", "tsteval.metrics.profile_file"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tsteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    from tsteval.cli import compare, explore, lexicon, metaeval, pairs, run, score, train
+    from tsteval.cli import annotate, compare, explore, lexicon, metaeval, pairs, run, score, train
 
     for command in (train, lexicon, score, run):
         command.add_parser(sub)
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(sub)
     explore.add_parser(sub)
     metaeval.add_parser(sub)
+    annotate.add_parser(sub)
     return parser
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory
@@ -13,6 +14,7 @@ EPILOG = """examples:
       --rating content=human_content --rating style=human_style --out runs/mine-metaeval
   tsteval meta-eval --scorecard runs/mine --rating naturalness=human_fluency --out runs/meta   (ratings in the run)
   tsteval meta-eval --dataset lai --out results/lai        (score Lai et al.'s rated GYAFC outputs and evaluate)
+  tsteval meta-eval runs/mine --ratings study --choose-profile profile.json   (a tsteval annotate study)
 """
 
 
@@ -43,6 +45,16 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     from tsteval.core.errors import TstevalError
     from tsteval.experiment.metaeval import meta_evaluate
 
+    if args.run is not None:
+        if args.scorecard is not None and args.scorecard != args.run:
+            raise TstevalError("give the run once: RUN or --scorecard RUN")
+        args.scorecard = args.run
+    if args.ratings is not None and Path(args.ratings, "study.json").is_file():
+        return _meta_eval_study(args)
+    if args.choose_profile:
+        raise TstevalError("--choose-profile needs --ratings STUDY (a folder made by tsteval annotate plan)")
+    if args.out is None:
+        raise TstevalError("give --out FOLDER for the tables")
     if (args.dataset is None) == (args.scorecard is None):
         raise TstevalError("give --scorecard RUN (with --rating ASPECT=COLUMN ...) or --dataset mir|lai")
     if args.dataset is not None and (args.rating or args.ratings):
@@ -69,6 +81,41 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _meta_eval_study(args: argparse.Namespace) -> int:
+    """``meta-eval RUN --ratings STUDY [--choose-profile OUT.json]``: the study's mean ratings against every column
+    of the run, the noise ceiling of each rating beside them, and the profile chosen by the committed rule."""
+    from tsteval.annotate.loop import choose_profile, is_profile, meta_evaluate_study, write_profile
+    from tsteval.annotate.study import Study
+    from tsteval.core.atomic import check_output_file
+    from tsteval.core.errors import TstevalError
+
+    if args.scorecard is None or args.dataset is not None or args.rating:
+        raise TstevalError("with --ratings STUDY give the study's run (RUN) and no --dataset or --rating")
+    if args.out is not None:
+        check_output_directory(args.out, "meta-eval", args.overwrite)
+    if args.choose_profile:
+        check_output_file(args.choose_profile, "a profile", is_profile, args.overwrite)
+    study = Study.open(args.ratings)
+    result = meta_evaluate_study(args.scorecard, study, n_resamples=args.resamples, seed=args.seed)
+    title = f"Meta-evaluation against study {study.info['signature']}"
+    if args.out is not None:
+        result.write(args.out, overwrite=args.overwrite, title=title)
+    if not args.quiet:
+        print(result.markdown(title))
+    print("noise ceiling (the highest correlation any metric can reach with these mean ratings):")
+    for row in result.info["ceiling"]:
+        print(f"  {row['rating']} ({row['aspect']}): {row['pairs']} pairs, {row['pairs_2_raters']} rated twice or "
+              f"more, split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}")
+    if args.choose_profile:
+        choice = choose_profile(result)
+        write_profile(choice, study, args.scorecard, args.choose_profile, args.overwrite)
+        for aspect, reason in choice.reasons.items():
+            print(f"  {aspect}: {reason}")
+        print(f"profile {choice.profile} written to {args.choose_profile}; score it with tsteval score --metrics "
+              f"profile:{args.choose_profile} ...")
+    return 0
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``meta-eval`` to the subcommands and return its parser."""
     parser = sub.add_parser(
@@ -80,9 +127,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "with its interval and Williams' t.  Writes metaeval.csv, baseline.csv, counts.csv, metaeval.md and "
         "metaeval.png (tsteval run writes the same files to meta_eval/ of its run folder).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", nargs="?", metavar="RUN", help="the run (same as --scorecard RUN)")
     parser.add_argument("--scorecard", metavar="RUN", help="a folder written by tsteval score or tsteval run")
-    parser.add_argument("--ratings", metavar="FILE", help="human ratings (CSV/JSONL/Parquet) joined on --key; "
-                        "without it the rating columns are read from the scorecard")
+    parser.add_argument("--ratings", metavar="FILE|STUDY", help="human ratings (CSV/JSONL/Parquet) joined on --key, "
+                        "or a study folder of tsteval annotate (its mean ratings, joined on system, setting, item "
+                        "and direction); without it the rating columns are read from the scorecard")
+    parser.add_argument("--choose-profile", metavar="OUT.json", help="with --ratings STUDY: apply the profile rule "
+                        "to the study and write the chosen profile (score it with --metrics profile:OUT.json)")
     parser.add_argument("--rating", action="append", default=[], metavar="ASPECT=COLUMN",
                         help="a rating column and its aspect (style, content, naturalness); repeat for several")
     parser.add_argument("--key", default="item,system", help="comma-separated join keys present in both tables "
@@ -93,7 +144,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="score a built-in rated dataset with every applicable metric and meta-evaluate it")
     parser.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
-    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--out", help="output folder (required except with --ratings STUDY)")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--quiet", action="store_true", help="no progress messages or tables")
     parser.set_defaults(func=cmd_meta_eval)

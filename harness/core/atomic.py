@@ -34,7 +34,7 @@ from tsteval.core.errors import TstevalError
 MARKER = ".tsteval-output.json"
 KINDS = {"style-classifier": "a style classifier", "pair-classifier": "a pair classifier",
          "scorecard": "a scorecard", "run": "an experiment run", "compliancy": "compliancy results",
-         "meta-eval": "a meta-evaluation"}
+         "meta-eval": "a meta-evaluation", "study": "a rating study"}
 OVERWRITE_HELP = ("replace an existing tsteval output of the same kind at --out (replaced whole; a folder "
                   "holding files tsteval did not write is never touched)")
 _TEMPORARY = re.compile(r"\.tsteval-tmp-(\d+)-[0-9a-f]{8}$")

@@ -330,6 +330,10 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
     if chosen.recommended:
         raise r.error("metrics.names", "recommended is a command-line profile (tsteval score --metrics recommended)",
                       fix="name the metrics: target_prob, sbert, lp_mean@kn3")
+    missing = [m for m in chosen.modifications if m not in options.modifications]
+    if missing:
+        raise r.error("metrics.names", f"the profile's content columns need the modifications {missing}",
+                      fix=f"add {missing} to the run's modifications (modifications: in the manifest)")
     style = StyleSpec(tuple(classifiers)) if chosen.style else StyleSpec()
     if "style" in d:
         s = r.mapping(d["style"], "metrics.style", _keys("metrics.style", "classifiers"), ("classifiers",))

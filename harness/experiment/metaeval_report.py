@@ -94,11 +94,17 @@ def markdown(result: MetaEvaluation, title: str = "Meta-evaluation") -> str:
              "rating's statistics; identical outputs of several systems for the same input are kept (each is a "
              "rated transfer), counted in `duplicate_outputs`; rank correlations give ties their average rank "
              "(Kendall: tau-b).", ""]
+    ceilings = {row["rating"]: row for row in info.get("ceiling", [])}  # a rating study's (tsteval annotate)
     for rating, aspect, table in rating_tables(result):
         base = info["baselines"].get(rating)
         lines += [f"## {md.escape(rating)} ({md.escape(aspect)})", "",
                   f"Baseline: `{md.escape(base)}`." if base else "No baseline column present.", "",
                   md.table(table), ""]
+        if rating in ceilings:
+            c = ceilings[rating]
+            lines += [f"Noise ceiling {c['ceiling']:.3f}: the highest r any metric can reach with these mean ratings "
+                      f"(split-half reliability {c['split_half']:.3f} over {c['pairs_2_raters']} pairs rated twice "
+                      "or more).", ""]
     return "\n".join(lines)
 
 

@@ -38,6 +38,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     for name in metrics:
         chosen.add_content(name, params.get(name, {}))
     metrics, params = chosen.content, chosen.params
+    modes += [m for m in chosen.modifications if m not in modes]
     names += [n for n in chosen.naturalness if n not in names]
     check_models(chosen, options["language_model"])
     if chosen.recommended:

@@ -4,8 +4,9 @@ either routed to what scores it or refused with one line saying what it needs.
 
 An entry is a metric name, optionally with parameters (``bleu:smooth_method=floor:smooth_value=0.1``), a naturalness
 scorer (``kn3``, ``smollm2``, ``unigram``, ...), a naturalness column family with its scorer (``slor@smollm2``;
-``slor@gemma3-270m`` with ``--language-model gemma3-270m``) or ``recommended`` (one metric per aspect,
-:mod:`tsteval.metrics.recommended`).  A naturalness metric named alone is scored by its default scorer (``ppl``,
+``slor@gemma3-270m`` with ``--language-model gemma3-270m``), ``recommended`` (one metric per aspect,
+:mod:`tsteval.metrics.recommended`) or ``profile:FILE`` (the profile a rating study chose,
+:mod:`tsteval.metrics.profile_file`).  A naturalness metric named alone is scored by its default scorer (``ppl``,
 ``lp_mean``, ``slor``: the Kneser-Ney trigram ``kn3``; ``naturalness``, ``more_natural``: the ``unigram``
 adversarial classifier).
 
@@ -56,7 +57,8 @@ class Selection:
     """What a list of names asks for: ``style`` columns (every style metric of each classifier), ``content``
     metrics with their ``params``, ``naturalness`` scorers, the LM metrics ``judges`` (with ``params``; ``models``:
     the models named after their ``@``), the pair-classifier columns (``hh``, ``hh_content``,
-    ``ah``) and the ``joint`` score; ``recommended`` when that profile was asked for."""
+    ``ah``) and the ``joint`` score; ``recommended`` when that profile was asked for; the content ``modifications`` a
+    profile file asks for."""
 
     style: bool = False
     content: list[str] = field(default_factory=list)
@@ -67,6 +69,7 @@ class Selection:
     pairs: list[str] = field(default_factory=list)
     joint: bool = False
     recommended: bool = False
+    modifications: list[str] = field(default_factory=list)
 
     def add_content(self, name: str, params: dict[str, str]) -> None:
         """Add content metric ``name`` with ``params`` (checked); a metric given twice with different parameters
@@ -108,7 +111,7 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
     from tsteval.metrics.registry import METRICS
 
     selection = Selection()
-    for entry in entries:
+    for entry in _expand_profiles(entries, selection):
         name, params = parse_metric(entry)
         if name == RECOMMENDED:
             selection.recommended = True
@@ -139,6 +142,21 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
             _route(selection, metric.name, metric.aspect, params, classifiers=classifiers, hh=hh, ah=ah)
         selection.naturalness += [s for s in scorers if s not in selection.naturalness]
     return selection
+
+
+def _expand_profiles(entries: Iterable[str], selection: Selection) -> list[str]:
+    """``entries`` with each ``profile:FILE`` replaced by its metrics (its modifications go to ``selection``)."""
+    from tsteval.metrics.profile_file import PREFIX, read_profile
+
+    out = []
+    for entry in entries:
+        if str(entry).strip().startswith(PREFIX):
+            names, modifications = read_profile(str(entry).strip()[len(PREFIX):])
+            out += names
+            selection.modifications += [m for m in modifications if m not in selection.modifications]
+        else:
+            out.append(entry)
+    return out
 
 
 def is_judge(metric: object) -> bool:

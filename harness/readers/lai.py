@@ -95,3 +95,18 @@ def _lai_score(scores: dict, key: str, path: Path, number: int) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
         raise InputError(f"{key} is {quote(value)}, not a number", path=path, line=number)
     return float(value)
+
+
+def load_lai_raters(root: str | Path | None = None) -> pd.DataFrame:
+    """Lai et al.'s two annotators' own 0-100 scores: one row per (system, item, rating column, annotator), with
+    ``value``; :func:`load_lai`'s ``human_*`` columns are the mean of each pair of rows."""
+    root = Path(root) if root is not None else dataset_dir("lai2022")
+    rows = []
+    for name, (human, _) in LAI_FILES.items():
+        path = root / name
+        for item, line in enumerate(read_lines(path)):
+            record = _lai_record(line, path, item + 1)
+            for system, scores in record["sys"].items():
+                rows += [{"system": system, "item": item, "rating": human, "annotator": rater,
+                          "value": _lai_score(scores, rater, path, item + 1)} for rater in ("human_1", "human_2")]
+    return pd.DataFrame(rows)

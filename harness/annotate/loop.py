@@ -1,0 +1,162 @@
+"""The loop closed: a study's ratings meta-evaluate every metric column of its run (``tsteval meta-eval RUN --ratings
+STUDY``) and choose the run's profile by the committed rule (``--choose-profile OUT.json``).
+
+The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
+quality-control pairs left out), joined to the run's rows on system, setting, item and direction; the statistics are
+:func:`tsteval.experiment.metaeval.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
+compared with the current recommendation of its aspect (:data:`tsteval.metrics.recommended.RECOMMENDED`) where
+the run has that column, and :func:`tsteval.metrics.profile_rule.choose` applies the rule with the study's
+questions of an aspect as its datasets.
+
+The rule is not applied to an aspect, and the default column is kept, when its ratings cannot carry the decision:
+fewer than :data:`MIN_PAIRS` rated pairs (the intervals are then too wide for a difference to mean anything), or a
+split-half reliability below :data:`MIN_RELIABILITY` or unknown (one rating per pair: nothing says the ratings are
+more than noise, and a ranking of metrics by their correlation with noise is a ranking by chance).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsteval.annotate.reliability import ceiling, matrices, split_half
+from tsteval.annotate.study import KEYS, Study
+from tsteval.experiment.metaeval import MetaEvaluation
+
+MIN_PAIRS = 30
+MIN_RELIABILITY = 0.5
+PROFILE_KIND = "tsteval-profile"
+
+
+def study_ratings(study: Study) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The mean rating of each rated pair per question (columns ``human_QUESTION``) with the join keys, and the
+    rating columns' aspects."""
+    store = study.store()
+    try:
+        ratings = store.ratings()
+    finally:
+        store.close()
+    pairs = study.pairs[study.pairs["kind"] == "rated"]
+    ratings = ratings[ratings["pair_id"].isin(pairs["pair_id"])]
+    means = ratings.groupby(["pair_id", "question"])["value"].mean().unstack("question")
+    frame = pairs.set_index("pair_id")[list(KEYS)].join(means, how="inner")
+    columns = {q: f"human_{q}" for q in study.template.names if q in frame.columns}
+    frame = frame.rename(columns=columns).reset_index(drop=True)
+    return frame, {f"human_{q}": study.template.question(q).aspect for q in columns}
+
+
+def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
+    """Per question: its aspect, the pairs with two ratings or more, the split-half reliability and the ceiling."""
+    store = study.store()
+    try:
+        ratings = store.ratings()
+    finally:
+        store.close()
+    rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"].tolist()
+    rows = []
+    for question, table in matrices(ratings, study.template.names, rated).items():
+        reliability, units = split_half(table.to_numpy(dtype=float), seed=seed)
+        rows.append({"rating": f"human_{question}", "aspect": study.template.question(question).aspect,
+                     "pairs": int(table.shape[1]), "pairs_2_raters": units, "split_half": reliability,
+                     "ceiling": ceiling(reliability)})
+    return pd.DataFrame(rows)
+
+
+def current_profile(columns: list[str]) -> dict[str, str]:
+    """The recommended column of each aspect that the run has (style: ``style_strength`` of its first classifier;
+    naturalness: the LM's column, else the fast profile's)."""
+    from tsteval.metrics.recommended import FAST_NATURALNESS, RECOMMENDED
+
+    style = [c for c in columns if c.startswith("style_strength@")]
+    out = {}
+    for r in RECOMMENDED:
+        wanted = r.column(style[0].partition("@")[2] if style else "")
+        if wanted in columns:
+            out[r.aspect] = wanted
+        elif r.aspect == "naturalness" and FAST_NATURALNESS in columns:
+            out[r.aspect] = FAST_NATURALNESS
+    return out
+
+
+def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0) -> MetaEvaluation:
+    """Every metric column of ``run`` against ``study``'s mean ratings, each compared with its aspect's current
+    recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`."""
+    from tsteval.experiment.metaeval import _load_card, meta_evaluate
+
+    card, _ = _load_card(run)
+    frame, aspects = study_ratings(study)
+    if not aspects:
+        from tsteval.core.errors import InputError
+
+        raise InputError("the study has no ratings yet", path=study.path,
+                         fix="collect some with tsteval annotate serve, or import a platform's results file")
+    baselines = current_profile(list(card.metrics))
+    result = meta_evaluate(card, aspects, frame, list(KEYS), baselines=baselines, n_resamples=n_resamples,
+                           seed=seed)
+    result.info["ceiling"] = ceilings(study, seed).to_dict("records")
+    result.info["study"] = study.info["signature"]
+    return result
+
+
+@dataclass
+class ProfileChoice:
+    """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from and, per
+    aspect, the reason."""
+
+    profile: dict[str, str]
+    default: dict[str, str]
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self, study: Study, run: str) -> dict:
+        """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
+        return {"kind": PROFILE_KIND, "profile": self.profile, "default": self.default, "reasons": self.reasons,
+                "study": study.info["signature"], "run": run, "min_pairs": MIN_PAIRS,
+                "min_reliability": MIN_RELIABILITY}
+
+
+def choose_profile(result: MetaEvaluation) -> ProfileChoice:
+    """Apply the committed rule (:func:`tsteval.metrics.profile_rule.choose`) to ``result`` of
+    :func:`meta_evaluate_study`, aspect by aspect, where the ratings can carry it (module notes)."""
+    from tsteval.metrics.profile_rule import choose
+
+    default = {a: c for a, c in result.info["baselines"].items() if c is not None}
+    default = {result.info["ratings"][rating]: column for rating, column in default.items()}
+    profile, reasons = dict(default), {}
+    ceiling_of = {row["rating"]: row for row in result.info["ceiling"]}
+    used = result.counts.set_index("rating")["used"].to_dict() if len(result.counts) else {}
+    for aspect, column in default.items():
+        ratings = [r for r, a in result.info["ratings"].items() if a == aspect]
+        weak = [r for r in ratings if used.get(r, 0) < MIN_PAIRS
+                or not np.isfinite(ceiling_of[r]["split_half"]) or ceiling_of[r]["split_half"] < MIN_RELIABILITY]
+        if weak:
+            r = ceiling_of[weak[0]]
+            reasons[aspect] = (f"kept {column}: {weak[0]} has {used.get(weak[0], 0)} rated pairs and split-half "
+                               f"reliability {r['split_half']:.2f} (the rule needs {MIN_PAIRS} pairs and "
+                               f"{MIN_RELIABILITY}; with fewer or noisier ratings a metric's lead is chance)")
+            continue
+        tables = {r: result.baseline[result.baseline["rating"] == r] for r in ratings}
+        chosen = choose(tables, {aspect: column})[aspect]
+        profile[aspect] = chosen
+        reasons[aspect] = (f"{chosen} beats {column} with 95% confidence" if chosen != column else
+                           f"kept {column}: no column beats it with 95% confidence")
+    return ProfileChoice(profile, default, reasons)
+
+
+def write_profile(choice: ProfileChoice, study: Study, run: str, out: str | Path, overwrite: bool = False) -> None:
+    """Write the profile file atomically (an existing profile is replaced only with ``overwrite``)."""
+    from tsteval.core.atomic import output_file
+
+    with output_file(out, "a profile", is_profile, overwrite) as tmp:
+        Path(tmp).write_text(json.dumps(choice.to_json(study, run), indent=1) + "\n", encoding="utf-8")
+
+
+def is_profile(path: Path) -> bool:
+    """Whether ``path`` holds a profile file (so that ``--overwrite`` may replace it)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("kind") == PROFILE_KIND
+    except (OSError, ValueError, AttributeError):
+        return False

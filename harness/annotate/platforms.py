@@ -1,0 +1,150 @@
+"""Crowdsourcing platforms: a study's pairs in a platform's batch-input form (``tsteval annotate export``) and its
+results file read back into the study's database (``tsteval annotate import``).
+
+Export (``--format``):
+
+* ``mturk``: Amazon Mechanical Turk's batch input CSV, one row per HIT of ``per_hit`` pairs in a seeded order,
+  columns ``pair_id_K``, ``original_K``, ``rewrite_K``, ``target_K`` for K = 1..per_hit (the HIT layout refers to
+  them as ``${original_1}``...).  Name the layout's answer fields ``QUESTION-K`` (``fluency-3``): MTurk's results
+  file then holds ``Input.pair_id_K`` and ``Answer.QUESTION-K``, which import reads without a map;
+* ``prolific``: the same rows for a survey tool linked from a Prolific study (its results carry the participant in
+  ``PROLIFIC_PID`` or ``participant_id``);
+* ``csv``: one row per pair (``pair_id``, ``original``, ``rewrite``, ``target``).
+
+System names never leave the study.  Import reads the worker from ``WorkerId``, ``PROLIFIC_PID``,
+``participant_id`` or ``annotator``; each answer column ``Answer.QUESTION-K`` (or ``QUESTION-K``) is the rating of
+``QUESTION`` for the pair named in the row's ``Input.pair_id_K`` (or ``pair_id_K``); a long file with columns
+``annotator, pair_id, question, value`` is read as it is.  ``--map COLUMN=PAIR:QUESTION`` says it for a file
+tsteval did not export: PAIR is a pair id, or the name of the column holding it in each row.  Every value is
+checked (a known pair, a whole number on the study's scale, one rating per worker, pair and question) before
+anything is written; the first bad cell is one line naming the file, row and column, and then nothing is imported.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from tsteval.annotate.study import Study
+from tsteval.core.errors import InputError, TstevalError, quote
+
+FORMATS = ("mturk", "prolific", "csv")
+WORKER_COLUMNS = ("WorkerId", "PROLIFIC_PID", "participant_id", "annotator")
+ANSWER = re.compile(r"^(?:Answer\.)?([A-Za-z_][A-Za-z0-9_]*)-(\d+)$")
+
+
+def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of ``study``'s pairs in the platform format ``fmt`` (see the module notes)."""
+    if fmt not in FORMATS:
+        raise TstevalError(f"unknown format {fmt!r}; choose from {list(FORMATS)}")
+    pairs = study.pairs.iloc[np.random.default_rng(seed).permutation(len(study.pairs))]
+    records = [[p.pair_id, p.input, p.output, p.target_name] for p in pairs.itertuples()]
+    if fmt == "csv":
+        return ["pair_id", "original", "rewrite", "target"], records
+    if per_hit < 1:
+        raise TstevalError(f"--per-hit must be at least 1, not {per_hit}")
+    header = [f"{name}_{k}" for k in range(1, per_hit + 1) for name in ("pair_id", "original", "rewrite", "target")]
+    rows = []
+    for start in range(0, len(records), per_hit):
+        chunk = records[start:start + per_hit]
+        chunk += [["", "", "", ""]] * (per_hit - len(chunk))
+        rows.append([cell for record in chunk for cell in record])
+    return header, rows
+
+
+def parse_map(entries: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``COLUMN=PAIR:QUESTION`` entries as column -> (PAIR, QUESTION).
+
+    >>> parse_map(["Answer.q1=Input.id1:fluency"])
+    {'Answer.q1': ('Input.id1', 'fluency')}
+    """
+    out = {}
+    for entry in entries:
+        column, sep, rest = entry.rpartition("=")
+        pair, sep2, question = rest.rpartition(":")
+        if not sep or not sep2 or not column or not pair or not question:
+            raise TstevalError(f"--map {quote(entry)}: expected COLUMN=PAIR:QUESTION, e.g. "
+                               "Answer.fluency-3=Input.pair_id_3:fluency")
+        out[column] = (pair, question)
+    return out
+
+
+def _answer_columns(header: list[str], mapping: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """Answer column -> (pair column or id, question) for a results file without a map."""
+    if mapping:
+        return mapping
+    out = {}
+    for column in header:
+        match = ANSWER.match(column)
+        if match:
+            question, k = match.groups()
+            prefix = "Input." if column.startswith("Answer.") else ""
+            out[column] = (f"{prefix}pair_id_{k}", question)
+    return out
+
+
+def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, str]] | None = None,
+                 ) -> list[tuple[str, str, str, float]]:
+    """The (worker, pair, question, value) ratings of the results file ``path``, every cell checked first."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            header = list(reader.fieldnames or [])
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"cannot read the results file: {getattr(error, 'strerror', None) or error}",
+                         path=path) from None
+    known = set(study.pair_ids)
+    seen: dict[tuple[str, str, str], int] = {}
+    out = []
+
+    def add(line: int, column: str, worker: str, pair: str, question: str, text: str) -> None:
+        if not text.strip():
+            return  # not answered
+        if pair not in known:
+            raise InputError(f"column {column}: no pair {quote(pair)} in this study", path=path, line=line,
+                             fix="import the results of this study's export, or correct --map")
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(f"column {column}: {quote(text)} is not a number", path=path, line=line) from None
+        try:
+            study.check(question, pair, value)
+        except InputError as error:
+            raise InputError(f"column {column}: {error}", path=path, line=line) from None
+        key = (worker, pair, question)
+        if key in seen:
+            raise InputError(f"column {column}: {worker} rates {pair} {question} again (first on line "
+                             f"{seen[key]})", path=path, line=line, fix="keep one assignment per worker and pair")
+        seen[key] = line
+        out.append((worker, pair, question, value))
+
+    if {"annotator", "pair_id", "question", "value"} <= set(header) and not mapping:
+        for line, row in enumerate(rows, 2):
+            add(line, "value", row["annotator"], row["pair_id"], row["question"], row["value"] or "")
+        return out
+    worker_column = next((c for c in WORKER_COLUMNS if c in header), None)
+    if worker_column is None:
+        raise InputError(f"no worker column (one of {list(WORKER_COLUMNS)}) among {quote(header, 300)}", path=path,
+                         fix="give a platform's results file")
+    answers = _answer_columns(header, mapping or {})
+    missing = [c for c in answers if c not in header]
+    if not answers or missing:
+        raise InputError(f"no answer column {quote(missing[0]) if missing else 'like Answer.fluency-1'} in the "
+                         "header", path=path, fix="name the file's answer columns with --map COLUMN=PAIR:QUESTION")
+    for line, row in enumerate(rows, 2):
+        worker = (row.get(worker_column) or "").strip()
+        if not worker:
+            raise InputError(f"column {worker_column}: no worker", path=path, line=line)
+        for column, (pair, question) in answers.items():
+            pair_id = (row.get(pair) or "").strip() if pair in header else pair
+            if pair_id or (row.get(column) or "").strip():
+                add(line, column, f"{worker_column}:{worker}", pair_id, question, row.get(column) or "")
+    if not out:
+        raise InputError("no rating in the file", path=path, fix="check the answer columns and --map")
+    return out

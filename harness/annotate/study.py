@@ -1,0 +1,160 @@
+"""A rating study: a folder holding the blind sample of a scored run (``pairs.csv``), the questions
+(``template.yaml``), ``study.json`` (the settings and the signature) and the ratings database (``ratings.sqlite``).
+
+:func:`plan_study` samples ``items`` inputs of the run, stratified by direction (each direction gets its share of the
+inputs, in proportion to its inputs in the run), and takes every chosen system's output of each: one *pair* per
+(input, system).  Two quality controls are added, each a pair of its own:
+
+* **repeats** (``r:ID``): a pair shown a second time, later in the annotator's order, to measure how consistently
+  each annotator rates the same thing;
+* **checks** (``c:ID``): the input itself as the output (an unchanged copy), whose content answer is known: the top
+  of the scale.  An annotator who rates it low is not reading.
+
+Where the run carries a human reference for its inputs (a ``reference`` column), each sampled input also gets its
+reference as a pair (``h:ID``, system ``reference``): the ratings a human rewrite earns, beside the systems'.
+
+Annotators never see system names; each gets the pairs in an order of their own (seeded).  Quality-control pairs are
+left out of the ratings meta-evaluation reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsteval.annotate.store import Store
+from tsteval.annotate.template import Template, load_template, parse_template
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.signature import content_hash, package_version
+
+KIND = "study"
+KEYS = ("system", "setting", "item", "source_style", "target_style")
+DIRECTION = ("source_style", "target_style")
+PAIR_COLUMNS = ["pair_id", "kind", "of", *KEYS, "target_name", "input", "output"]
+
+
+@dataclass
+class Study:
+    """An opened study folder."""
+
+    path: Path
+    info: dict
+    template: Template
+    pairs: pd.DataFrame
+
+    @classmethod
+    def open(cls, path: str | Path) -> Study:
+        """Open the study folder ``path`` (made by :func:`plan_study`)."""
+        path = Path(path)
+        if not (path / "study.json").is_file():
+            raise InputError("not a study folder (no study.json)", path=path,
+                             fix="make one with tsteval annotate plan RUN --out STUDY")
+        from tsteval.core.errors import read_json
+
+        info = read_json(path / "study.json", "study description")
+        template = parse_template((path / "template.yaml").read_text(encoding="utf-8"), str(path / "template.yaml"))
+        pairs = pd.read_csv(path / "pairs.csv", dtype=str, keep_default_na=False)
+        return cls(path, info, template.select(info["questions"]), pairs)
+
+    def store(self) -> Store:
+        """The ratings database."""
+        return Store(self.path / "ratings.sqlite")
+
+    @property
+    def pair_ids(self) -> list[str]:
+        """Every pair's id, quality controls included."""
+        return self.pairs["pair_id"].tolist()
+
+    def check(self, question: str, pair_id: str, value: float) -> None:
+        """Refuse a rating of an unknown ``question`` or off the scale (one line)."""
+        low, high = self.template.scale
+        if question not in self.template.names:
+            raise InputError(f"pair {pair_id}: no question {question!r} in this study ({self.template.names})")
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+                and float(value).is_integer()):
+            raise InputError(f"pair {pair_id}: the {question} rating {value!r} is not a whole number from {low} "
+                             f"to {high}")
+
+
+def _sample_inputs(frame: pd.DataFrame, items: int, seed: int) -> pd.DataFrame:
+    """``items`` inputs (distinct direction x item x input), stratified by direction."""
+    inputs = frame.drop_duplicates([*DIRECTION, "item", "input"])[[*DIRECTION, "item", "input"]]
+    if items > len(inputs):
+        raise TstevalError(f"--items {items}: the run has only {len(inputs)} inputs")
+    sizes = inputs.groupby(list(DIRECTION), sort=True).size()
+    share = sizes / sizes.sum() * items
+    take = np.floor(share).astype(int)
+    for direction in (share - take).sort_values(ascending=False, kind="stable").index[:items - int(take.sum())]:
+        take[direction] += 1
+    rng = np.random.default_rng(seed)
+    chosen = [group.iloc[np.sort(rng.choice(len(group), int(take[key]), replace=False))]
+              for key, group in inputs.groupby(list(DIRECTION), sort=True)]
+    return pd.concat(chosen, ignore_index=True)
+
+
+def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: Sequence[str] | None = None,
+               systems: Sequence[str] | None = None, seed: int = 0, repeats: int | None = None,
+               checks: int | None = None, template: str | Path | None = None, overwrite: bool = False) -> Study:
+    """Sample a study from the scored run ``run`` into the new folder ``out`` (see the module notes).
+
+    ``repeats`` and ``checks`` default to 5% of the pairs each (at least 1, at most 10).
+    """
+    from tsteval.core.atomic import check_output_directory, output_directory
+    from tsteval.experiment.metaeval import _load_card
+
+    check_output_directory(out, KIND, overwrite)
+    card, origin = _load_card(run)
+    chosen = load_template(template)
+    chosen = chosen.select(questions) if questions else chosen
+    frame = card.frame.copy()
+    frame["setting"] = frame["setting"].astype(str) if "setting" in frame else "default"
+    available = sorted(frame["system"].astype(str).unique())
+    systems = list(systems) if systems else available
+    unknown = [s for s in systems if s not in available]
+    if unknown:
+        raise InputError(f"no system {unknown[0]!r} in the run; its systems are {available}", path=origin,
+                         fix="name systems of the run with --systems")
+    if items < 1:
+        raise TstevalError(f"--items must be at least 1, not {items}")
+    frame = frame[frame["system"].astype(str).isin(systems)]
+    inputs = _sample_inputs(frame, items, seed)
+    keys = [*DIRECTION, "item", "input"]
+    rows = frame.merge(inputs, on=keys).sort_values([*DIRECTION, "item", "system", "setting"], kind="stable")
+    rows = rows.astype({k: str for k in KEYS}).reset_index(drop=True)
+    if "target_name" not in rows:
+        rows["target_name"] = rows["target_style"]
+    rows.insert(0, "pair_id", [f"p{i + 1:04d}" for i in range(len(rows))])
+    rows["kind"], rows["of"] = "rated", ""
+    default = int(min(10, max(1, round(0.05 * len(rows)))))
+    rng = np.random.default_rng([seed, 1])
+    again = rows.iloc[np.sort(rng.choice(len(rows), min(len(rows), default if repeats is None else repeats),
+                                         replace=False))]
+    again = again.assign(kind="repeat", of=again["pair_id"], pair_id="r:" + again["pair_id"])
+    firsts = rows.drop_duplicates(keys)
+    copies = firsts.iloc[np.sort(rng.choice(len(firsts), min(len(firsts), default if checks is None else checks),
+                                            replace=False))]
+    copies = copies.assign(kind="check", of="", pair_id="c:" + copies["pair_id"], output=copies["input"],
+                           system="check:copy")
+    references = firsts.iloc[0:0]
+    if "reference" in firsts and firsts["reference"].notna().all() and (firsts["reference"] != "").all():
+        references = firsts.assign(kind="reference", of="", pair_id="h:" + firsts["pair_id"],
+                                   output=firsts["reference"], system="reference")
+    pairs = pd.concat([rows, again, copies, references], ignore_index=True)[PAIR_COLUMNS]
+    info = {"run": str(run), "run_rows": len(card.frame), "items": items, "systems": systems, "seed": seed,
+            "questions": chosen.names, "aspects": {q.name: q.aspect for q in chosen.questions},
+            "scale": list(chosen.scale), "pairs": int((pairs["kind"] == "rated").sum()),
+            "repeats": len(again), "checks": len(copies), "references": len(references), "template": chosen.hash,
+            "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}
+    info["signature"] = content_hash(info, pairs.to_dict("list"))
+    with output_directory(out, KIND, overwrite) as tmp:
+        pairs.to_csv(tmp / "pairs.csv", index=False)
+        (tmp / "template.yaml").write_text(chosen.text, encoding="utf-8")
+        (tmp / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+        Store(tmp / "ratings.sqlite", create=True).close()
+    return Study.open(out)
+
