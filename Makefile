@@ -38,27 +38,27 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.speed_sti
-	$(BIN)/python -m benchmarks.speed_classifiers
-	$(BIN)/python -m benchmarks.speed_content
-	$(BIN)/python -m benchmarks.speed_pairs
-	$(BIN)/python -m benchmarks.speed_naturalness
-	$(BIN)/python -m benchmarks.speed_ray
-	$(BIN)/python -m benchmarks.speed_lexical
-	$(BIN)/python -m benchmarks.speed_encoder
-	$(BIN)/python -m benchmarks.speed_bertscore
-	$(BIN)/python -m benchmarks.speed_lm_judges --pairs 300
-	$(BIN)/python -m benchmarks.speed_logprop --pairs 24
-	$(BIN)/python -m benchmarks.speed_gpu  # says so and stops where torch sees no GPU
-	$(BIN)/python -m benchmarks.speed_end_to_end
+	$(BIN)/python -m benchmarks.speed.speed_sti
+	$(BIN)/python -m benchmarks.speed.speed_classifiers
+	$(BIN)/python -m benchmarks.speed.speed_content
+	$(BIN)/python -m benchmarks.speed.speed_pairs
+	$(BIN)/python -m benchmarks.speed.speed_naturalness
+	$(BIN)/python -m benchmarks.speed.speed_ray
+	$(BIN)/python -m benchmarks.speed.speed_lexical
+	$(BIN)/python -m benchmarks.speed.speed_encoder
+	$(BIN)/python -m benchmarks.speed.speed_bertscore
+	$(BIN)/python -m benchmarks.speed.speed_lm_judges --pairs 300
+	$(BIN)/python -m benchmarks.speed.speed_logprop --pairs 24
+	$(BIN)/python -m benchmarks.speed.speed_gpu  # says so and stops where torch sees no GPU
+	$(BIN)/python -m benchmarks.speed.speed_end_to_end
 
-# Issue 30's GPU figures (benchmarks/bench_gpu.py): where torch sees no GPU, packs the two uploads into .gpu_pack/;
-# on the GPU machine (both parts there) measures them into benchmarks/results/speed_gpu.{json,md} (8 minutes at most).
+# The GPU figures (benchmarks/speed/bench_gpu.py): where torch sees no GPU, packs the two uploads into .gpu_pack/; on
+# the GPU machine (both parts there) measures them into benchmarks/results/bench_gpu.json (8 minutes at most).
 # There the project's .venv is absent: the machine's Python, with tsteval installed from this tree if it is not.
 GPU_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
 bench-gpu:
 	@$(GPU_PYTHON) -c "import tsteval" 2>/dev/null || $(GPU_PYTHON) -m pip install --quiet --no-deps --no-build-isolation -e .
-	$(GPU_PYTHON) -m benchmarks.bench_gpu
+	$(GPU_PYTHON) -m benchmarks.speed.bench_gpu
 
 meta-eval: $(STAMP)
 	$(BIN)/python -m benchmarks.studies.meta_eval

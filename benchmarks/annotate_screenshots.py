@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.annotate_speed import free_port, server
+from benchmarks.speed.annotate_speed import free_port, server
 
 IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
 

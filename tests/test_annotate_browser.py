@@ -11,7 +11,7 @@ import pytest
 from annotate_study import make_study
 from test_explorer_browser import browser  # noqa: F401  (the shared Chromium fixture)
 
-from benchmarks.annotate_speed import free_port, server
+from benchmarks.speed.annotate_speed import free_port, server
 from tsteval.annotate.loop import study_ratings
 from tsteval.annotate.reliability import agreement
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.annotate_speed import QUESTIONS, free_port, load_study, run_clients, server, stored
+from benchmarks.speed.annotate_speed import QUESTIONS, free_port, load_study, run_clients, server, stored
 from tsteval.annotate.study import Study
 
 

@@ -1,11 +1,11 @@
-"""``make bench-gpu`` (benchmarks/bench_gpu.py) in its smoke mode: every step it takes on the GPU, run on the CPU on
-a few pairs, so a rename breaks here instead of on a lent GPU; its page renders into the GPU results page."""
+"""``make bench-gpu`` (benchmarks/speed/bench_gpu.py) in its smoke mode: every step it takes on the GPU, run on the
+CPU on a few pairs, so a rename breaks here instead of on a lent GPU; the committed GPU page is its JSON rendered."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks import bench_gpu, speed_gpu
+from benchmarks.speed import bench_gpu, profile_lm, speed_gpu
 
 
 def test_smoke_run_measures_every_figure_on_the_cpu() -> None:
@@ -33,7 +33,7 @@ def test_the_committed_gpu_page_is_its_json_rendered() -> None:
     runs = [json.loads((speed_gpu.OUT / f"{name}.json").read_text()) for name in ("bench_gpu", "bench_gpu_before",
                                                                                    "profile_lm")]
     page = (speed_gpu.OUT / "bench_gpu.md").read_text()
-    assert page == bench_gpu.page(*runs)
+    assert page == profile_lm.page(*runs)
     after, before, profile = runs
     lm = after["lm"]["metrics"]["logprop_content"]
     ratio = lm["pairs"] / lm["seconds"] / before["lm"]["metrics"]["logprop_content"]["pairs_per_s"]

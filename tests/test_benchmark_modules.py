@@ -51,7 +51,8 @@ def _missing_names(tree: ast.Module) -> list[str]:
 
 
 def test_the_modules_are_found() -> None:
-    assert {"speed_encoder", "speed_gpu", "studies.meta_eval", "reproductions.cds_multiclass", "common"} <= set(MODULES)
+    assert {"speed.speed_encoder", "speed.speed_gpu", "studies.meta_eval", "reproductions.cds_multiclass",
+            "common"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -79,11 +80,6 @@ def test_a_missing_name_is_found() -> None:
                                     "4: tsteval.metrics.content.sentence_embedding._gone"]
 
 
-# bench_gpu <-> speed_gpu: known, to be removed when those two move (issue 36, item 3); nothing else may import in a
-# circle.
-KNOWN_CIRCLES = {frozenset({"bench_gpu", "speed_gpu"})}
-
-
 def _imports(name: str) -> set[str]:
     """The benchmark modules that ``benchmarks.NAME`` imports, at the top or inside a function."""
     tree = ast.parse(Path(importlib.util.find_spec(f"benchmarks.{name}").origin).read_text(encoding="utf-8"))
@@ -108,5 +104,4 @@ def test_the_benchmarks_import_each_other_without_circles() -> None:
                     circles.add(frozenset(path))
                 elif nxt not in path:
                     stack.append((nxt, (*path, nxt)))
-    assert circles <= KNOWN_CIRCLES, sorted(map(sorted, circles - KNOWN_CIRCLES))
-    assert KNOWN_CIRCLES <= circles  # the allowance goes when the circle does
+    assert not circles, sorted(map(sorted, circles))

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchmarks import speed_end_to_end, speed_gpu
+from benchmarks.speed import speed_end_to_end, speed_gpu
 
 REPORT = json.loads((speed_gpu.OUT / "speed_gpu.json").read_text())
 END_TO_END = json.loads((speed_end_to_end.OUT / "speed_end_to_end.json").read_text())
@@ -71,7 +71,7 @@ def test_end_to_end_ratios_follow_from_the_runs() -> None:
 
 
 def test_bertscore_page_is_its_json_rendered_and_its_ratios_follow_from_the_seconds() -> None:
-    from benchmarks import speed_bertscore
+    from benchmarks.speed import speed_bertscore
 
     report = json.loads((speed_bertscore.OUT / "speed_bertscore.json").read_text())
     page = (speed_bertscore.OUT / "speed_bertscore.md").read_text()
@@ -82,7 +82,7 @@ def test_bertscore_page_is_its_json_rendered_and_its_ratios_follow_from_the_seco
 
 
 def test_lm_judges_speed_page_is_its_json_and_the_rates_follow_from_the_seconds() -> None:
-    from benchmarks import speed_lm_judges
+    from benchmarks.speed import speed_lm_judges
 
     report = json.loads((speed_lm_judges.RESULTS / "speed_lm_judges.json").read_text())
     assert (speed_lm_judges.RESULTS / "speed_lm_judges.md").read_text() == speed_lm_judges.markdown(report)

@@ -1,4 +1,4 @@
-"""Speed of vectorised STI against a per-pair POT loop: ``python -m benchmarks.speed_sti``.
+"""Speed of vectorised STI against a per-pair POT loop: ``python -m benchmarks.speed.speed_sti``.
 
 On 100,000 seeded random distribution pairs (2 and 5 classes) it times ``signed_emd`` (closed form,
 nominal ground distance), the same scores from ``ot.emd2`` called once per pair with the nominal matrix,
@@ -24,7 +24,7 @@ N_PAIRS = 100_000
 CLASSES = (2, 5)
 SEED = 0
 REPEATS = 3  # vectorised timings: best of 3; the POT loop runs once
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def best_time(fn: Callable[[], np.ndarray], repeats: int) -> tuple[float, np.ndarray]:
@@ -77,7 +77,7 @@ def to_markdown(info: dict, cases: list[dict]) -> str:
         "",
         f"{N_PAIRS:,} random pairs per row (Dirichlet(1), seed {SEED}), nominal ground distance, random targets. "
         f"Vectorised timings are the best of {REPEATS} runs; the POT loop ran once over all pairs (no extrapolation). "
-        "Produced by `python -m benchmarks.speed_sti`.",
+        "Produced by `python -m benchmarks.speed.speed_sti`.",
         "",
         "| classes | signed_emd s | pairs/s | POT loop s | pairs/s | speed-up | normalized_sti s | pairs/s "
         "| max abs diff vs POT |",

@@ -1,4 +1,4 @@
-"""The rating server under load: ``python -m benchmarks.annotate_speed [--clients 50] [--seconds 60]``.
+"""The rating server under load: ``python -m benchmarks.speed.annotate_speed [--clients 50] [--seconds 60]``.
 
 Starts ``tsteval annotate serve`` on 127.0.0.1 (its own process) for a study of 1,000 inputs x 3 systems, and
 runs ``--clients`` annotator clients at once (keep-alive HTTP/1.1 on asyncio streams, in this process), each loading
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 FIELDS = re.compile(r'data-(pair|csrf|post)="([^"]*)"')
 QUESTIONS = ("style", "content", "fluency")
 
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "annotate_speed.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     md = ["# The rating server under load", "",
-          f"`python -m benchmarks.annotate_speed --clients {args.clients} --seconds {args.seconds:g}`: "
+          f"`python -m benchmarks.speed.annotate_speed --clients {args.clients} --seconds {args.seconds:g}`: "
           "`tsteval annotate serve` (Starlette on uvicorn, SQLite WAL, one transaction per submission) in its own "
           f"process on 127.0.0.1, {args.clients} annotator clients (keep-alive HTTP/1.1 on asyncio streams) in the "
           "benchmark's process, each loading its next page and submitting three ratings as fast as the server "

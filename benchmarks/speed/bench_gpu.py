@@ -14,10 +14,10 @@ On the GPU (CUDA, fp32 and bf16, a SmolLM2-shaped model):
   and the largest deviation of bf16 and fp16 from fp32 on the GPU.
 
 The report goes into ``results/bench_gpu.json`` (with the device's name); :func:`markdown` renders its table
-(``results/bench_gpu.md``).  Where the time of an LM metric goes: :mod:`benchmarks.profile_lm`.
+(``results/bench_gpu.md``, with :mod:`benchmarks.speed.profile_lm`'s profile: its :func:`page`).
 
 The GPU machines lent here receive at most 64 MiB per command, working tree included, so ``--pack DIR`` (here)
-writes what :func:`benchmarks.speed_gpu.pack` writes (texts, pairs, MiniLM rounded to fp16 for the journey,
+writes what :func:`benchmarks.speed.speed_gpu.pack` writes (texts, pairs, MiniLM rounded to fp16 for the journey,
 SmolLM2's config and tokenizer; its weights are drawn at random there), Gemma 3 270M's config and tokenizer (its
 weights drawn there too) and the wheels of :data:`WHEELS` for the GPU machine's Python (:data:`GPU_PYTHON`: its
 image lacks them, and the last run lost the ``score`` figure to a missing fastText) split into ``DIR/part1`` and
@@ -46,10 +46,10 @@ from unittest import mock
 import numpy as np
 import pandas as pd
 
-from benchmarks import speed_gpu
+from benchmarks.speed import speed_gpu
 from tsteval.core.progress import quieted
 
-PACK = Path(__file__).resolve().parent.parent / ".gpu_pack"
+PACK = Path(__file__).resolve().parents[2] / ".gpu_pack"
 UPLOAD = 64 * 2**20  # bytes a GPU machine receives per command, the working tree included
 LM_METRICS = ("judge_style", "judge_fluency", "judge_content", "cond_lp", "logprop_content")
 SIZES = {"lm": 5_000, "bertscore": 15_000, "score": 20_000, "check": 200, "warm": 64}  # pairs of each part
@@ -120,7 +120,7 @@ def install_wheels(folder: Path) -> None:
 
 
 def pack(folder: Path) -> list[Path]:
-    """:func:`benchmarks.speed_gpu.pack` and :func:`pack_gemma_and_wheels` into ``folder/part1`` and
+    """:func:`benchmarks.speed.speed_gpu.pack` and :func:`pack_gemma_and_wheels` into ``folder/part1`` and
     ``folder/part2`` (each fits one upload beside the working tree, 1 MiB spare); the parts' folders."""
     with tempfile.TemporaryDirectory(prefix="tsteval-pack-") as work:
         speed_gpu.pack(Path(work))
@@ -247,7 +247,7 @@ def bertscore_figures(frame: pd.DataFrame, minilm: str, device: str, sizes: dict
 def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str]], device: str,
                   sizes: dict[str, int], work: Path, gemma: Path | None = None) -> dict[str, object]:
     """``--metrics recommended`` on ``n`` pairs from the table read to the scorecard written (see the module);
-    ``gemma``: a folder read in place of the packaged Gemma 3 270M (:func:`benchmarks.speed_gpu.random_lm`)."""
+    ``gemma``: a folder read in place of the packaged Gemma 3 270M (:func:`benchmarks.speed.speed_gpu.random_lm`)."""
     import tsteval
     from tsteval.classifiers.base import make_classifier
     from tsteval.metrics.content import sentence_embedding
@@ -341,66 +341,6 @@ def markdown(report: dict[str, object]) -> list[str]:
                 f"Not counted: interpreter start-up {score['startup_s']:.1f} s, loading (a warm-up run) "
                 f"{score['load_s']:.1f} s, the fastText classifier's training {score['classifier_train_s']:.1f} s; "
                 f"SmolLM2 loaded in {report['lm']['load_s']:.1f} s.", ""])]
-
-
-def page(after: dict[str, object], before: dict[str, object], profile: dict[str, object]) -> str:
-    """``results/bench_gpu.md``: the run of the tree before issue 35's changes and after them (one session, one
-    machine), and :mod:`benchmarks.profile_lm`'s profile of the LM metrics (a second session)."""
-    from benchmarks import profile_lm
-
-    lm_before, lm_after = before["lm"]["metrics"], after["lm"]["metrics"]
-    steady = {key: row["pairs"] / row["profiled_wall_s"] for key, row in profile["metrics"].items()}
-    return "\n".join([
-        f"# GPU figures on {after['device']} (`make bench-gpu`, `python -m benchmarks.profile_lm`)", "",
-        "Random-weight models of the packaged shapes (SmolLM2-135M for the LM metrics; MiniLM and Gemma 3 270M "
-        "in `score --metrics recommended`); 5,000 DualRL Yelp pairs for each LM metric, 15,000 for BERTScore, "
-        "20,000 for `score`. fp32 runs with TF32 off.", "",
-        "## Before and after (one session, the same machine)", "",
-        "| part | before: fp32 pairs/s | after: fp32 pairs/s | ratio |", "|---|---:|---:|---:|",
-        *(f"| `{name}` | {lm_before[name]['pairs_per_s']:,.0f} | {lm_after[name]['pairs_per_s']:,.0f} | "
-          f"{lm_after[name]['pairs_per_s'] / lm_before[name]['pairs_per_s']:.2f}x |" for name in lm_after),
-        f"| `score --metrics recommended` | {before['score']['pairs_per_s']:,.0f} | "
-        f"{after['score']['pairs_per_s']:,.0f} | "
-        f"{after['score']['pairs_per_s'] / before['score']['pairs_per_s']:.2f}x |",
-        "", "What changed between the two: every metric's prompts rendered by one batched chat-template call and "
-        "one batched tokenizer call (it had been one call per prompt); texts restored once per distinct text; the "
-        "batch planner in one pass (it re-scanned the open batch for every row); token batches built with numpy "
-        "in pinned memory and copied without waiting; the values read on the GPU and brought to the host once per "
-        "call (it waited for the GPU after every batch). The second session's tree also renders each distinct "
-        "prompt once (LogProp's and `cond_lp`'s prompts hold the input alone, so they repeat for every system).",
-        "",
-        *markdown(after),
-        "## Where the time goes (second session, the tree after the change)", "",
-        "Each metric timed alone, then run again under `torch.profiler` (CUDA kernels and host-device calls) "
-        "with the host's phases clocked. GPU busy: the kernels' summed time. TFLOP/s while busy: 2 x the model's "
-        "non-embedding parameters x computed positions / GPU busy seconds. Second-pass pairs/s: the profiled run, "
-        "every batch shape already seen once.", "",
-        *profile_lm.markdown(profile["metrics"]),
-        "| metric | precision | second-pass pairs/s |", "|---|---|---:|",
-        *(f"| `{key.split(':', 1)[1]}` | {key.split(':', 1)[0]} | {value:,.0f} |" for key, value in steady.items()),
-        "", "Reading of the profile:", "",
-        "- **fp32 is bound by fp32 arithmetic.** The GPU is busy 66-79% of the wall time of `judge_content`, "
-        "`cond_lp` and `logprop_content`, almost all of it in cuBLAS's fp32 GEMMs at 27-29 TFLOP/s (TF32 off; "
-        "the H100's measured fp32 roofline on these shapes is 46 TFLOP/s, `speed_gpu.md`). `logprop_content` "
-        "computes 654K positions for 5,000 pairs (three prompts each, the shared system prompt run once per batch): "
-        "at this rate 2,000 pairs/s is out of reach in fp32; TF32 would change values by ~1e-3, beyond the 1e-5 "
-        "equality with the CPU.",
-        "- **bf16 is bound by the planner and by first-use costs, not by arithmetic.** The GPU is busy 0.3-1.8 s, "
-        "at 87-129 TFLOP/s. (1) In bf16 the planner padded plainly instead of sharing prefixes: `logprop_content` "
-        "computes 1.10M positions in bf16 against 0.65M in fp32, in 68 batches against 40 - what its calibration "
-        "does when a pass of 16,384 tokens times no slower than one of 8 (the costs it timed were not recorded). "
-        "(2) The first run over new batch "
-        "shapes is slower than the second (`judge_style` bf16 964 pairs/s timed, 3,488 in the profiled second pass; "
-        "`cond_lp` 1,439 against 2,669); the profile shows cuDNN's SDPA kernels (`cudnn_generated_fort_native_sdpa_"
-        "sm90`) in bf16 and CUTLASS's attention in fp32, and cuDNN builds a plan per new shape: the likely cause, "
-        "not isolated. Both are fixes for the next GPU session: "
-        "calibrate with a wider pass until a per-token cost shows, and run these variable-shape passes on the "
-        "memory-efficient attention kernel; neither was measured here.",
-        "- **Host work is now small**: prompts 0.07-0.9 s (`cond_lp`'s were not clocked), text restoration "
-        "0.12-0.17 s, planning 0.03-0.09 s per 5,000 pairs; in fp32 the host enqueues the forward passes faster "
-        "than the GPU runs them.",
-        "- **`score --metrics recommended`** runs at 2,446 pairs/s in fp32 and 1,499 in bf16 on 20,000 pairs (the "
-        "10,000 aim is not met); it was not profiled (the second session's upload carried the LM metrics only).", ""])
 
 
 def parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ the timing), run on :data:`THREADS` torch threads, and are interleaved, best of 
 wall seconds.  Values: the largest absolute difference of F1, and the share of pairs equal to 1e-5 (elsewhere the
 package's batch padding raises a negative best token match to 0; see ``tests/test_bertscore.py``).
 
-Run: ``python -m benchmarks.speed_bertscore``.
+Run: ``python -m benchmarks.speed.speed_bertscore``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).parent / "results"
+OUT = Path(__file__).resolve().parents[1] / "results"
 SYSTEMS = 3
 THREADS = 2
 REPEATS = 2

@@ -9,7 +9,7 @@ quantize_dynamic``, per-tensor int8 weights, activations quantised per batch), t
 Data: the first ``--pairs`` DualRL Yelp transfers (text restored to sentence case), target style named
 ``positive``/``negative``.  Wall and process CPU seconds.  Results: ``results/speed_logprop.{md,json}``.
 
-Run: ``python -m benchmarks.speed_logprop [--pairs 32] [--models smollm2,gemma3-270m,qwen2.5-coder-1.5b]
+Run: ``python -m benchmarks.speed.speed_logprop [--pairs 32] [--models smollm2,gemma3-270m,qwen2.5-coder-1.5b]
 [--device cpu|cuda]``.
 """
 
@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.speed_lm_judges import _pairs
+from benchmarks.speed.speed_lm_judges import _pairs
 from tsteval.metrics.judges.logprop import logprop_from_log_probs, logprop_prompts, logprop_scores
 from tsteval.metrics.judges.prompts import end_of_turn
 from tsteval.metrics.naturalness.causal_lm import CausalLM
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 PLAIN_BATCH = 16
 
 

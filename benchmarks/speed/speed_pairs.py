@@ -3,7 +3,7 @@
 The feature backend scores 10,000 pairs batched (and 1,000 one at a time); the cross-encoder (max_length 128,
 2 torch threads) scores 300 pairs batched and 30 one at a time, and its 10,000-pair time is extrapolated
 linearly from that rate (stated in the output).  Each model is fitted first on 64 real pairs; the fit is not
-timed.  Run ``python -m benchmarks.speed_pairs``.
+timed.  Run ``python -m benchmarks.speed.speed_pairs``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import torch
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, CrossEncoderPairClassifier, FeaturePairClassifier, PairClassifier
 from tsteval.readers.bible import parallel_verses
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 N_PAIRS = 10_000
 # backend -> (pairs scored batched, pairs scored one at a time)
 SIZES = {"features": (10_000, 1_000), "cross-encoder": (300, 30)}

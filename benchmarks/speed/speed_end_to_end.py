@@ -23,7 +23,7 @@ in-memory size of the data it holds (its scorecard read back with pandas, deep: 
 score), so that the growth of the peak from 20k to 100k pairs can be set against the growth of the data itself.
 The projection to 10M pairs scales the measured per-pair costs.
 
-Run: ``python -m benchmarks.speed_end_to_end [--sizes 2000 20000 100000]`` (about 17 minutes on this 2-core
+Run: ``python -m benchmarks.speed.speed_end_to_end [--sizes 2000 20000 100000]`` (about 17 minutes on this 2-core
 machine while idle, longer under load).
 """
 
@@ -48,8 +48,8 @@ import pandas as pd
 from tsteval.core.datapaths import portable
 from tsteval.readers.dualrl import load_dualrl
 
-OUT = Path(__file__).parent / "results"
-REPO = Path(__file__).resolve().parent.parent
+OUT = Path(__file__).resolve().parents[1] / "results"
+REPO = Path(__file__).resolve().parents[2]
 LEXICON = OUT / "yelp_lexicon.json"
 BEFORE = {"b2ec621": "main before the speed issue's items",
           "59cd92c": "b2ec621 with the issue's item 4, commit f027a1d"}

@@ -4,7 +4,7 @@ Each backend is trained once on a fixed slice of Yelp dev (the transformer on a 
 then scores the same 5,000 held-out Yelp dev sentences through ``predict_proba``.  The baseline is
 the straightforward library call per sentence (sklearn pipeline, fastText ``predict``, a torch
 forward pass, a Hugging Face forward pass), timed on a prefix of those sentences; the ratio of the
-two rates is what batching buys.  Run ``python -m benchmarks.speed_classifiers``.
+two rates is what batching buys.  Run ``python -m benchmarks.speed.speed_classifiers``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import torch
 from tsteval.classifiers.base import TextClassifier, make_classifier
 from tsteval.core.datapaths import data_root
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 N_TRAIN_PER_CLASS = 5000
 N_TRAIN_TRANSFORMER_PER_CLASS = 500
 N_EVAL_PER_CLASS = 2500

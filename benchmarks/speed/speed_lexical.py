@@ -10,7 +10,7 @@ with two non-empty texts (the empty-text policy decides the others).  Memory: pe
 (``tracemalloc``) while computing sentence BLEU from tokens at 15,000 and at 60,000 pairs (the pairs repeated),
 against sacreBLEU's ``_extract_corpus_statistics`` over all pairs at once (what tsteval did before).
 
-Run: ``python -m benchmarks.speed_lexical``.
+Run: ``python -m benchmarks.speed.speed_lexical``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content.overlap import rouge_l, sentence_bleu, sentence_chrf
 from tsteval.readers.dualrl import load_dualrl
 
-OUT = Path(__file__).parent / "results"
+OUT = Path(__file__).resolve().parents[1] / "results"
 REPEATS = 3
 
 

@@ -26,7 +26,7 @@ figure of the run) and SmolLM2's config and tokenizer, whose weights ``--packed 
 0) from the config.  Throughput does not depend on the weights' values, and each agreement figure compares two
 paths on the same weights.  Without ``--packed`` the packaged models are used as they are.
 
-Run: ``python -m benchmarks.speed_gpu [--packed DIR]`` on a machine with a CUDA GPU (a few minutes); without one
+Run: ``python -m benchmarks.speed.speed_gpu [--packed DIR]`` on a machine with a CUDA GPU (a few minutes); without one
 it says so and stops.
 """
 
@@ -46,10 +46,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.speed_end_to_end import LEXICON, MAIN, table, timed_process
+from benchmarks.speed.speed_end_to_end import LEXICON, MAIN, table, timed_process
 from tsteval.core.progress import quieted
 
-OUT = Path(__file__).parent / "results"
+OUT = Path(__file__).resolve().parents[1] / "results"
 REPEATS = 3
 BATCHES = (64, 256, 1024, 4096)
 ENCODER_BATCHES = (64, 1024)  # SentenceEncoder.embed end to end at these batch sizes (and its default)
@@ -182,7 +182,7 @@ def encoder_figures(texts: list[str], model: str) -> dict[str, object]:
     from sentence_transformers import SentenceTransformer
     from transformers import AutoConfig
 
-    from benchmarks.speed_encoder import flops_per_token
+    from benchmarks.speed.speed_encoder import flops_per_token
     from tsteval.metrics.content import sentence_embedding
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder, _encode_ids, loaded_encoder, token_counts
 
@@ -323,7 +323,7 @@ def lm_figures(texts: list[str], model: str) -> dict[str, object]:
 
 def score_figures(pairs: Path, minilm: str, work: Path) -> dict[str, object]:
     """``tsteval score`` on ``pairs`` (:data:`SCORE_ARGS`, no style classifier) with ``--device cuda`` and with
-    ``--device cpu --threads 1`` (and ``OMP_NUM_THREADS=1``, as in :mod:`benchmarks.speed_end_to_end`): a fresh
+    ``--device cpu --threads 1`` (and ``OMP_NUM_THREADS=1``, as in :mod:`benchmarks.speed.speed_end_to_end`): a fresh
     process and an empty cache each, wall seconds and CPU seconds (``os.wait4``).  Where the MiniLM package is not
     installed, a stand-in module points it at ``minilm``.  The two scorecards are compared column by column."""
     import pandas as pd

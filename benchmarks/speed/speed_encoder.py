@@ -14,7 +14,7 @@ In one run, on the same texts (2,000 distinct texts of the DualRL Yelp release, 
 * the padding: computed tokens per real token in tsteval's batches (texts of one WordPiece count each: none) and
   in batches of 64 sorted by characters (tsteval before, and sentence-transformers).
 
-Run: ``python -m benchmarks.speed_encoder`` (a few minutes).
+Run: ``python -m benchmarks.speed.speed_encoder`` (a few minutes).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from tsteval.metrics.content import sentence_embedding
 from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model, loaded_encoder, token_counts
 from tsteval.readers.dualrl import load_dualrl
 
-OUT = Path(__file__).parent / "results"
+OUT = Path(__file__).resolve().parents[1] / "results"
 N_TEXTS, REPEATS, GEMM_REPEATS, BATCH = 2_000, 5, 10, 64
 GEMM_ROWS = (256, 1024, 4096)  # the roofline is the best of these: at least the rows of any batch of 64 texts
 

@@ -13,7 +13,7 @@ before; the one-off conversion into a fresh cache; the cached safetensors copy),
 per-text transformers call (one forward pass per text, log-softmax read at the next tokens) on the same model
 and the same DualRL Yelp outputs, with the largest difference of their mean token log-probabilities.
 
-Run: ``python -m benchmarks.speed_naturalness [--only unigram|smollm2] [--threads 2]``.
+Run: ``python -m benchmarks.speed.speed_naturalness [--only unigram|smollm2] [--threads 2]``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from tsteval.metrics.naturalness.adversarial import HUMAN, SYSTEM, UnigramFolds,
 from tsteval.readers.dualrl import load_dualrl
 from tsteval.readers.yelp import load_yelp_corpus
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 N_PAIRS, K, SEED = 10_000, 5, 0
 N_TEXTS, N_BASELINE = 500, 100
 # Run in a fresh interpreter: import time and model load time of one way of loading SmolLM2, as JSON.

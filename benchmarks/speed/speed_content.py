@@ -25,7 +25,7 @@ from tsteval.metrics.content.wordnet import load_wordnet
 from tsteval.readers.dualrl import load_dualrl
 
 N, SUBSET = 10_000, 1_000
-OUT = Path(__file__).parent / "results"
+OUT = Path(__file__).resolve().parents[1] / "results"
 
 
 def pairs() -> tuple[list[str], list[str]]:

@@ -8,7 +8,7 @@ workers afresh, so its time includes each worker's start and model loading, as `
 would.  Each run starts from an empty embedding cache (its own ``TSTEVAL_CACHE``; a Ray cluster is started per
 run so that its workers see it), so every run encodes its texts.  All three runs happen in one process, one after
 the other, and their scorecards are compared (largest absolute difference per column).  Run
-``python -m benchmarks.speed_ray [--pairs N]``; it writes ``benchmarks/results/speed_ray.{md,json}``.
+``python -m benchmarks.speed.speed_ray [--pairs N]``; it writes ``benchmarks/results/speed_ray.{md,json}``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from tsteval.experiment.plan import Plan
 from tsteval.readers.dualrl import load_dualrl
 from tsteval.readers.yelp import load_yelp_corpus
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 CONTENT = ("bleu", "chrf", "sbert")
 
 

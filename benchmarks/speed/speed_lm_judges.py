@@ -9,7 +9,7 @@ them; text restored to sentence case), target style named ``positive``/``negativ
 (``template=1``), as the issue's aim counts them.  CPU seconds are the process's (``time.process_time``), wall
 seconds beside them.  Results: ``results/speed_lm_judges.{md,json}``.
 
-Run: ``python -m benchmarks.speed_lm_judges [--pairs 600] [--threads 2] [--device cpu|cuda]``.
+Run: ``python -m benchmarks.speed.speed_lm_judges [--pairs 600] [--threads 2] [--device cpu|cuda]``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from tsteval.core.text_form import as_written
-from tsteval.metrics.judges.cond_lp import continuation
+from tsteval.metrics.judges.cond_lp import continuations
 from tsteval.metrics.judges.prefix_scoring import (
     PassCost,
     continuation_log_probs,
@@ -37,7 +37,7 @@ from tsteval.metrics.judges.rating import answer_tokens
 from tsteval.metrics.naturalness.causal_lm import CausalLM, length_batches, padded_batch
 from tsteval.readers.dualrl import load_dualrl
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 NAMES = {"0": "negative", "1": "positive"}
 
 
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     cond = templates()["cond_lp"][0]
     chat = bool(cond.get("chat"))
-    conts = [continuation(lm, y, chat) for y in outputs]
+    conts = continuations(lm, outputs, chat)
     given = [render(lm, fill(cond["conditional"], input=x, output="", style=s, source=""), chat)
              for x, s in zip(inputs, targets, strict=True)]
     alone = [render(lm, fill(cond["marginal"], input="", output="", style=s, source=""), chat) for s in targets]

@@ -1,0 +1,1 @@
+"""Speed benchmarks: each against the straightforward library call, in the same run on the same data."""
