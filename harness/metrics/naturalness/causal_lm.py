@@ -5,7 +5,8 @@ transformers de-quantises to float32 on every load (a minute or more on a small 
 converted once into a safetensors copy in the tsteval cache (:func:`tsteval.core.cache.cached_dir`, kind ``lm``),
 keyed by the GGUF file's sha256 and the transformers and gguf versions that de-quantised it, and verified (size
 and sha256 of every file) on each read like every cache entry; later loads read that copy.  The weights are the
-same float32 values, so the scores equal those of loading the GGUF file directly.  Of the conversion's time,
+same float32 values, so the scores equal those of loading the GGUF file directly; they are converted one tensor at a
+time into shards (:func:`_convert`), so the conversion holds at most one shard, not the model twice.  Of its time,
 transformers spends three quarters re-parsing the GGUF file (once for the tokenizer, the config and the weights)
 and rebuilding llama.cpp's tensor-name map for every module; :func:`_one_gguf_parse` shares one parse and one
 map for the duration of the conversion (the converted weights are the same bytes).
