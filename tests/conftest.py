@@ -38,9 +38,12 @@ def data_root() -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Keep trained-model caches of tests out of the user's cache (session-wide, so module fixtures too)."""
+    """Keep trained-model caches of tests out of the user's cache (session-wide, so module fixtures too), and make
+    ``--precision auto`` mean fp32 whatever the host's CPU (in the processes tests start too): values compared with
+    fp32 references must not depend on the machine (test_precision.py fakes each capability)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("TSTEVAL_NATIVE_BF16", "0")
         yield
 
 

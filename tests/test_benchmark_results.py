@@ -181,3 +181,17 @@ def test_meta_eval_mir_templates_name_every_lm_metric_once() -> None:
     for bad in ("cond_lp=2", "cond_lp=4,judge_style=2,judge_content=3,judge_fluency=1"):
         with pytest.raises(argparse.ArgumentTypeError, match="give NAME=K for each of"):
             templates_of(bad)
+
+
+def test_logprop_speed_page_is_its_json_and_names_the_cpu_capability() -> None:
+    """bf16's speed depends on the CPU (docs/precision.md): the page names torch's capability and whether bf16 was
+    native, and its bf16 speed-ups follow from the rates."""
+    from benchmarks.speed import speed_logprop
+
+    report = json.loads((speed_logprop.RESULTS / "speed_logprop.json").read_text())
+    page = (speed_logprop.RESULTS / "speed_logprop.md").read_text()
+    assert page == speed_logprop.markdown(report)
+    assert (report["meta"]["cpu_capability"], report["meta"]["native_bf16"]) == ("AVX512", True)
+    assert "torch CPU capability AVX512, bf16 native" in page
+    for r in report["rows"]:
+        assert r["bf16"]["speedup_vs_fp32"] == pytest.approx(r["bf16"]["pairs_per_s"] / r["pairs_per_s"], rel=0.02)

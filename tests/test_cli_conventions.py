@@ -177,14 +177,25 @@ def test_every_subcommand_has_quiet() -> None:
 
 
 def test_quiet_silences_library_bars(capsys) -> None:
+    from huggingface_hub.utils import are_progress_bars_disabled
     from transformers.utils import logging as hf_logging
 
     with progress.quieted():
-        assert progress.is_quiet() and not hf_logging.is_progress_bar_enabled()
-        assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+        assert progress.is_quiet() and not hf_logging.is_progress_bar_enabled() and are_progress_bars_disabled()
+        assert os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] == "1"
         assert list(progress.progress(range(3), "step")) == [0, 1, 2]
-    assert not progress.is_quiet() and hf_logging.is_progress_bar_enabled()
+    assert not progress.is_quiet() and hf_logging.is_progress_bar_enabled() and not are_progress_bars_disabled()
     assert capsys.readouterr().err == ""
+
+
+def test_libraries_first_imported_while_quiet_leave_without_a_warning() -> None:
+    """huggingface_hub and datasets imported inside the quiet block: leaving it re-enables their bars and prints
+    nothing (huggingface_hub's "Cannot enable progress bars" warning came from an environment switch)."""
+    code = ("from tsteval.core.progress import quieted\n"
+            "with quieted():\n    import huggingface_hub.utils as hub, datasets\n"
+            "print(hub.are_progress_bars_disabled(), datasets.is_progress_bar_enabled())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "False True\n", "")
 
 
 def test_plan_log_rounds_accuracy() -> None:

@@ -144,8 +144,38 @@ def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
     assert original.bos_token_id == smollm2.start_id
     assert original(TEXTS, add_special_tokens=False)["input_ids"] == smollm2.token_ids(TEXTS)
     (built,) = (cache_root() / "lm").iterdir()  # converted by the fixture
-    before = (built / "model.safetensors").stat().st_mtime_ns
-    assert converted_gguf(smollm2_path()) == built and (built / "model.safetensors").stat().st_mtime_ns == before
+    before = (built / "model.safetensors.index.json").stat().st_mtime_ns
+    assert converted_gguf(smollm2_path()) == built
+    assert (built / "model.safetensors.index.json").stat().st_mtime_ns == before
+
+
+@smollm2_only
+def test_the_conversion_streams_transformers_own_weights_in_shards_and_is_quiet(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """Converted one tensor at a time into shards (a small shard size forces several here), every weight equals
+    transformers' own loading of the GGUF file, the index names each shard, and under ``quieted`` the conversion
+    prints nothing (its bar is ours; transformers' "Converting and de-quantizing GGUF tensors" is not used)."""
+    import json
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from tsteval.core.progress import quieted
+    from tsteval.metrics.naturalness import causal_lm
+
+    path = causal_lm.smollm2_path()
+    monkeypatch.setattr(causal_lm, "SHARD_BYTES", 64 * 2**20)
+    with quieted():
+        causal_lm._convert(path, tmp_path)
+    assert capsys.readouterr().err == ""
+    weight_map = json.loads((tmp_path / "model.safetensors.index.json").read_text())["weight_map"]
+    shards = sorted(tmp_path.glob("model-*.safetensors"))
+    assert len(shards) > 2 and sorted(set(weight_map.values())) == [p.name for p in shards]
+    held = {p.name: sum(1 for file in weight_map.values() if file == p.name) for p in shards}
+    assert all(p.stat().st_size <= 65 * 2**20 for p in shards if held[p.name] > 1)  # one larger tensor: alone
+    ours = AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.float32).state_dict()
+    theirs = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32).state_dict()
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in theirs)
 
 
 @smollm2_only

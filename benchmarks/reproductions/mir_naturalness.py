@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     lms = {"kn3": kn}
     start = time.perf_counter()
     try:
-        smol = CausalLM("smollm2", threads=args.threads).fit_unigram(corpus.texts)
+        smol = CausalLM("smollm2", threads=args.threads, precision="fp32").fit_unigram(corpus.texts)
     except TstevalError as error:
         notes.append(f"SmolLM2 perplexity not computed: {error}")
     else:

@@ -203,8 +203,8 @@ def lm_figures(frame: pd.DataFrame, model: str, device: str, sizes: dict[str, in
     from tsteval.metrics.naturalness.causal_lm import CausalLM
 
     pairs, check = frame.head(sizes["lm"]), sizes["check"]
-    lm, load_s = timed(lambda: CausalLM(model, device=device), device)
-    cpu = lm if device == "cpu" else CausalLM(model, device="cpu")
+    lm, load_s = timed(lambda: CausalLM(model, device=device, precision="fp32"), device)
+    cpu = lm if device == "cpu" else CausalLM(model, device="cpu", precision="fp32")
     halves = {p: CausalLM(model, device=device, precision=p) for p in PRECISIONS if device != "cpu"}
     rows = {}
     for name in LM_METRICS:

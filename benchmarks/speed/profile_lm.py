@@ -224,9 +224,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         frame = frame.head(args.pairs)
         import torch
 
-        models = {"fp32": CausalLM(model, device=device),
+        models = {"fp32": CausalLM(model, device=device, precision="fp32"),
                   **({"bf16": CausalLM(model, device=device, precision="bf16")} if device != "cpu" else {})}
-        cpu = CausalLM(model, device="cpu") if device != "cpu" else models["fp32"]
+        cpu = CausalLM(model, device="cpu", precision="fp32") if device != "cpu" else models["fp32"]
         report["device"] = torch.cuda.get_device_name(0) if device != "cpu" else "cpu (smoke run)"
         report["metrics"] = {}
         for name in bench_gpu.LM_METRICS:

@@ -98,7 +98,7 @@ def with_bert_model(model: str, data: list[str]) -> np.ndarray:
     sentence_embedding.loaded_encoder = lambda name, device, precision: sentence_embedding.load_with_transformers(
         name, device, lean=False, precision=precision)
     try:
-        return SentenceEncoder(model, threads=1, cache=False).embed(data)
+        return SentenceEncoder(model, threads=1, cache=False, precision="fp32").embed(data)
     finally:
         sentence_embedding.loaded_encoder = load
 
@@ -122,7 +122,7 @@ def main() -> None:
     plain = SentenceTransformer(model, device="cpu")
     ours_s, plain_s, bert_s, diff = [], [], [], 0.0
     for _ in range(REPEATS):
-        ours, seconds = cpu_timed(lambda: SentenceEncoder(model, threads=1, cache=False).embed(data))
+        ours, seconds = cpu_timed(lambda: SentenceEncoder(model, threads=1, cache=False, precision="fp32").embed(data))
         ours_s.append(seconds)
         via_bert, seconds = cpu_timed(lambda: with_bert_model(model, data))
         bert_s.append(seconds)

@@ -211,11 +211,11 @@ def encoder_figures(texts: list[str], model: str) -> dict[str, object]:
                              "computed_per_real_token": sum(int(lengths[b].max()) * len(b) for b in
                                                             sentence_embedding.sorted_batches(lengths, size))
                              / real_tokens}
-    default_batch = SentenceEncoder(model, device=DEVICE, cache=False).batch_size
+    default_batch = SentenceEncoder(model, device=DEVICE, cache=False, precision="fp32").batch_size
     whole = {}
     for size in sorted({default_batch, *ENCODER_BATCHES}):
         vectors, seconds, _ = best_wall(lambda size=size: SentenceEncoder(
-            model, device=DEVICE, batch_size=size, cache=False).embed(texts))
+            model, device=DEVICE, batch_size=size, cache=False, precision="fp32").embed(texts))
         whole[str(size)] = rate(seconds)
         ours = vectors if size == default_batch else ours
     plain = SentenceTransformer(model, device=DEVICE)
@@ -227,7 +227,7 @@ def encoder_figures(texts: list[str], model: str) -> dict[str, object]:
                               "max_cos_gap_vs_tsteval": worst_cosine_gap(ours, theirs)}
     torch.set_num_threads(os.cpu_count() or 1)
     start = time.perf_counter()
-    on_cpu = SentenceEncoder(model, device="cpu", cache=False).embed(texts)
+    on_cpu = SentenceEncoder(model, device="cpu", cache=False, precision="fp32").embed(texts)
     cpu_s = time.perf_counter() - start
     return {"texts": len(texts), "real_tokens": real_tokens, "mean_tokens": real_tokens / len(texts),
             "flops_per_token": per_token, "tokenise_s": tokenise_s, "gemm_tflops": gemm,
@@ -298,7 +298,7 @@ def lm_figures(texts: list[str], model: str) -> dict[str, object]:
     sample = [texts[k] for k in np.random.default_rng(0).choice(len(texts), n, replace=False)]
     synchronize()
     start = time.perf_counter()
-    lm = CausalLM(model, device=DEVICE)
+    lm = CausalLM(model, device=DEVICE, precision="fp32")
     synchronize()
     load_s = time.perf_counter() - start
     budgets, means, default_budget = {}, None, lm.batch_tokens
@@ -311,7 +311,7 @@ def lm_figures(texts: list[str], model: str) -> dict[str, object]:
     baseline, base_s, _ = best_wall(lambda: per_text_cuda(lm, sample[:n_per_text]), repeats=1)
     lm.batch_tokens = default_budget
     torch.set_num_threads(os.cpu_count() or 1)
-    on_cpu = CausalLM(model, device="cpu").sentence_log_probs(sample[:n_cpu]).lp_mean()
+    on_cpu = CausalLM(model, device="cpu", precision="fp32").sentence_log_probs(sample[:n_cpu]).lp_mean()
     tokens = [len(ids) for ids in lm.token_ids(sample)]
     return {"texts": n, "cpu_texts": n_cpu, "mean_tokens": float(np.mean(tokens)), "load_s": load_s, "budgets": budgets,
             "default_budget": default_budget,

@@ -108,7 +108,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    lm = CausalLM("smollm2", device=args.device, threads=args.threads)
+    lm = CausalLM("smollm2", device=args.device, threads=args.threads, precision="fp32")
     import torch
 
     torch.set_num_threads(args.threads)

@@ -7,7 +7,9 @@ quantize_dynamic``, per-tensor int8 weights, activations quantised per batch), t
 ``logprop_content`` is from fp32's.
 
 Data: the first ``--pairs`` DualRL Yelp transfers (text restored to sentence case), target style named
-``positive``/``negative``.  Wall and process CPU seconds.  Results: ``results/speed_logprop.{md,json}``.
+``positive``/``negative``.  Wall and process CPU seconds.  bf16's speed depends on the CPU (native with AVX512-BF16
+or AMX, emulated and tens of times slower without: docs/precision.md), so the page names torch's CPU capability
+and whether bf16 was native.  Results: ``results/speed_logprop.{md,json}``.
 
 Run: ``python -m benchmarks.speed.speed_logprop [--pairs 32] [--models smollm2,gemma3-270m,qwen2.5-coder-1.5b]
 [--device cpu|cuda]``.
@@ -25,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.speed.speed_lm_judges import _pairs
+from tsteval.core.devices import cpu_capability, native_bf16
 from tsteval.metrics.judges.logprop import logprop_from_log_probs, logprop_prompts, logprop_scores
 from tsteval.metrics.judges.prompts import end_of_turn
 from tsteval.metrics.naturalness.causal_lm import CausalLM
@@ -73,7 +76,7 @@ def measure(model: str, pairs: int, device: str, threads: int) -> dict:
 
     torch.set_num_threads(threads)
     inputs, outputs, targets = _pairs(pairs)
-    lm = CausalLM(model, device=device, threads=threads)
+    lm = CausalLM(model, device=device, threads=threads, precision="fp32")
     ours, wall, cpu = _timed(lambda: logprop_scores(inputs, outputs, targets, lm)["logprop_content"])
     plain, wall_p, cpu_p = _timed(lambda: plain_logprop(lm, inputs, outputs, targets))
     row = {"model": model, "model_id": lm.model_id, "pairs": pairs, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
@@ -107,12 +110,15 @@ def parser() -> argparse.ArgumentParser:
 def markdown(report: dict) -> str:
     """The results page of ``report`` (what :func:`main` writes to ``speed_logprop.json``)."""
     meta = report["meta"]
+    bf16 = "native" if meta["native_bf16"] else "emulated"
+    recorded = f" CPU capability recorded {meta['capability_recorded']}." if "capability_recorded" in meta else ""
     lines = ["# Speed of logprop_content", "",
-             f"{report['pairs']} DualRL Yelp pairs (three prompts each), device {meta['device']} ({meta['machine']}), "
-             f"{meta['threads']} threads, load average {meta['load_average_before']} before the run. `plain`: the "
-             f"same sequences whole, padded batches of {PLAIN_BATCH} in length order, fp32, nothing shared. bf16 and "
-             "int8: the same model cast to bfloat16 / with int8 dynamic quantisation of its linear layers, scored "
-             "by tsteval's code; their difference is from tsteval's fp32 values.", "",
+             f"{report['pairs']} DualRL Yelp pairs (three prompts each), device {meta['device']} ({meta['machine']}, "
+             f"torch CPU capability {meta['cpu_capability']}, bf16 {bf16}), {meta['threads']} threads, load average "
+             f"{meta['load_average_before']} before the run. `plain`: the same sequences whole, padded batches of "
+             f"{PLAIN_BATCH} in length order, fp32, nothing shared. bf16 and int8: the same model cast to bfloat16 / "
+             "with int8 dynamic quantisation of its linear layers, scored by tsteval's code; their difference is "
+             f"from tsteval's fp32 values.{recorded}", "",
              "| model | pairs/s | plain pairs/s | speed-up | max diff vs plain | bf16 pairs/s (x fp32) | "
              "bf16 max diff | int8 pairs/s (x fp32) | int8 max diff |", "|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
@@ -129,6 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()[0]
     rows = [measure(m, args.pairs, args.device, args.threads) for m in args.models.split(",") if m]
     meta = {"device": args.device, "threads": args.threads, "machine": platform.processor() or platform.machine(),
+            "cpu_capability": cpu_capability(), "native_bf16": native_bf16(args.device),
             "load_average_before": round(load, 2)}
     report = {"meta": meta, "pairs": args.pairs, "rows": rows}
     suffix = "" if args.device == "cpu" else "_gpu"

@@ -57,7 +57,7 @@ if sys.argv[1] == "gguf":
     transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
 else:
     from tsteval.metrics.naturalness.causal_lm import CausalLM
-    CausalLM(threads=int(sys.argv[2]))
+    CausalLM(threads=int(sys.argv[2]), precision="fp32")
 print(json.dumps({"import_s": imported - start, "load_s": time.perf_counter() - imported,
                   "import_cpu_s": imported_cpu - start_cpu, "load_cpu_s": time.process_time() - imported_cpu}))
 """
@@ -124,7 +124,7 @@ def smollm2(threads: int) -> None:
         converted = _load_seconds("cached", threads, fresh)
         cached = _load_seconds("cached", threads, fresh)
     torch.set_num_threads(threads)
-    lm = CausalLM(threads=threads)
+    lm = CausalLM(threads=threads, precision="fp32")
     start, cpu = time.perf_counter(), time.process_time()
     ours = lm.sentence_log_probs(texts).lp_mean()
     ours_s, ours_cpu = time.perf_counter() - start, time.process_time() - cpu

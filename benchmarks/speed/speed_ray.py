@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     transfers = sample(args.pairs)
     corpus = load_yelp_corpus(splits=("dev",), exclude=set(transfers.frame["input"]))
     clf = train_classifier("fasttext", corpus, {}, seed=0, heldout=0.0)
-    plan = {"classifiers": {"ft": clf}, "content": CONTENT}
+    plan = {"classifiers": {"ft": clf}, "content": CONTENT, "precision": "fp32"}
     torch.set_num_threads(1)  # as in each Ray worker (Ray sets OMP_NUM_THREADS to its one CPU)
     load_before = os.getloadavg()
     rows, cards, starts = [], {}, []

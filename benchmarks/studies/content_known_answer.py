@@ -105,7 +105,7 @@ def main() -> None:
                                      target_style=pairs["target_version"].tolist(), system="bible",
                                      setting="known-answer")
     plan = Plan(transfers, content=METRICS, modifications=MODIFICATIONS, lexicon=lexicon, corpus=corpus,
-                hh={"bible": hh}, seed=SEED, quiet=False)
+                hh={"bible": hh}, seed=SEED, quiet=False, precision="fp32")
     card = execute(plan, log=lambda m: print(m, flush=True)).card
     columns = [c for c in card.metrics if c.split("@")[0] in METRICS]
     items = pairs["item"].to_numpy()

@@ -47,7 +47,8 @@ def main() -> None:
     transfers, corpus = mir_and_yelp()
     logs: list[str] = []
     start = time.perf_counter()
-    card = execute(Plan(transfers, naturalness=SCORERS, human=corpus.texts, threads=args.threads, seed=0),
+    card = execute(Plan(transfers, naturalness=SCORERS, human=corpus.texts, threads=args.threads, seed=0,
+                        precision="fp32"),
                    log=logs.append).card
     seconds = time.perf_counter() - start
     rated = card.frame[card.frame[RATING].notna()]

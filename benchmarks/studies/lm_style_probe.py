@@ -84,7 +84,7 @@ def probe(name: str, which: Sequence[int], resamples: int) -> dict:
     targets = [labels.get(str(s), str(s)) for s in frame["target_style"]]
     sources = [labels.get(str(s), str(s)) for s in frame["source_style"]]
     _, outputs, form = lm_texts(Scorecard(frame), "auto")
-    lm = CausalLM("smollm2", threads=2)
+    lm = CausalLM("smollm2", threads=2, precision="fp32")
     start = time.process_time()
     columns = {}
     for k, template in zip(which, chosen_templates("cond_lp", which), strict=True):

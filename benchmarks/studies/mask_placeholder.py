@@ -55,7 +55,7 @@ def main() -> None:
         modified = ([t.replace(DEFAULT, token) for t in masked_in], [t.replace(DEFAULT, token) for t in masked_out])
         score_content(card, ["sbert"], modification="mask", lexicon=lexicon, modified=modified, tag=label)
     score_content(card, ["sbert"], modification="erase",
-                  resources=Resources(ResourceOptions(corpus=corpus, seed=SEED)))
+                  resources=Resources(ResourceOptions(corpus=corpus, seed=SEED, precision="fp32")))
     frame = card.frame
     n_masked = np.array([a.split().count(DEFAULT) + b.split().count(DEFAULT)
                          for a, b in zip(masked_in, masked_out, strict=True)])

@@ -1,16 +1,20 @@
 """Where and how neural models run: the torch device, the number of CPU threads and the floating-point precision.
 
-``device`` is ``cpu`` (the default), ``cuda``/``cuda:N`` or ``auto`` (CUDA when present); ``precision`` is ``fp32``
-(the default), ``bf16`` (on a CPU too: with AVX512-BF16 it pays, README "Speed") or, on a CUDA device only, ``fp16``
-(:data:`PRECISIONS`).  Everything here imports torch
-only when called, so importing this module stays cheap.
+``device`` is ``cpu`` (the default), ``cuda``/``cuda:N`` or ``auto`` (CUDA when present); ``precision``
+(:data:`PRECISIONS`) is ``auto`` (the default: bf16 where the device computes it natively, fp32 elsewhere;
+:func:`native_bf16`), ``fp32``, ``bf16`` (on a CPU too: with AVX512-BF16 it pays; without, it runs in software,
+tens of times slower, and says so in one line) or, on a CUDA device only, ``fp16``.  :func:`check_precision`
+resolves ``auto``, so models, signatures and cache keys only ever see the precision that ran (docs/precision.md).
+Everything here imports torch only when called, so importing this module stays cheap.
 
 >>> check_threads(2), check_threads(None)
 (2, None)
 >>> batch_for("cpu", None, cpu=64, gpu=1024, name="batch_size"), batch_for("cuda", None, cpu=64, gpu=1024, name="b")
 (64, 1024)
->>> check_precision("bf16", "cpu"), with_precision("MiniLM", "fp32"), with_precision("MiniLM", "bf16")
-('bf16', 'MiniLM', 'MiniLM+bf16')
+>>> check_precision("fp32", "cpu"), with_precision("MiniLM", "fp32"), with_precision("MiniLM", "bf16")
+('fp32', 'MiniLM', 'MiniLM+bf16')
+>>> check_precision("auto", "cpu") == ("bf16" if native_bf16("cpu") else "fp32")
+True
 >>> check_precision("fp16", "cpu")
 Traceback (most recent call last):
 ...
@@ -19,8 +23,11 @@ tsteval.core.errors.TstevalError: --precision fp16 runs on a CUDA device only, a
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError
@@ -29,7 +36,10 @@ if TYPE_CHECKING:
     import torch
 
 DEVICES = ("cpu", "cuda", "auto")
-PRECISIONS = ("fp32", "bf16", "fp16")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+# torch.backends.cpu.get_cpu_capability() values whose CPUs can carry AVX512-BF16 or AMX (x86-64).
+_AVX512_CAPABILITIES = ("AVX512",)
+NATIVE_BF16_VARIABLE = "TSTEVAL_NATIVE_BF16"
 
 
 def resolve_device(device: str | None) -> str:
@@ -55,15 +65,56 @@ def batch_for(device: str, value: int | None, *, cpu: int, gpu: int, name: str) 
     return value or (cpu if device == "cpu" else gpu)
 
 
+def cpu_capability() -> str:
+    """torch's vector capability of this CPU (``torch.backends.cpu.get_cpu_capability()``: ``DEFAULT``, ``AVX2``,
+    ``AVX512``, ...), the one its kernels use; named beside speed figures."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability()
+
+
+def native_bf16(device: str) -> bool:
+    """Whether ``device`` (resolved) multiplies bfloat16 matrices in hardware: on CUDA
+    ``torch.cuda.is_bf16_supported(including_emulation=False)`` (Ampere and later); on a CPU torch's AVX512 kernels
+    with the AVX512-BF16 or AMX instructions (``torch.cpu._is_avx512_bf16_supported()``,
+    ``_is_amx_tile_supported()``). Elsewhere (an AVX2 CPU) bf16 matrix
+    products are emulated: 40x slower than fp32 on an AVX2 AMD EPYC (issue 36: 0.7 against 29 GFLOP/s, one thread).
+
+    ``TSTEVAL_NATIVE_BF16=0`` (or ``1``) in the environment overrides the answer on every device: with ``0``, ``auto``
+    means fp32 on every machine (the test suite sets it; processes it starts inherit it)."""
+    import torch
+
+    if os.environ.get(NATIVE_BF16_VARIABLE) in ("0", "1"):
+        return os.environ[NATIVE_BF16_VARIABLE] == "1"
+    if device.startswith("cuda"):
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return cpu_capability() in _AVX512_CAPABILITIES and any(check() for check in checks if check is not None)
+
+
 def check_precision(precision: str, device: str) -> str:
-    """``precision`` (:data:`PRECISIONS`) for models on the resolved ``device``: fp16 only on CUDA (torch's CPU
-    kernels for it are slow or missing); a one-line error naming ``--precision`` otherwise."""
+    """The precision models on the resolved ``device`` run in: ``auto`` resolved (bf16 where :func:`native_bf16`,
+    else fp32), anything else of :data:`PRECISIONS` as given, fp16 only on CUDA (torch's CPU kernels for it are slow
+    or missing; a one-line error naming ``--precision`` otherwise); bf16 on a CPU without native support says once,
+    on standard error, how much slower it will be."""
     if precision not in PRECISIONS:
         raise TstevalError(f"--precision must be one of {list(PRECISIONS)}, not {precision!r}")
     if precision == "fp16" and not device.startswith("cuda"):
         raise TstevalError(f"--precision {precision} runs on a CUDA device only, and the models run on {device}: "
-                           "give --precision fp32 (the default) or --device cuda")
+                           "give --precision auto (the default), fp32 or --device cuda")
+    if precision == "auto":
+        return "bf16" if native_bf16(device) else "fp32"
+    if precision == "bf16" and not device.startswith("cuda") and not native_bf16(device):
+        _say_emulated_bf16(cpu_capability())
     return precision
+
+
+@cache
+def _say_emulated_bf16(capability: str) -> None:
+    """One line, once per process: bf16 asked for on a CPU that emulates it."""
+    print(f"tsteval: --precision bf16 on this CPU (torch capability {capability}, no AVX512-BF16/AMX) is "
+          "emulated: its matrix products run tens of times slower than fp32's (40x on an AVX2 AMD EPYC); "
+          "--precision auto picks fp32 here", file=sys.stderr)
 
 
 def torch_dtype(precision: str) -> torch.dtype:

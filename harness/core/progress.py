@@ -1,5 +1,5 @@
-"""One quiet switch for every progress bar: tsteval's own (:func:`progress`, on standard error) and the libraries'
-(transformers' "Loading weights", huggingface_hub's and datasets' download bars).
+"""One quiet switch for every progress bar: tsteval's own (:func:`progress`, on standard error, the GGUF conversion's
+too) and the libraries' (transformers' "Loading weights", huggingface_hub's and datasets' download bars).
 
 ``with quieted(): ...`` silences them all and restores the previous state afterwards (``tsteval --quiet``).
 """
@@ -15,8 +15,8 @@ from typing import TypeVar
 from tqdm.auto import tqdm
 
 T = TypeVar("T")
-# Read by huggingface_hub (and through it transformers and datasets) when they are first imported.
-_LIBRARY_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+# Read by datasets when it is first imported (importing it to switch its bars would cost seconds).
+_DATASETS_SWITCH = "HF_DATASETS_DISABLE_PROGRESS_BARS"
 _quiet = False
 
 
@@ -31,12 +31,13 @@ def progress(iterable: Iterable[T], desc: str, total: int | None = None, unit: s
                      mininterval=1.0, delay=2.0, leave=False))
 
 
-def _library_bars(enabled: bool) -> None:
-    """Switch the bars of the libraries already imported (the environment covers those imported later)."""
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+def _library_bars(enabled: bool, datasets_switch_was_ours: bool = False) -> None:
+    """Switch the libraries' bars: huggingface_hub's (imported here: cheap, and switched in code, its environment
+    variable would outrank the switch for good and make re-enabling warn "Cannot enable progress bars"),
+    transformers' and datasets' when imported (the environment covers a later import of datasets)."""
+    from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
-        (enable_progress_bars if enabled else disable_progress_bars)()
+    (enable_progress_bars if enabled else disable_progress_bars)()
     if "transformers" in sys.modules:
         from transformers.utils import logging as hf_logging
 
@@ -44,28 +45,31 @@ def _library_bars(enabled: bool) -> None:
     if "datasets" in sys.modules:
         import datasets
 
+        datasets_bars = sys.modules["datasets.utils.tqdm"]
+        if enabled and datasets_switch_was_ours and datasets_bars.HF_DATASETS_DISABLE_PROGRESS_BARS is True:
+            datasets_bars.HF_DATASETS_DISABLE_PROGRESS_BARS = None  # read from our switch when imported quietly
         (datasets.enable_progress_bars if enabled else datasets.disable_progress_bars)()
 
 
 @contextmanager
 def quieted(quiet: bool = True) -> Iterator[None]:
-    """Silence every progress bar inside the block (nothing changes when ``quiet`` is false)."""
+    """Silence every progress bar inside the block (nothing changes when ``quiet`` is false); leaving it restores
+    them without a warning."""
     global _quiet
     if not quiet:
         yield
         return
-    saved = {name: os.environ.get(name) for name in _LIBRARY_SWITCHES}
+    saved = os.environ.get(_DATASETS_SWITCH)
     previous, _quiet = _quiet, True
-    os.environ.update(dict.fromkeys(_LIBRARY_SWITCHES, "1"))
+    os.environ[_DATASETS_SWITCH] = "1"
     _library_bars(enabled=False)
     try:
         yield
     finally:
         _quiet = previous
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        if saved is None:
+            os.environ.pop(_DATASETS_SWITCH, None)
+        else:
+            os.environ[_DATASETS_SWITCH] = saved
         if not previous:
-            _library_bars(enabled=True)
+            _library_bars(enabled=True, datasets_switch_was_ours=saved is None)

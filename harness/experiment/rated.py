@@ -88,7 +88,8 @@ def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[st
         f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}, "
         f"LM metrics {list(JUDGES)} with {language_model}")
     rest = Plan(transfers, content=CONTENT, modifications=MODIFICATIONS, lexicon=lexicon, naturalness=NATURALNESS,
-                human=human, references=references, corpus=corpus, seed=seed, language_model=language_model)
+                human=human, references=references, corpus=corpus, seed=seed, language_model=language_model,
+                precision="fp32")  # the committed tables' precision, on every machine (docs/precision.md)
     card = run(rest)
     _lm_columns(card, rest, templates, log)
     style = run(Plan(style_view or transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))

@@ -125,7 +125,7 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
               "subset": "numpy.random.default_rng(seed).choice(sorted distinct inputs, inputs, replace=False)"}
     log(f"{name}: {len(subset.frame)} rows of {inputs} inputs (of {len(transfers.frame)} rows)")
     plan = Plan(subset, content=("bleu", "sbert", "bertscore_f1"), modifications=("none",), naturalness=("kn3",),
-                human=human, corpus=corpus, seed=seed, threads=threads)
+                human=human, corpus=corpus, seed=seed, threads=threads, precision="fp32")  # as committed
     card = run(plan)
     style_view = dualrl_form(subset) if name == "lai" else subset
     classifier = {"fasttext": ClassifierSpec("fasttext", "fasttext", {}, heldout=0.1)}

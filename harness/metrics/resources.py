@@ -84,13 +84,14 @@ class ResourceOptions:
     ``human``: human-written texts; ``language_model``: a causal LM's Hugging Face id or folder (default SmolLM2);
     ``text_form``: how the transfers are written (:mod:`tsteval.core.text_form`), for the neural LMs;
     ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs); ``precision``: of the
-    neural models (bf16 and fp16 only on CUDA: refused here, before any model is built, on another device);
+    neural models (``auto`` resolved by each model on its device; fp16 only on CUDA: refused here, before any model
+    is built, on another device);
     ``batch_tokens``: padded tokens per batch of the causal LM (None: its default for the device).
     """
 
     device: str = "cpu"
     threads: int | None = None
-    precision: str = "fp32"
+    precision: str = "auto"
     batch_tokens: int | None = None
     seed: int = 0
     quiet: bool = True
@@ -106,7 +107,7 @@ class ResourceOptions:
     transfers: Transfers | None = None
 
     def __post_init__(self) -> None:
-        if self.precision != "fp32":
+        if self.precision not in ("auto", "fp32"):
             from tsteval.core.devices import check_precision, resolve_device
 
             check_precision(self.precision, resolve_device(self.device))

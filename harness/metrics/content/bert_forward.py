@@ -13,8 +13,8 @@ up-projection's weight, met by a column of ones beside its input.  :func:`bert_f
 ``BertModel`` and :func:`bert_folder` straight from a model folder's ``config.json`` and ``model.safetensors``
 (transformers is then never imported: a second or two per process); both return None for any model this pass does
 not cover (another architecture, relative positions, another activation), and callers then use transformers.
-With a ``dtype`` of bfloat16 or float16 (``--precision``, on CUDA) the weights are prepared in float32 (the folded
-biases too) and then cast, and every product runs in that dtype.
+With a ``dtype`` of bfloat16 or float16 (``--precision``; float16 on CUDA only) the weights are prepared in float32
+(the folded biases too) and then cast, and every product runs in that dtype.
 
 >>> import torch
 >>> from transformers import AutoModel, AutoTokenizer

@@ -17,7 +17,8 @@ call, so the Ray engine scores it on the whole table (on the driver; ``pooled_by
 block: M is the same on both engines.
 Empty texts follow the policy of :mod:`tsteval.metrics.content.policy`; under ``erase`` the sentence eraser is
 applied to every token state (it is affine, so the erased tokens' mean is the erased mean) before matching.  The
-encoder runs in its ``precision`` (``--precision``: fp32, or bf16/fp16 on CUDA; named in the ``model`` field).
+encoder runs in its ``precision`` (``--precision``: auto, fp32, bf16, or fp16 on CUDA; the one that ran is named in
+the ``model`` field).
 """
 
 from __future__ import annotations

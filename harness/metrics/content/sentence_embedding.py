@@ -13,8 +13,9 @@ the lean BERT forward of :mod:`tsteval.metrics.content.bert_forward` when the mo
 (transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a content-addressed
 cache on disk (:mod:`tsteval.metrics.content.embedding_cache`, key = model identity + text hash), so a second run
 encodes nothing.  ``device`` is ``cpu`` (default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's
-intra-op threads while encoding; ``precision`` (``fp32``, or on CUDA ``bf16``/``fp16``) the dtype of the forward
-pass (pooling and normalisation in float32), part of the cache key.
+intra-op threads while encoding; ``precision`` (``auto``: bf16 where the device computes it natively, else fp32;
+``fp32``, ``bf16``, or on CUDA ``fp16``) the dtype of the forward pass (pooling and normalisation in float32); the
+precision that ran is part of the cache key.
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ class SentenceEncoder:
 
     def __init__(self, model: str | None = None, *, device: str | None = "cpu", threads: int | None = None,
                  batch_size: int | None = None, max_length: int = 256, cache: bool = True,
-                 precision: str = "fp32") -> None:
+                 precision: str = "auto") -> None:
         self.model = model or default_model()
         self.device = resolve_device(device)
         self.precision = check_precision(precision, self.device)
@@ -246,7 +247,7 @@ class SentenceEncoder:
         if cache:
             from tsteval.metrics.content.embedding_cache import EmbeddingCache, model_identity
 
-            self.cache = EmbeddingCache(with_precision(model_identity(self.model, max_length), precision))
+            self.cache = EmbeddingCache(with_precision(model_identity(self.model, max_length), self.precision))
         self.rows: dict[str, int] = {}
         self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.encoded = 0  # texts this object ran through the model (not found in memory or the cache)
