@@ -251,3 +251,39 @@ def test_evaluate_scores_a_profile_with_its_modification(tmp_path: Path) -> None
                             metrics=[f"profile:{tmp_path / 'p.json'}"], lexicon=Lexicon(
                                 {"0": [["fine", 1.0]], "1": [["great", 1.0]]}))
     assert "chrf@mask" in card.metrics
+
+
+def test_an_annotator_far_below_the_others_is_flagged(tmp_path: Path) -> None:
+    """Three annotators rate by the pairs' quality, a fourth at random: only the fourth is flagged, and each r is
+    the annotator's Pearson r with the mean of the others on the pairs both rated (recomputed here)."""
+    from scipy import stats
+
+    from tsteval.annotate.reliability import agreement
+
+    card, quality = scorecard(inputs=12)
+    card.save(tmp_path / "run")
+    assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / "study"), "--items", "16",
+                 "--aspects", "content"]) == 0
+    assert main(["annotate", "invite", str(tmp_path / "study"), "--annotators", "4"]) == 0
+    study = Study.open(tmp_path / "study")
+    keyed = card.frame.assign(q=quality).astype({"item": str}).set_index(["system", "item", "source_style"])["q"]
+    by_pair = {p.pair_id: keyed[(p.system, p.item, p.source_style)] for p in study.pairs.itertuples()
+               if p.kind != "check"}
+    _rate(study, by_pair, noise=0.5, seed=2)
+    store = study.store()
+    names = list(store.progress(3)["annotator"])
+    rng = np.random.default_rng(3)
+    random_one = store.find(names[-1])
+    for pair in store.assignment(random_one):  # re-rated at random: the history keeps the first ratings
+        store.submit(random_one, pair, {"content": int(rng.integers(1, 6))}, "web")
+    ratings = store.ratings()
+    store.close()
+    result = agreement(study, n_resamples=20)
+    flagged = result.annotators.query("flagged")["annotator"].tolist()
+    assert flagged == [names[-1]]
+    rated = study.pairs.query("kind == 'rated'")["pair_id"]
+    table = ratings[ratings["pair_id"].isin(rated)].pivot(index="pair_id", columns="annotator", values="value")
+    for name in names:
+        others = table.drop(columns=name).mean(axis=1)
+        row = result.annotators.query("annotator == @name").iloc[0]
+        assert row["r"] == pytest.approx(stats.pearsonr(table[name], others).statistic)
