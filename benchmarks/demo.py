@@ -138,4 +138,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from tsteval.core.errors import TstevalError
+
+    try:
+        raise SystemExit(main())
+    except TstevalError as error:  # a missing data root or model: one line, as the CLI says it
+        raise SystemExit(f"demo: {error}") from None

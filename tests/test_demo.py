@@ -1,8 +1,11 @@
 """``make demo``'s second part: its manifest scores the recommended metrics with fast classifiers, and the one
-significance test it prints compares the two best published systems per direction."""
+significance test it prints compares the two best published systems per direction; a missing data root is one line."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -71,3 +74,13 @@ def test_significance_line_compares_the_two_best_published_systems_per_direction
                 for s in ("A", "B")}
         assert float(row[1]) == pytest.approx(mean["B"], abs=5e-4)  # A = the best (B), B = the second (A)
         assert float(row[3]) == pytest.approx(mean["A"] - mean["B"], abs=5e-4)
+
+
+def test_a_missing_data_root_stops_the_demo_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-data"
+    done = subprocess.run([sys.executable, "-m", "benchmarks.demo", "--quick"], capture_output=True, text=True,
+                          env={**os.environ, "TSTEVAL_DATA": str(missing)}, cwd=Path(__file__).parents[1], timeout=300)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"demo: data root {missing} is not a directory; looked at TSTEVAL_DATA={missing}. Set TSTEVAL_DATA to the "
+        "folder that holds the datasets (e.g. yelp/, mir2019/)."]
