@@ -67,18 +67,25 @@ def _rate(study: Study, quality: dict[str, float], noise: float, seed: int) -> N
         store.close()
 
 
-@pytest.fixture(scope="module")
-def looped(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    tmp = tmp_path_factory.mktemp("loop")
+def _planned(tmp: Path, aspects: str, annotators: int) -> tuple[object, Study, dict[str, float]]:
+    """A scored run of 12 inputs under ``tmp``, a study of 16 of them planned on ``aspects`` with ``annotators``
+    invited, and each rated pair's known quality."""
     card, quality = scorecard(inputs=12)
     card.save(tmp / "run")
     assert main(["annotate", "plan", str(tmp / "run"), "--out", str(tmp / "study"), "--items", "16",
-                 "--aspects", "content,fluency"]) == 0
-    assert main(["annotate", "invite", str(tmp / "study"), "--annotators", "3"]) == 0
+                 "--aspects", aspects]) == 0
+    assert main(["annotate", "invite", str(tmp / "study"), "--annotators", str(annotators)]) == 0
     study = Study.open(tmp / "study")
     keyed = card.frame.assign(q=quality).astype({"item": str}).set_index(["system", "item", "source_style"])["q"]
     by_pair = {p.pair_id: keyed[(p.system, p.item, p.source_style)] for p in study.pairs.itertuples()
                if p.kind != "check"}
+    return card, study, by_pair
+
+
+@pytest.fixture(scope="module")
+def looped(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("loop")
+    card, study, by_pair = _planned(tmp, "content,fluency", 3)
     _rate(study, by_pair, noise=0.6, seed=1)
     return {"tmp": tmp, "study": study, "card": card}
 
@@ -260,15 +267,7 @@ def test_an_annotator_far_below_the_others_is_flagged(tmp_path: Path) -> None:
 
     from tsteval.annotate.reliability import agreement
 
-    card, quality = scorecard(inputs=12)
-    card.save(tmp_path / "run")
-    assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / "study"), "--items", "16",
-                 "--aspects", "content"]) == 0
-    assert main(["annotate", "invite", str(tmp_path / "study"), "--annotators", "4"]) == 0
-    study = Study.open(tmp_path / "study")
-    keyed = card.frame.assign(q=quality).astype({"item": str}).set_index(["system", "item", "source_style"])["q"]
-    by_pair = {p.pair_id: keyed[(p.system, p.item, p.source_style)] for p in study.pairs.itertuples()
-               if p.kind != "check"}
+    _, study, by_pair = _planned(tmp_path, "content", 4)
     _rate(study, by_pair, noise=0.5, seed=2)
     store = study.store()
     names = list(store.progress(3)["annotator"])
