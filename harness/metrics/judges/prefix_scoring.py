@@ -29,13 +29,20 @@ import inspect
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
 from tsteval.core.devices import torch_threads
 from tsteval.core.progress import progress
-from tsteval.metrics.naturalness.causal_lm import HEAD_CHUNK, CausalLM, length_batches, padded_batch
+from tsteval.metrics.naturalness.causal_lm import (
+    HEAD_CHUNK,
+    CausalLM,
+    flat_ids,
+    length_batches,
+    padded_batch,
+    split_rows,
+    to_device,
+)
 
 # A shared prefix shorter than this is not worth a separate pass.
 MIN_SHARED = 4
@@ -217,22 +224,6 @@ def _calibrated(lm: object) -> PassCost:
     return line_cost(best[0], best[1], rows * WIDE, device)
 
 
-def _on(device: object, array: np.ndarray) -> object:
-    """``array`` as a tensor on ``device``; to a GPU through pinned memory without waiting for the copy, so that
-    the host prepares the next batch while the GPU computes."""
-    import torch
-
-    tensor = torch.from_numpy(array)
-    if str(device).startswith("cuda"):
-        return tensor.pin_memory().to(device, non_blocking=True)
-    return tensor
-
-
-def _flat(parts: Sequence[Sequence[int]]) -> np.ndarray:
-    """The lists of ``parts`` one after another, as int64."""
-    return np.fromiter(chain.from_iterable(parts), dtype=np.int64, count=sum(map(len, parts)))
-
-
 def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> object:
     """Last-layer states of the batch's remainders (rows x width x hidden), right-padded."""
     import torch
@@ -243,11 +234,11 @@ def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> object:
     cache = None
     shared = batch.shared
     if shared:
-        prefix = _on(device, np.asarray([sequences[batch.rows[0]][:shared]], dtype=np.int64))
+        prefix = to_device(torch.tensor([sequences[batch.rows[0]][:shared]]), device)
         cache = getattr(decoder(input_ids=prefix, use_cache=True), keyword)
         cache.batch_repeat_interleave(len(batch.rows))
     rests = [sequences[i][shared:] for i in batch.rows]
-    tokens, real = (t.to(device, non_blocking=True) for t in padded_batch(rests, range(len(rests))))
+    tokens, real = (to_device(t, device) for t in padded_batch(rests, range(len(rests))))
     mask = torch.cat([torch.ones((len(rests), shared), dtype=torch.long, device=device), real], dim=1)
     positions = torch.arange(shared, shared + tokens.shape[1], device=device)[None].expand(len(rests), -1)
     out = decoder(input_ids=tokens, attention_mask=mask, position_ids=positions, use_cache=cache is not None,
@@ -297,17 +288,14 @@ def continuation_log_probs(lm: object, prompts: Sequence[Sequence[int]],
         starts = np.array([len(prompts[i]) - 1 - batch.shared for i in batch.rows])
         firsts = np.repeat(np.cumsum(sizes) - sizes, sizes)
         where = np.repeat(starts, sizes) + np.arange(sizes.sum()) - firsts
-        picked = states[_on(states.device, np.repeat(np.arange(len(sizes)), sizes)), _on(states.device, where)]
-        targets = _on(states.device, _flat([continuations[i] for i in batch.rows]))
+        rows = torch.from_numpy(np.repeat(np.arange(len(sizes)), sizes))
+        picked = states[to_device(rows, states.device), to_device(torch.from_numpy(where), states.device)]
+        targets = to_device(torch.from_numpy(flat_ids([continuations[i] for i in batch.rows])), states.device)
         return torch.cat([CausalLM._head_log_probs(head, picked[k:k + chunk], targets[k:k + chunk])
                           for k in range(0, len(targets), chunk)])
 
     order, flat = _run(lm, sequences, [len(p) for p in prompts], read, "LM continuations")
-    ends = np.cumsum([len(continuations[i]) for i in order])
-    result: list[np.ndarray] = [np.empty(0)] * len(sequences)
-    for i, part in zip(order, np.split(flat, ends[:-1]) if order else [], strict=True):
-        result[i] = part
-    return result
+    return split_rows(flat, order, [len(c) for c in continuations], len(sequences))
 
 
 def next_token_log_probs(lm: object, prompts: Sequence[Sequence[int]], candidates: Sequence[int]) -> np.ndarray:
@@ -321,7 +309,8 @@ def next_token_log_probs(lm: object, prompts: Sequence[Sequence[int]], candidate
 
     def read(states: object, batch: Batch) -> object:
         last = np.array([len(prompts[i]) - 1 - batch.shared for i in batch.rows])
-        states = states[_on(states.device, np.arange(len(last))), _on(states.device, last)]
+        states = states[torch.arange(len(last), device=states.device), to_device(torch.from_numpy(last),
+                                                                                   states.device)]
         parts = []
         for k in range(0, len(last), chunk):
             logits = head(states[k:k + chunk]).float()

@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import Self
 
@@ -252,9 +253,18 @@ def converted_gguf(gguf: Path) -> Path:
     return cached_dir("lm", key, lambda out: _convert(gguf, out))
 
 
+def flat_ids(parts: Sequence[Sequence[int]]) -> np.ndarray:
+    """The id lists of ``parts`` one after another, as int64.
+
+    >>> flat_ids([[1, 2], [], [3]]).tolist()
+    [1, 2, 3]
+    """
+    return np.fromiter(chain.from_iterable(parts), dtype=np.int64, count=sum(map(len, parts)))
+
+
 def padded_batch(ids: Sequence[Sequence[int]], batch: Sequence[int]) -> tuple[object, object]:
     """The token ids of the sequences ``batch`` (indices into ``ids``) right-padded with 0 into one tensor, and the
-    attention mask (1 on real tokens); in pinned memory where a GPU is present, so that copies need not wait.
+    attention mask (1 on real tokens).
 
     >>> tokens, mask = padded_batch([[5, 6, 7], [8]], [1, 0])
     >>> tokens.tolist(), mask.tolist()
@@ -265,9 +275,30 @@ def padded_batch(ids: Sequence[Sequence[int]], batch: Sequence[int]) -> tuple[ob
     sizes = np.fromiter((len(ids[i]) for i in batch), dtype=np.int64, count=len(batch))
     mask = np.arange(sizes.max()) < sizes[:, None]
     tokens = np.zeros(mask.shape, dtype=np.int64)
-    tokens[mask] = np.fromiter((t for i in batch for t in ids[i]), dtype=np.int64, count=int(sizes.sum()))
-    pair = torch.from_numpy(tokens), torch.from_numpy(mask.astype(np.int64))
-    return tuple(t.pin_memory() for t in pair) if torch.cuda.is_available() else pair
+    tokens[mask] = flat_ids([ids[i] for i in batch])  # row after row, as the mask's True cells are read
+    return torch.from_numpy(tokens), torch.from_numpy(mask.astype(np.int64))
+
+
+def to_device(tensor: object, device: object) -> object:
+    """``tensor`` (on the host) on ``device``; to a GPU through pinned memory without waiting for the copy, so that
+    the host prepares the next batch while the GPU computes."""
+    if str(device).startswith("cuda"):
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
+def split_rows(flat: np.ndarray, order: Sequence[int], sizes: Sequence[int], n: int) -> list[np.ndarray]:
+    """The values of ``n`` rows from ``flat``, which holds rows ``order`` one after another, row ``i`` taking
+    ``sizes[i]`` values.
+
+    >>> [part.tolist() for part in split_rows(np.array([5., 6., 7.]), [1, 0], [1, 2], 2)]
+    [[7.0], [5.0, 6.0]]
+    """
+    result: list[np.ndarray] = [np.empty(0)] * n
+    ends = np.cumsum([sizes[i] for i in order])
+    for i, part in zip(order, np.split(flat, ends[:-1]) if len(order) else [], strict=True):
+        result[i] = part
+    return result
 
 
 def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
@@ -348,7 +379,7 @@ class CausalLM:
         values = []
         with torch_threads(self.threads), torch.inference_mode():
             for batch in progress(batches, "LM log-probabilities", unit="batch"):
-                tokens, mask = (t.to(self.device, non_blocking=True) for t in padded_batch(ids, batch))
+                tokens, mask = (to_device(t, self.device) for t in padded_batch(ids, batch))
                 hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state
                 real = mask[:, 1:].bool()  # positions whose next token is a counted token
                 states, targets = hidden[:, :-1][real], tokens[:, 1:][real]
@@ -357,11 +388,7 @@ class CausalLM:
             # one copy to the host at the end: the GPU is not waited for between batches
             logp = torch.cat(values).double().cpu().numpy() if values else np.empty(0)
         order = np.concatenate(batches) if batches else np.empty(0, dtype=int)
-        ends = np.cumsum([len(ids[i]) - 1 for i in order])
-        result: list[np.ndarray] = [np.empty(0)] * len(ids)
-        for i, part in zip(order, np.split(logp, ends[:-1]) if len(order) else [], strict=True):
-            result[i] = part
-        return result
+        return split_rows(logp, order, [len(seq) - 1 for seq in ids], len(ids))
 
     @staticmethod
     def _head_log_probs(head: object, states: object, targets: object) -> object:
