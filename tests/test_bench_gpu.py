@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.speed import bench_gpu, profile_lm, speed_gpu
+from benchmarks.speed import bench_gpu, speed_gpu
 
 
 def test_smoke_run_measures_every_figure_on_the_cpu() -> None:
@@ -15,31 +15,35 @@ def test_smoke_run_measures_every_figure_on_the_cpu() -> None:
     lm, sizes = report["lm"]["metrics"], bench_gpu.SMOKE
     assert [x["pairs"] for x in lm.values()] == [sizes["lm"]] * len(lm)
     assert (report["bertscore"]["pairs"], report["score"]["pairs"]) == (sizes["bertscore"], sizes["score"])
-    assert all(x["pairs_per_s"] > 0 for x in [*lm.values(), report["bertscore"], report["score"]])
+    assert all(x["fp32"]["first_pairs_per_s"] > 0 and x["fp32"]["second_pairs_per_s"] > 0 for x in lm.values())
+    assert report["bertscore"]["pairs_per_s"] > 0 and report["score"]["pairs_per_s"] > 0
     for part in [*lm.values(), report["bertscore"]]:
         assert part["max_abs_diff_vs_cpu"] == 0.0 and part["deviation"] == {}  # the CPU against itself, fp32 only
+    for x in lm.values():  # every pair's tokens planned once in the first pass, none dropped
+        positions = x["fp32"]["positions"]
+        assert positions["computed"] >= positions["real"] > 0 and positions["sequences"] >= sizes["lm"]
     assert report["bertscore"]["max_abs_diff_subset_vs_whole"] < 1e-12
     gaps = report["score"]["max_abs_diff_vs_cpu"]  # the recommended profile's neural columns, CPU vs CPU
     assert gaps["sbert@none"] == 0.0 and gaps["lp_mean@gemma3-270m"] < 1e-5 and len(gaps) == 2
-    page = "\n".join(bench_gpu.markdown(report))
-    assert "## `make bench-gpu` on cpu (smoke run)" in page
-    assert page.count("| `judge_") == 3 and "| BERTScore |" in page
+    phases = report["score"]["runs"]["fp32"]["profile"]["host_phases_s"]
+    assert {"run", "sentence encoder", "LM forward (host)", "writing"} <= set(phases)
+    assert phases["LM forward (host)"] < phases["LM scores"] < phases["run"]  # nested phases inside parents
+    page = bench_gpu.page(report)
+    assert "# GPU figures on cpu (smoke run)" in page
+    assert page.count("| `judge_") == 6 and "BERTScore" in page  # the speed table and the values table
     row = next(line for line in page.splitlines() if line.startswith("| `cond_lp` |"))
-    assert f"**{lm['cond_lp']['pairs'] / lm['cond_lp']['seconds']:,.0f}**" in row  # pairs/s from its seconds
+    first, second = (sizes["lm"] / lm["cond_lp"]["fp32"][key] for key in ("first_s", "second_s"))
+    assert row.startswith(f"| `cond_lp` | {first:,.0f} | {second:,.0f} |")  # pairs/s from the seconds
 
 
 def test_the_committed_gpu_page_is_its_json_rendered() -> None:
-    """results/bench_gpu.md from its three JSON files, and one ratio and one rate recomputed from raw figures."""
-    runs = [json.loads((speed_gpu.OUT / f"{name}.json").read_text()) for name in ("bench_gpu", "bench_gpu_before",
-                                                                                   "profile_lm")]
+    """results/bench_gpu.md from its JSON file, with one rate and one ratio recomputed from raw figures."""
+    report = json.loads((speed_gpu.OUT / "bench_gpu.json").read_text())
     page = (speed_gpu.OUT / "bench_gpu.md").read_text()
-    assert page == profile_lm.page(*runs)
-    after, before, profile = runs
-    lm = after["lm"]["metrics"]["logprop_content"]
-    ratio = lm["pairs"] / lm["seconds"] / before["lm"]["metrics"]["logprop_content"]["pairs_per_s"]
-    assert f"| `logprop_content` | {before['lm']['metrics']['logprop_content']['pairs_per_s']:,.0f} | " \
-           f"{lm['pairs'] / lm['seconds']:,.0f} | {ratio:.2f}x |" in page
-    row = profile["metrics"]["bf16:logprop_content"]
-    tflops = 2 * row["non_embedding_params"] * row["positions"]["computed"] / row["gpu_busy_s"] / 1e12
-    assert f"| {tflops:.1f} |" in next(line for line in page.splitlines()
-                                       if line.startswith("| `logprop_content` | bf16 | "))
+    assert page == bench_gpu.page(report)
+    row = report["lm"]["metrics"]["logprop_content"]
+    rates = [row["pairs"] / row[run][key] for run, key in (("fp32", "first_s"), ("bf16", "first_s"),
+                                                           ("bf16", "second_s"), ("bf16_before", "first_s"))]
+    assert f"| `logprop_content` | {rates[0]:,.0f} | - | {' | '.join(f'{r:,.0f}' for r in rates[1:])} |" in page
+    score = report["score"]["runs"]["bf16"]
+    assert f"| bf16 | {report['score']['pairs'] / score['seconds']:,.0f} | {score['seconds']:.2f} |" in page

@@ -205,3 +205,56 @@ def test_the_lm_style_probe_is_the_log_odds_of_two_hand_built_prompts(lm: Causal
                 means.append(np.mean([logp[len(prompt) - 1 + j, t].item() for j, t in enumerate(cont)]))
             expected.append(means[0] - means[1])
         np.testing.assert_allclose(style_log_odds(OUTPUTS, TARGETS, sources, lm, template), expected, atol=1e-4)
+
+
+class _Timed:
+    """A stand-in decoder whose pass takes ``fixed`` s below ``knee`` tokens, ``per_token`` s a token above: a GPU
+    whose passes cost their launches until the batch is large."""
+
+    def __init__(self, fixed: float, per_token: float, knee: int) -> None:
+        self.fixed, self.per_token, self.knee, self.shapes = fixed, per_token, knee, []
+
+    def __call__(self, input_ids: torch.Tensor) -> None:
+        import time
+
+        self.shapes.append(tuple(input_ids.shape))
+        time.sleep(max(self.fixed, input_ids.numel() * self.per_token) if input_ids.numel() >= self.knee
+                   else self.fixed)
+
+
+def test_the_gpu_calibration_widens_until_a_per_token_cost_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU the wide pass doubles until it takes twice the small one (each new shape run once untimed), and
+    the passes timed are kept: with a pass all fixed cost up to 2 budgets, the line comes from the widest."""
+    from types import SimpleNamespace
+
+    decoder = _Timed(fixed=0.01, per_token=1e-6, knee=2 * 4096)  # 8,192 tokens: 10 ms; 16,384: 16 ms; 32,768: 33
+    model = SimpleNamespace(get_decoder=lambda: decoder)
+    lm = SimpleNamespace(model=model, model_id="stand-in", device="cuda", batch_tokens=4096, threads=None,
+                         start_id=0)
+    full = torch.full
+    monkeypatch.setattr(torch, "full", lambda shape, value, device=None: full(shape, value))  # on this CPU
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(prefix_scoring, "attention_kernels", lambda device: __import__("contextlib").nullcontext())
+    timed: list[tuple[int, int, float]] = []
+    cost = prefix_scoring._calibrated(lm, timed)
+    assert [(rows, tokens) for rows, tokens, _ in timed] == [(1, 8), (64, 64), (128, 64), (256, 64), (512, 64)]
+    assert timed[-1][2] >= prefix_scoring.WIDER * timed[0][2] > timed[-2][2]  # stopped at the first wide enough
+    assert decoder.shapes.count((512, 64)) == 1 + prefix_scoring.REPEATS  # once untimed, then timed
+    assert cost.per_token == pytest.approx((timed[-1][2] - timed[0][2]) / (512 * 64 - 8))
+
+
+def test_a_gpu_forward_pass_uses_no_cudnn_attention() -> None:
+    """cuDNN's attention builds a plan per batch shape: on CUDA the LM and encoder passes leave it out."""
+    from tsteval.core.devices import attention_kernels
+
+    with attention_kernels("cuda"):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
+    with attention_kernels("cpu"):  # nothing changes on a CPU
+        assert torch.backends.cuda.cudnn_sdp_enabled() == torch.backends.cuda.flash_sdp_enabled()
+
+
+def test_a_model_is_loaded_once_for_repeated_runs(lm: CausalLM) -> None:
+    """A second CausalLM of the same model, precision and device reuses the loaded weights (no second load)."""
+    again = CausalLM("smollm2", threads=1, batch_tokens=64)
+    assert again.model is lm.model and again.tokenizer is lm.tokenizer and again.batch_tokens == 64

@@ -52,13 +52,14 @@ def test_overlapped_scorecard_equals_the_sequential_one(inputs: Path, tmp_path: 
 
     def spy_naturalness(self: overlap.Overlap, *args: object) -> None:
         start_naturalness(self, *args)
-        natural.append(sorted(self.natural))
+        natural.append((sorted(self.natural), {name: len(tasks) for name, (tasks, *_) in self.grouped.items()}))
 
     monkeypatch.setattr(overlap.Overlap, "start_sentences", spy_sentences)
     monkeypatch.setattr(overlap.Overlap, "start_naturalness", spy_naturalness)
     assert _score(inputs, tmp_path / "overlapped") == 0
-    # the workers took the classifier, BLEU and chrF over 8 blocks, and both naturalness scorers; sbert stayed here
-    assert sent == [(["lr"], ("bleu", "chrf"), ("sbert",), 8)] and natural == [["kn3", "unigram"]]
+    # the workers took the classifier, BLEU and chrF over 8 blocks, and both naturalness scorers (unigram as a task
+    # per system and setting: 2 systems x 1 setting); sbert stayed here
+    assert sent == [(["lr"], ("bleu", "chrf"), ("sbert",), 8)] and natural == [(["kn3"], {"unigram": 2})]
     first, second = Scorecard.load(tmp_path / "sequential"), Scorecard.load(tmp_path / "overlapped")
     assert second.metrics == first.metrics  # the sequential order: style, then content by modification, ...
     assert second.metrics.index("bleu@none") < second.metrics.index("sbert@none") < second.metrics.index("bleu@mask")
@@ -97,3 +98,16 @@ def test_the_worker_pool_outlives_a_run() -> None:
     assert second is not first and overlap._POOLS == {2: second}
     with pytest.raises(RuntimeError, match="shutdown"):
         first.submit(sum, [1])
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [pool["num_threads"] for pool in threadpool_info()]
+
+
+def test_a_worker_runs_one_blas_thread() -> None:
+    """The workers are the cores: each runs one BLAS/OpenMP thread (else the unigram classifiers' fits, spread
+    over the workers, oversubscribe the machine)."""
+    threads = overlap.worker_pool(1).submit(_blas_threads).result()
+    assert threads and set(threads) == {1}

@@ -81,8 +81,9 @@ def yelp_training() -> dict[str, list[str]]:
     return {"texts": list(corpus.texts), "labels": [str(label) for label in corpus.labels]}
 
 
-def pack(folder: Path) -> None:
-    """Write into ``folder`` what :func:`unpack` needs on a machine without the data root or the model packages."""
+def pack(folder: Path, encoder_weights: bool = True) -> None:
+    """Write into ``folder`` what :func:`unpack` needs on a machine without the data root or the model packages
+    (without ``encoder_weights``, MiniLM's config and tokenizer alone: its weights are drawn there)."""
     from safetensors.torch import load_file, save_file
 
     from tsteval.metrics.content.sentence_embedding import default_model
@@ -94,8 +95,9 @@ def pack(folder: Path) -> None:
     table(SCORE_PAIRS, folder)
     minilm = Path(default_model())
     shutil.copytree(minilm, folder / "minilm", ignore=shutil.ignore_patterns("model.safetensors"), dirs_exist_ok=True)
-    weights = {name: tensor.half() for name, tensor in load_file(minilm / "model.safetensors").items()}
-    save_file(weights, folder / "minilm" / "model.fp16.safetensors")
+    if encoder_weights:
+        weights = {name: tensor.half() for name, tensor in load_file(minilm / "model.safetensors").items()}
+        save_file(weights, folder / "minilm" / "model.fp16.safetensors")
     lm = converted_gguf(smollm2_path())
     (folder / "smollm2").mkdir(exist_ok=True)
     for name in LM_FILES:
@@ -104,13 +106,20 @@ def pack(folder: Path) -> None:
 
 
 def unpack(folder: Path, work: Path) -> tuple[list[str], str, str]:
-    """Texts, MiniLM folder and SmolLM2 folder from a :func:`pack` folder, models rebuilt under ``work``."""
+    """Texts, MiniLM folder and SmolLM2 folder from a :func:`pack` folder, models rebuilt under ``work`` (MiniLM's
+    weights drawn with seed 0 where the pack has none)."""
+    import torch
     from safetensors.torch import load_file, save_file
+    from transformers import AutoConfig, AutoModel
 
     minilm = work / "minilm"
     shutil.copytree(folder / "minilm", minilm, ignore=shutil.ignore_patterns("model.fp16.safetensors"))
-    weights = load_file(folder / "minilm" / "model.fp16.safetensors")
-    save_file({name: tensor.float() for name, tensor in weights.items()}, minilm / "model.safetensors")
+    if (folder / "minilm" / "model.fp16.safetensors").is_file():
+        weights = load_file(folder / "minilm" / "model.fp16.safetensors")
+        save_file({name: tensor.float() for name, tensor in weights.items()}, minilm / "model.safetensors")
+    else:
+        torch.manual_seed(0)
+        AutoModel.from_config(AutoConfig.from_pretrained(minilm)).save_pretrained(minilm, safe_serialization=True)
     return json.loads((folder / "texts.json").read_text()), str(minilm), random_lm(folder / "smollm2", work)
 
 

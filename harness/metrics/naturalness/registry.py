@@ -31,6 +31,16 @@ def _human_or_inputs(card: Scorecard, human: Sequence[str] | None) -> list[str]:
     return list(human) if human is not None else sorted(set(card.frame["input"]))
 
 
+def adversarial_tasks(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int
+                      ) -> tuple[list, dict[str, object]]:
+    """The per-(system, setting) tasks of the adversarial scorer ``backend`` and its signature's fields
+    (:func:`tsteval.metrics.naturalness.adversarial.group_tasks`)."""
+    from tsteval.metrics.naturalness.adversarial import group_tasks
+
+    return group_tasks(card, backend, human="corpus" if human is not None else "inputs", corpus=human, k=folds,
+                       seed=seed)
+
+
 def _adversarial(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
                  resources: Resources) -> None:
     from tsteval.metrics.naturalness.adversarial import score_naturalness
@@ -69,6 +79,8 @@ def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: i
 # The scorers that read no neural model: a CUDA run scores them in CPU processes beside the GPU
 # (:mod:`tsteval.experiment.overlap`).
 CPU_SCORERS = ("unigram", "unigram-pooled", "kn3")
+# Of those, the ones scored as a task per (system, setting), the tasks spread over the processes.
+PER_GROUP_SCORERS = ("unigram",)
 
 NATURALNESS_METRICS: dict[str, NaturalnessScorer] = {
     "unigram": partial(_adversarial, "unigram"),
