@@ -17,10 +17,10 @@ from importlib.metadata import PackageNotFoundError, version
 
 from tsteval.api import evaluate
 from tsteval.core.records import Corpus, Transfers
-from tsteval.experiment.execute import run
-from tsteval.experiment.manifest import load_manifest
-from tsteval.experiment.metaeval import meta_evaluate
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.manifest.loader import load_manifest
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.execute import run
+from tsteval.metaeval.tables import meta_evaluate
 from tsteval.metrics.registry import METRICS
 from tsteval.scorecard import Scorecard
 

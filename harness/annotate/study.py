@@ -105,7 +105,7 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     ``repeats`` and ``checks`` default to 5% of the pairs each (at least 1, at most 10).
     """
     from tsteval.core.atomic import check_output_directory, output_directory
-    from tsteval.experiment.metaeval import _load_card
+    from tsteval.metaeval.tables import _load_card
 
     check_output_directory(out, KIND, overwrite)
     card, origin = _load_card(run)

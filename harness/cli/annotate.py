@@ -45,7 +45,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if (args.run is None) == (args.dataset is None):
         raise TstevalError("give a RUN folder or --dataset mir|lai")
     if args.dataset is not None:
-        from tsteval.annotate.rated_sets import rated_study
+        from tsteval.metaeval.rated.studies import rated_study
 
         info = rated_study(args.dataset, args.out, args.overwrite).info
         print(f"study {info['signature']}: the {args.dataset} rated set, {info['pairs']} pairs, questions "

@@ -1,4 +1,4 @@
-"""What a manifest says, as frozen dataclasses (the schema is in :mod:`tsteval.experiment.manifest`); the run
+"""What a manifest says, as frozen dataclasses (the schema is in :mod:`tsteval.experiment.manifest.loader`); the run
 options it sets are one :class:`~tsteval.experiment.options.RunOptions` (``Manifest.options``), read from their
 manifest keys, not fields of these specs."""
 
@@ -151,7 +151,7 @@ class TradeoffSpec:
 @dataclass(frozen=True)
 class CompareSpec:
     """The report's system x system significance matrices: the columns (None: the tradeoff axes and J) and the
-    bootstrap resamples (None: enough for Holm over all pairs, :func:`tsteval.experiment.significance.
+    bootstrap resamples (None: enough for Holm over all pairs, :func:`tsteval.experiment.compare.significance.
     matrix_resamples`)."""
 
     metrics: tuple[str, ...] | None = None
@@ -177,7 +177,7 @@ class MetaEvalSpec:
 
 @dataclass(frozen=True)
 class Manifest:
-    """A validated experiment: everything :func:`tsteval.experiment.runner.run_experiment` needs; ``options``: the
+    """A validated experiment: everything :func:`tsteval.experiment.run.runner.run_experiment` needs; ``options``: the
     run options it sets (the others at their defaults)."""
 
     path: Path

@@ -14,7 +14,7 @@ replacement and takes all their rows (every system's transfer of that input), be
 not independent.  The resample indices are drawn once (seeded) and shared by every metric and rating, so a
 difference between two metrics is a paired difference.  Each metric is compared with a named baseline of its
 aspect (:data:`BASELINES`): the difference of the correlations with its clustered-bootstrap interval and
-Williams' t for dependent correlations (:func:`tsteval.experiment.agreement.compare_dependent_correlations`; it
+Williams' t for dependent correlations (:func:`tsteval.metaeval.agreement.compare_dependent_correlations`; it
 assumes independent rows, so the clustered interval is the one to trust).
 
 Directions come from the metric registry: a lower-is-better metric (WMD, perplexity) has its correlations
@@ -41,7 +41,7 @@ import pandas as pd
 from scipy import stats
 
 from tsteval.core.errors import InputError, TstevalError, quote
-from tsteval.experiment import agreement
+from tsteval.metaeval import agreement
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import GROUP, Scorecard
 
@@ -340,7 +340,7 @@ class MetaEvaluation:
 
     def markdown(self, title: str = "Meta-evaluation") -> str:
         """The Markdown report (every name escaped)."""
-        from tsteval.experiment.metaeval_report import markdown
+        from tsteval.metaeval.pages import markdown
 
         return markdown(self, title)
 
@@ -348,7 +348,7 @@ class MetaEvaluation:
               notes: dict | None = None) -> Path:
         """Write metaeval.csv, baseline.csv, counts.csv, metaeval.json, metaeval.md, the plot (and ``notes`` as
         notes.json) atomically."""
-        from tsteval.experiment.metaeval_report import write
+        from tsteval.metaeval.pages import write
 
         return write(self, directory, overwrite=overwrite, title=title, notes=notes)
 

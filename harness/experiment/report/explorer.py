@@ -89,7 +89,7 @@ def masked_texts(texts: pd.Series, lexicon: Lexicon | None, placeholder: str) ->
 
 
 def recommended_column(names: list[str], aspect: str) -> str | None:
-    """The first of ``names`` that is the recommended metric of ``aspect`` (:mod:`tsteval.metrics.recommended`; the
+    """The first of ``names`` that is the recommended metric of ``aspect`` (:mod:`tsteval.metaeval.recommended`; the
     style metric with any classifier), else None.
 
     >>> recommended_column(["sti@ft", "style_strength@lr", "style_strength@ft"], "style")
@@ -97,7 +97,7 @@ def recommended_column(names: list[str], aspect: str) -> str | None:
     >>> recommended_column(["bleu@none", "sbert@mask"], "content") is None
     True
     """
-    from tsteval.metrics.recommended import RECOMMENDED
+    from tsteval.metaeval.recommended import RECOMMENDED
 
     for r in RECOMMENDED:
         if r.aspect == aspect:
@@ -156,7 +156,7 @@ def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None
 
 
 def _asset(name: str) -> str:
-    return (resources.files("tsteval.experiment") / "assets" / name).read_text(encoding="utf-8")
+    return (resources.files("tsteval.experiment.report") / "assets" / name).read_text(encoding="utf-8")
 
 
 def plotly_js() -> str:

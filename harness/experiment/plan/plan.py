@@ -1,14 +1,14 @@
 """One plan: what to score with which resources and options, checked when it is made.
 
 A :class:`Plan` is built from the command line (:meth:`Plan.from_args`, ``tsteval score``:
-:mod:`tsteval.experiment.plan_of_args`), from an experiment manifest (:meth:`Plan.from_manifest`, ``tsteval run``:
-:mod:`tsteval.experiment.plan_of_manifest`) or from keyword arguments (``tsteval.evaluate``).  Whatever one entry
-point can score, the others can.  :func:`tsteval.experiment.execute.run` first gets every resource (loads or trains
+:mod:`tsteval.experiment.plan.plan_of_args`), from an experiment manifest (:meth:`Plan.from_manifest`, ``tsteval run``:
+:mod:`tsteval.experiment.plan.plan_of_manifest`) or from keyword arguments (``tsteval.evaluate``).  Whatever one entry
+point can score, the others can.  :func:`tsteval.experiment.run.execute.run` first gets every resource (loads or trains
 the style classifiers, loads the pair classifiers, builds the lexicon, loads or trains the word vectors), so a bad
 file fails before the first score, then adds every metric's columns to one :class:`~tsteval.scorecard.Scorecard`.
 
 A style classifier is given as a saved folder, a fitted classifier, a :class:`~tsteval.classifiers.training.
-TrainedClassifier` or a training spec (:class:`~tsteval.experiment.manifest.ClassifierSpec`, trained on
+TrainedClassifier` or a training spec (:class:`~tsteval.experiment.manifest.loader.ClassifierSpec`, trained on
 ``corpus`` through the cache).  Its identity in the signatures is the cache key of a trained one, else a hash of
 its saved manifest (which records a hash of every weight file), so the same model gets the same signature
 whichever way it was given.
@@ -28,7 +28,7 @@ from tsteval.experiment.options import OPTIONS, RunOptions
 from tsteval.metrics.resources import ResourceOptions, Resources
 
 if TYPE_CHECKING:
-    from tsteval.experiment.manifest import Manifest
+    from tsteval.experiment.manifest.loader import Manifest
 
 Log = Callable[[str], None]
 
@@ -50,7 +50,7 @@ class Plan(RunOptions):
     ``classifiers`` holds every style classifier by name (folder, fitted model, trained classifier or training
     spec); ``style`` names those whose columns (``sti@NAME`` ...) are scored (default: all of them).
     ``modifications`` are ``none``, ``mask``, ``remove`` (with ``lexicon``: a Lexicon, a lexicon file, or a
-    :class:`~tsteval.experiment.manifest.LexiconSpec` built from ``corpus``), ``attribution-mask``/
+    :class:`~tsteval.experiment.manifest.loader.LexiconSpec` built from ``corpus``), ``attribution-mask``/
     ``attribution-delete`` (with ``attribution`` naming a transformer classifier of ``classifiers``) and ``erase``
     (embedding metrics with the style erased by LEACE erasers fitted on ``corpus``:
     :mod:`tsteval.metrics.content.erasure`).  ``vectors``: ``"glove"``, ``"word2vec"`` (trained on ``corpus``; on
@@ -60,7 +60,7 @@ class Plan(RunOptions):
     references for the ``content`` metrics (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference
     sets (files or lists of texts, line i for item i), read and aligned with the rows when the plan is made
     (:func:`tsteval.metrics.content.references.resolve_references`).  ``baselines``
-    (:data:`tsteval.experiment.baselines.BASELINES`) add their systems' rows to the transfers when the plan is made
+    (:data:`tsteval.experiment.plan.baselines.BASELINES`) add their systems' rows to the transfers when the plan is made
     (``delete-lexicon`` needs ``lexicon``, ``retrieve-nearest`` ``corpus``).  ``joint``: the J column
     (:mod:`tsteval.metrics.joint.score`): ``"auto"`` (STRAP's recipe when its columns are scored), ``"strap"``
     (required), ``"none"``, a :class:`~tsteval.metrics.joint.score.JointRecipe` or its text ``[NAME=]S,C,F``.
@@ -105,7 +105,7 @@ class Plan(RunOptions):
         super().__post_init__()  # the run options, each read by its option
         self.validate()
         if self.baselines:
-            from tsteval.experiment.baselines import add_baselines
+            from tsteval.experiment.plan.baselines import add_baselines
 
             if "delete-lexicon" in self.baselines:
                 object.__setattr__(self, "lexicon", Resources(resource_options(self)).get("lexicon").value)
@@ -199,15 +199,15 @@ class Plan(RunOptions):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Plan:
-        """The plan of ``tsteval score`` (:func:`tsteval.experiment.plan_of_args.plan_of_args`)."""
-        from tsteval.experiment.plan_of_args import plan_of_args
+        """The plan of ``tsteval score`` (:func:`tsteval.experiment.plan.plan_of_args.plan_of_args`)."""
+        from tsteval.experiment.plan.plan_of_args import plan_of_args
 
         return plan_of_args(args)
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, quiet: bool = True, log: Log = silent) -> Plan:
-        """The plan of an experiment manifest (:func:`tsteval.experiment.plan_of_manifest.plan_of_manifest`)."""
-        from tsteval.experiment.plan_of_manifest import plan_of_manifest
+        """The plan of an experiment manifest (:func:`tsteval.experiment.plan.plan_of_manifest.plan_of_manifest`)."""
+        from tsteval.experiment.plan.plan_of_manifest import plan_of_manifest
 
         return plan_of_manifest(manifest, quiet, log)
 

@@ -1,4 +1,4 @@
-"""Executing a :class:`~tsteval.experiment.plan.Plan`: every resource first (loaded, trained or built), then the
+"""Executing a :class:`~tsteval.experiment.plan.plan.Plan`: every resource first (loaded, trained or built), then the
 per-sentence columns (here or on Ray), then what needs whole groups of rows, into one scorecard (:func:`run`)."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.plan import Log, Plan, resource_options, silent
+from tsteval.experiment.plan.plan import Log, Plan, resource_options, silent
 from tsteval.metrics.resources import Resources
 from tsteval.scorecard import Scorecard
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tsteval.experiment.leakage import Leakage
-    from tsteval.experiment.overlap import Overlap
-    from tsteval.experiment.sentences import SentenceJob
+    from tsteval.experiment.run.leakage import Leakage
+    from tsteval.experiment.run.overlap import Overlap
+    from tsteval.experiment.run.sentences import SentenceJob
     from tsteval.metrics.joint.score import JointRecipe
 
 
@@ -28,7 +28,7 @@ class Run:
     """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
     resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
     the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
-    leakage counts taken before scoring (:mod:`tsteval.experiment.leakage`)."""
+    leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`)."""
 
     card: Scorecard
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -62,7 +62,7 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
 
 def execute(plan: Plan, log: Log = silent) -> Run:
     """Score ``plan``: every resource first (loaded, trained or built), then the per-sentence columns (style and
-    content: :func:`~tsteval.experiment.sentences.score_sentences`, here or on Ray with ``engine="ray"``), then
+    content: :func:`~tsteval.experiment.run.sentences.score_sentences`, here or on Ray with ``engine="ray"``), then
     what needs whole groups of rows (references' corpus scores, naturalness, pair classifiers); torch runs on
     ``plan.threads`` threads throughout (every neural model)."""
     from tsteval.core.devices import torch_threads
@@ -75,9 +75,9 @@ def _execute(plan: Plan, log: Log) -> Run:
     """:func:`execute` inside its thread setting."""
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.core.styles import with_style_names
-    from tsteval.experiment.leakage import leakage
-    from tsteval.experiment.overlap import Overlap, overlap_workers
-    from tsteval.experiment.sentences import SentenceJob
+    from tsteval.experiment.run.leakage import leakage
+    from tsteval.experiment.run.overlap import Overlap, overlap_workers
+    from tsteval.experiment.run.sentences import SentenceJob
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
     from tsteval.metrics.naturalness.registry import CPU_SCORERS
@@ -123,7 +123,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
     classifiers): every column of ``plan`` into ``result.card``; with ``overlap``, what it took is scored in its
     processes and ``rest`` of the per-sentence ``job`` here."""
     from tsteval.classifiers.corpus_checks import warn
-    from tsteval.experiment.sentences import score_sentences
+    from tsteval.experiment.run.sentences import score_sentences
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
@@ -133,7 +133,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
     if overlap is not None:
         scores = overlap.sentences(card, rest, job, log)
     elif plan.engine == "ray":
-        from tsteval.experiment.ray_engine import score_sentences_on_ray
+        from tsteval.experiment.run.ray_engine import score_sentences_on_ray
 
         scores = score_sentences_on_ray(card, job, address=plan.address, workers=plan.workers, quiet=plan.quiet,
                                         log=log)

@@ -5,7 +5,7 @@ forked child of a process holding a CUDA context must not) while this process lo
 this process scores the neural columns on the GPU, the workers score
 
 - the per-sentence columns that need no GPU resource (the style classifiers, the lexical content metrics), over
-  :func:`~tsteval.experiment.blocks.blocks` of rows;
+  :func:`~tsteval.experiment.run.blocks.blocks` of rows;
 - the naturalness scorers that read no neural model
   (:data:`~tsteval.metrics.naturalness.registry.CPU_SCORERS`), each on the whole table.
 
@@ -32,9 +32,9 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from tsteval.experiment.blocks import blocks, check_styles, merge, needs_gpu, score_block, ship, unship
-from tsteval.experiment.plan import Log
-from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
+from tsteval.experiment.plan.plan import Log
+from tsteval.experiment.run.blocks import blocks, check_styles, merge, needs_gpu, score_block, ship, unship
+from tsteval.experiment.run.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
 from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
@@ -61,7 +61,7 @@ def _start() -> None:
 
 def _warm() -> None:
     """Import what the tasks need while the driver loads its models."""
-    import tsteval.experiment.blocks  # noqa: F401
+    import tsteval.experiment.run.blocks  # noqa: F401
     import tsteval.metrics.naturalness.registry  # noqa: F401
 
 

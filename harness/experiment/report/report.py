@@ -17,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 
 from tsteval.core import markdown as md
-from tsteval.experiment.manifest import ReportSpec
-from tsteval.experiment.metaeval import MetaEvaluation
-from tsteval.experiment.metaeval_report import rating_tables, statistics_note
-from tsteval.experiment.significance import matrix_table
-from tsteval.experiment.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
+from tsteval.experiment.compare.significance import matrix_table
+from tsteval.experiment.compare.tradeoff import Tradeoff, frontier_reading, lower_is_better, setting_means
+from tsteval.experiment.manifest.loader import ReportSpec
+from tsteval.metaeval.pages import rating_tables, statistics_note
+from tsteval.metaeval.tables import MetaEvaluation
 from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables, sanity_notes
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard, wide_summary

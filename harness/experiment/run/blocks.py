@@ -1,10 +1,10 @@
 """The per-sentence phase in blocks of rows, for workers in other processes (Ray's, or the local engine's CPU
-workers beside a GPU: :mod:`tsteval.experiment.overlap`).
+workers beside a GPU: :mod:`tsteval.experiment.run.overlap`).
 
 A :class:`SentenceJob` travels as a :class:`ShippedJob` (:func:`ship`; a worker gets it back with :func:`unship`),
 the rows as :func:`blocks` sorted by input (the transfers of one input share a block, so each distinct text is
 classified and encoded once per block); :func:`score_block` scores one with
-:func:`~tsteval.experiment.sentences.score_sentences`, and :func:`merge` puts the blocks' columns back in the
+:func:`~tsteval.experiment.run.sentences.score_sentences`, and :func:`merge` puts the blocks' columns back in the
 scorecard's row order.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
+from tsteval.experiment.run.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
 from tsteval.scorecard import Scorecard
 
 ROW = "__tsteval_row"  # position of the row in the scorecard

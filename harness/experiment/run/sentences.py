@@ -1,9 +1,9 @@
 """The per-sentence phase of a plan: the style and content columns, which score every row on its own.
 
 :func:`score_sentences` is what both engines call on a scorecard: the local engine on the whole table, the Ray
-engine (:mod:`tsteval.experiment.ray_engine`) on each batch in its workers.  A :class:`SentenceJob` holds the
+engine (:mod:`tsteval.experiment.run.ray_engine`) on each batch in its workers.  A :class:`SentenceJob` holds the
 loaded resources it needs.  What needs all rows of a group at once (references' corpus scores, naturalness,
-the bootstrap) is not here: :func:`tsteval.experiment.execute.execute` scores it on the whole table afterwards.
+the bootstrap) is not here: :func:`tsteval.experiment.run.execute.execute` scores it on the whole table afterwards.
 """
 
 from __future__ import annotations

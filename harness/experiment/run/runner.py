@@ -23,8 +23,8 @@ from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.signature import content_hash, package_version
 from tsteval.core.styles import direction_label, style_names
-from tsteval.experiment.execute import Run, execute
-from tsteval.experiment.manifest import (
+from tsteval.experiment.compare.tradeoff import Tradeoff, direction_tradeoffs, plot_tradeoff
+from tsteval.experiment.manifest.loader import (
     HUMAN_PREFIX,
     CorpusSpec,
     Manifest,
@@ -32,10 +32,10 @@ from tsteval.experiment.manifest import (
     TransfersSpec,
     load_manifest,
 )
-from tsteval.experiment.metaeval import MetaEvaluation, Rating, meta_evaluate
-from tsteval.experiment.metaeval_report import write_files
-from tsteval.experiment.plan import Plan
-from tsteval.experiment.tradeoff import Tradeoff, direction_tradeoffs, plot_tradeoff
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.execute import Run, execute
+from tsteval.metaeval.pages import write_files
+from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
 from tsteval.readers.ratings import empty_ratings
 from tsteval.scorecard import Scorecard
 
@@ -153,9 +153,9 @@ def _slug(direction: str) -> str:
 
 def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.DataFrame | None:
     """The ``compare:`` significance matrices, one per transfer direction and column
-    (:func:`tsteval.experiment.significance.direction_matrices` of every system): the columns it names, or the
+    (:func:`tsteval.experiment.compare.significance.direction_matrices` of every system): the columns it names, or the
     tradeoff axes and J that were scored; None without ``compare:``."""
-    from tsteval.experiment.significance import choose_systems, direction_matrices, directions
+    from tsteval.experiment.compare.significance import choose_systems, direction_matrices, directions
 
     spec = manifest.compare
     if spec is None:
@@ -180,7 +180,7 @@ def significance(card: Scorecard, manifest: Manifest, recipe: object) -> pd.Data
 
 def _without_baselines(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows of the systems given, not of the baselines the plan added (they carry no human ratings)."""
-    from tsteval.experiment.baselines import is_baseline
+    from tsteval.experiment.plan.baselines import is_baseline
 
     return frame[~frame["system"].map(is_baseline)]
 
@@ -217,18 +217,18 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
 
     The folder (``out``, else the manifest's ``output``) gets ``scorecard.{csv,parquet}``, ``signatures.json``,
     ``summary.{csv,md}``, ``policy.json``, ``leakage.json``, ``references.{csv,md}`` with references and
-    ``leaderboard.{csv,md}`` when J was scored (as ``tsteval score``: :func:`~tsteval.experiment.outputs.write_scored`),
-    ``tradeoff_*.csv``,
+    ``leaderboard.{csv,md}`` when J was scored (as ``tsteval score``:
+    :func:`~tsteval.experiment.run.outputs.write_scored`), ``tradeoff_*.csv``,
     ``plots/``, ``run.json``, ``manifest.yaml``, ``report.md``, ``report.html`` and ``explorer.html``
-    (:mod:`tsteval.experiment.explorer`), with ``meta_eval/`` (the agreement with human ratings: :func:`agreement`,
-    written as ``tsteval meta-eval`` writes it) when the transfers carry ratings and ``significance.csv`` with
-    ``compare:``.  It follows
+    (:mod:`tsteval.experiment.report.explorer`), with ``meta_eval/`` (the agreement with human ratings:
+    :func:`agreement`, written as ``tsteval meta-eval`` writes it) when the transfers carry ratings and
+    ``significance.csv`` with ``compare:``.  It follows
     :mod:`tsteval.core.atomic`'s rule, checked before any work: a new or empty folder, or (with ``overwrite``) a run
     folder tsteval wrote, replaced whole.
     """
-    from tsteval.experiment.explorer import write_explorer
-    from tsteval.experiment.outputs import write_scored
-    from tsteval.experiment.report import write_report
+    from tsteval.experiment.report.explorer import write_explorer
+    from tsteval.experiment.report.report import write_report
+    from tsteval.experiment.run.outputs import write_scored
 
     if not isinstance(manifest, Manifest):
         manifest = load_manifest(manifest)

@@ -9,7 +9,7 @@ Each LM scores ``ppl``/``lp_mean``/``slor`` (on the text restored to its written
 numbers); the style classifier is fastText, the content columns ``bleu``, ``sbert`` and ``bertscore_f1`` at
 ``none``, the naturalness baseline the Kneser-Ney trigram.  Two comparisons: with the aspect's baseline (the
 meta-evaluation's ``baseline.csv``) and with the recommendation the rule was fixed against
-(``recommendation.csv``), which :mod:`tsteval.metrics.profile_rule` reads.
+(``recommendation.csv``), which :mod:`tsteval.metaeval.profile_rule` reads.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.core.records import Transfers
-from tsteval.experiment.metaeval import MetaEvaluation, meta_evaluate
-from tsteval.experiment.rated import (
+from tsteval.metaeval.rated.datasets import (
     LAI_RATINGS,
     MIR_RATINGS,
     MIR_TEMPLATES,
@@ -31,6 +30,7 @@ from tsteval.experiment.rated import (
     lai_materials,
     mir_materials,
 )
+from tsteval.metaeval.tables import MetaEvaluation, meta_evaluate
 from tsteval.scorecard import Scorecard
 
 LANGUAGE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
@@ -67,7 +67,7 @@ def model_resources(plan: object, model: str, precision: str) -> object:
     """The run's resources (``plan``'s options) with causal LM ``model`` at ``precision``."""
     from dataclasses import replace
 
-    from tsteval.experiment.plan import resource_options
+    from tsteval.experiment.plan.plan import resource_options
     from tsteval.metrics.resources import Resources
 
     return Resources(replace(resource_options(plan), language_model=model, precision=precision))
@@ -114,9 +114,9 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
               log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """Score the subset of rated dataset ``name`` and meta-evaluate it twice: against the aspects' baselines (the
     run's result) and against :data:`RULE_RECOMMENDATIONS` (returned beside it)."""
-    from tsteval.experiment.execute import run
-    from tsteval.experiment.manifest import ClassifierSpec
-    from tsteval.experiment.plan import Plan
+    from tsteval.experiment.manifest.loader import ClassifierSpec
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
 
     materials = mir_materials if name == "mir" else lai_materials
     transfers, corpus, human, notes = materials(seed, log)

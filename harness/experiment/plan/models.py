@@ -42,7 +42,7 @@ def style_model(resources: Resources, name: str, source: object) -> tuple[object
     one is recorded in ``resources.trained``."""
     from tsteval.classifiers.base import backend_class, load_classifier
     from tsteval.classifiers.training import TrainedClassifier, train_classifier
-    from tsteval.experiment.manifest import ClassifierSpec
+    from tsteval.experiment.manifest.loader import ClassifierSpec
 
     options = resources.options
     if isinstance(source, (str, Path)):
@@ -56,7 +56,7 @@ def style_model(resources: Resources, name: str, source: object) -> tuple[object
             params.setdefault("verbose", not options.quiet)
         corpus = options.corpus
         if source.corpus is not None:  # classifiers sharing a corpus spec share the loaded corpus
-            from tsteval.experiment.runner import load_corpus
+            from tsteval.experiment.run.runner import load_corpus
 
             corpora = resources.__dict__.setdefault("corpora", {})
             if repr(source.corpus) not in corpora:

@@ -1,5 +1,6 @@
-"""The plan of an experiment manifest (``tsteval run``): a :class:`~tsteval.experiment.manifest.Manifest` read into
-a :class:`~tsteval.experiment.plan.Plan`, and the source documents of the AH check attached to the transfers."""
+"""The plan of an experiment manifest (``tsteval run``): a :class:`~tsteval.experiment.manifest.loader.Manifest`
+read into a :class:`~tsteval.experiment.plan.plan.Plan`, and the source documents of the AH check attached to the
+transfers."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ from pathlib import Path
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
-from tsteval.experiment.manifest import Manifest
+from tsteval.experiment.manifest.loader import Manifest
 from tsteval.experiment.options import option_values
-from tsteval.experiment.plan import Log, Plan, silent
+from tsteval.experiment.plan.plan import Log, Plan, silent
 
 
 def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) -> Plan:
     """The plan of an experiment manifest: its transfers and training corpus are read here; classifiers are trained
-    (or taken from the cache) and the lexicon built by :func:`~tsteval.experiment.execute.run`."""
-    from tsteval.experiment.runner import load_corpus, load_transfers
+    (or taken from the cache) and the lexicon built by :func:`~tsteval.experiment.run.execute.run`."""
+    from tsteval.experiment.run.runner import load_corpus, load_transfers
     from tsteval.readers.ratings import report_empty_ratings
 
     options = manifest.options

@@ -3,9 +3,9 @@ STUDY``) and choose the run's profile by the committed rule (``--choose-profile 
 
 The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
 quality-control pairs left out), joined to the run's rows on system, setting, item and direction; the statistics are
-:func:`tsteval.experiment.metaeval.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
-compared with the current recommendation of its aspect (:data:`tsteval.metrics.recommended.RECOMMENDED`) where
-the run has that column, and :func:`tsteval.metrics.profile_rule.choose` applies the rule with the study's
+:func:`tsteval.metaeval.tables.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
+compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
+the run has that column, and :func:`tsteval.metaeval.profile_rule.choose` applies the rule with the study's
 questions of an aspect as its datasets.
 
 The rule is not applied to an aspect, and the default column is kept, when its ratings cannot carry the decision:
@@ -25,7 +25,7 @@ import pandas as pd
 
 from tsteval.annotate.reliability import ceiling, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
-from tsteval.experiment.metaeval import MetaEvaluation
+from tsteval.metaeval.tables import MetaEvaluation
 
 MIN_PAIRS = 30
 MIN_RELIABILITY = 0.5
@@ -69,7 +69,7 @@ def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
 def current_profile(columns: list[str]) -> dict[str, str]:
     """The recommended column of each aspect that the run has (style: ``style_strength`` of its first classifier;
     naturalness: the LM's column, else the fast profile's)."""
-    from tsteval.metrics.recommended import FAST_NATURALNESS, RECOMMENDED
+    from tsteval.metaeval.recommended import FAST_NATURALNESS, RECOMMENDED
 
     style = [c for c in columns if c.startswith("style_strength@")]
     out = {}
@@ -85,7 +85,7 @@ def current_profile(columns: list[str]) -> dict[str, str]:
 def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0) -> MetaEvaluation:
     """Every metric column of ``run`` against ``study``'s mean ratings, each compared with its aspect's current
     recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`."""
-    from tsteval.experiment.metaeval import _load_card, meta_evaluate
+    from tsteval.metaeval.tables import _load_card, meta_evaluate
 
     card, _ = _load_card(run)
     frame, aspects = study_ratings(study)
@@ -119,9 +119,9 @@ class ProfileChoice:
 
 
 def choose_profile(result: MetaEvaluation) -> ProfileChoice:
-    """Apply the committed rule (:func:`tsteval.metrics.profile_rule.choose`) to ``result`` of
+    """Apply the committed rule (:func:`tsteval.metaeval.profile_rule.choose`) to ``result`` of
     :func:`meta_evaluate_study`, aspect by aspect, where the ratings can carry it (module notes)."""
-    from tsteval.metrics.profile_rule import choose
+    from tsteval.metaeval.profile_rule import choose
 
     default = {a: c for a, c in result.info["baselines"].items() if c is not None}
     default = {result.info["ratings"][rating]: column for rating, column in default.items()}

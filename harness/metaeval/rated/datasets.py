@@ -29,7 +29,7 @@ from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.text_form import tokenise_lowercase
-from tsteval.experiment.metaeval import MetaEvaluation, MetricColumn, Rating, meta_evaluate
+from tsteval.metaeval.tables import MetaEvaluation, MetricColumn, Rating, meta_evaluate
 from tsteval.scorecard import Scorecard
 
 DATASETS = ("mir", "lai")
@@ -69,7 +69,7 @@ def _sample(texts: Sequence[str], size: int, seed: int) -> list[str]:
 
 
 def _classifiers() -> dict[str, object]:
-    from tsteval.experiment.manifest import ClassifierSpec
+    from tsteval.experiment.manifest.loader import ClassifierSpec
 
     return {backend.replace("-", ""): ClassifierSpec(backend.replace("-", ""), backend, {}, heldout=0.1)
             for backend in STYLE_BACKENDS}
@@ -81,8 +81,8 @@ def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[st
            language_model: str = "smollm2") -> Scorecard:
     """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, the LM metrics
     of ``language_model`` (each template too), in one scorecard."""
-    from tsteval.experiment.execute import run
-    from tsteval.experiment.plan import Plan
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
 
     log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "
         f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}, "
@@ -102,11 +102,11 @@ def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None,
     """The LM metrics with each template's own column (``NAME@MODEL-tK``; only those of ``templates`` when
     given), the LM's fluency scores on the text as the dataset writes it (``@MODEL-asis``) beside the
     restored text's (``@MODEL``), and LogProp of every packaged LM
-    (:func:`tsteval.experiment.rated_lm.score_logprop`)."""
+    (:func:`tsteval.metaeval.rated.lm_subset.score_logprop`)."""
     import time
 
-    from tsteval.experiment.plan import resource_options
-    from tsteval.experiment.rated_lm import score_logprop  # imports this module
+    from tsteval.experiment.plan.plan import resource_options
+    from tsteval.metaeval.rated.lm_subset import score_logprop  # imports this module
     from tsteval.metrics.judges.scorer import score_judges
     from tsteval.metrics.naturalness.lm_names import column_name
     from tsteval.metrics.naturalness.lm_scores import score_language_model
@@ -213,7 +213,7 @@ def lai_materials(seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, l
 
 def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") -> tuple[Scorecard, dict]:
     """Lai et al.'s rated transfers scored by every applicable metric (``@ref`` against their reference)."""
-    from tsteval.experiment.manifest import LexiconSpec
+    from tsteval.experiment.manifest.loader import LexiconSpec
 
     transfers, corpus, human, notes = lai_materials(seed, log)
     references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]

@@ -1,7 +1,7 @@
 """What ``tsteval compare`` prints: two runs, two systems of one run, or the system x system matrices of one run,
 as plain text for the terminal, Markdown, or one JSON document.
 
-The numbers come from :mod:`tsteval.experiment.significance`; this module only lays them out.  Every transfer
+The numbers come from :mod:`tsteval.experiment.compare.significance`; this module only lays them out.  Every transfer
 direction (source style, target style) is its own table, between two runs as inside one: directions are never
 pooled.
 """
@@ -18,7 +18,7 @@ from tsteval.core import markdown as md
 from tsteval.core.errors import clip
 from tsteval.core.styles import direction_label, style_names
 from tsteval.core.texttable import text_table
-from tsteval.experiment.significance import (
+from tsteval.experiment.compare.significance import (
     choose_direction,
     choose_systems,
     compare_runs,
@@ -78,7 +78,7 @@ def two_runs(run_a: str, run_b: str, form: str, n_resamples: int, seed: int, ign
 
 
 def _direction_documents(table: pd.DataFrame, counts: pd.DataFrame, names: dict[str, str]) -> list[dict]:
-    """One JSON object per direction of :func:`~tsteval.experiment.significance.compare_systems`' result."""
+    """One JSON object per direction of :func:`~tsteval.experiment.compare.significance.compare_systems`' result."""
     parts = []
     for count in counts.to_dict(orient="records"):
         rows = table[(table["source_style"] == count["source_style"])
@@ -90,7 +90,8 @@ def _direction_documents(table: pd.DataFrame, counts: pd.DataFrame, names: dict[
 
 def _direction_tables(table: pd.DataFrame, counts: pd.DataFrame, names: dict[str, str], render: Render,
                       name: Callable[[object], str]) -> list[str]:
-    """The lines of one table per direction of :func:`~tsteval.experiment.significance.compare_systems`' result."""
+    """The lines of one table per direction of
+    :func:`~tsteval.experiment.compare.significance.compare_systems`' result."""
     lines: list[str] = []
     for count in counts.itertuples(index=False):
         title = f"{name(direction_title((count.source_style, count.target_style), names))}: "

@@ -6,8 +6,8 @@ output folder.  Every problem (unknown key, missing file, unknown metric or back
 metric produces) raises :class:`ManifestError` naming the manifest file and the dotted key, so a run never
 starts on a bad manifest.  Paths are relative to the manifest file; ``${TSTEVAL_DATA}`` expands to the data
 root.  The file is UTF-8, of bounded size, without YAML aliases and without repeated keys
-(:mod:`tsteval.experiment.manifest_yaml`); what it says is held in :mod:`tsteval.experiment.manifest_specs`, read
-through :class:`~tsteval.experiment.manifest_reader.Reader`.  Schema (``?`` = optional)::
+(:mod:`tsteval.experiment.manifest.safe_yaml`); what it says is held in :mod:`tsteval.experiment.manifest.specs`, read
+through :class:`~tsteval.experiment.manifest.reader.Reader`.  Schema (``?`` = optional)::
 
     name?: mir                       # defaults to the file's stem
     seed?: 0
@@ -75,8 +75,9 @@ from typing import TYPE_CHECKING, Any
 
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.options import COLUMN_NAME
-from tsteval.experiment.manifest_reader import ManifestError, Reader
-from tsteval.experiment.manifest_specs import (
+from tsteval.experiment.manifest.reader import ManifestError, Reader
+from tsteval.experiment.manifest.safe_yaml import parse_yaml
+from tsteval.experiment.manifest.specs import (
     AttributionSpec,
     ClassifierSpec,
     CompareSpec,
@@ -95,7 +96,6 @@ from tsteval.experiment.manifest_specs import (
     TradeoffSpec,
     TransfersSpec,
 )
-from tsteval.experiment.manifest_yaml import parse_yaml
 from tsteval.experiment.options import OPTIONS, RunOptions
 from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
@@ -407,7 +407,7 @@ def _report(r: Reader, value: object) -> ReportSpec:
 def _meta_eval(r: Reader, value: object) -> MetaEvalSpec:
     """``meta_eval: {ratings: {ASPECT: COLUMN or [COLUMN, ...]}, baselines: {ASPECT or COLUMN: COLUMN},
     resamples: N}``."""
-    from tsteval.experiment.metaeval import RATING_ASPECTS
+    from tsteval.metaeval.tables import RATING_ASPECTS
 
     d = r.mapping(value, "meta_eval", ("ratings", "baselines", "resamples"), ("ratings",))
     ratings = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from tsteval.core.errors import clip, quote
-from tsteval.experiment.manifest_reader import ManifestError
+from tsteval.experiment.manifest.reader import ManifestError
 
 MAX_MANIFEST_BYTES = 1 << 20
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tsteval.experiment.execute import Run
+    from tsteval.experiment.run.execute import Run
 
 POLICY_FILE = "policy.json"
 
@@ -20,7 +20,7 @@ def write_scored(folder: Path, result: Run, summary: pd.DataFrame, board: pd.Dat
     ``summary.{csv,md}``; ``leaderboard.{csv,md}`` with ``board`` (with J's warnings and the copy sanity check);
     ``references.{csv,md}`` when content was scored against references; ``policy.json``: per content column, how
     many pairs the empty/OOV policy decided; ``leakage.json``: the leakage counts
-    (:mod:`tsteval.experiment.leakage`)."""
+    (:mod:`tsteval.experiment.run.leakage`)."""
     result.card.write(folder, summary)
     if board is not None:
         from tsteval.metrics.joint.score import write_leaderboard
@@ -34,7 +34,7 @@ def write_scored(folder: Path, result: Run, summary: pd.DataFrame, board: pd.Dat
         (folder / "references.md").write_text(corpus_markdown(corpus), encoding="utf-8")
     (folder / POLICY_FILE).write_text(json.dumps(result.policy, indent=2, sort_keys=True), encoding="utf-8")
     if result.leakage is not None:
-        from tsteval.experiment.leakage import LEAKAGE_FILE
+        from tsteval.experiment.run.leakage import LEAKAGE_FILE
 
         (folder / LEAKAGE_FILE).write_text(json.dumps(result.leakage.counts, indent=2, sort_keys=True),
                                            encoding="utf-8")

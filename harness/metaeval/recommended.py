@@ -2,7 +2,7 @@
 
 Each choice points to the evidence (``benchmarks/results/meta_eval/`` and ``meta_eval_lm/``, produced by ``make
 meta-eval`` and ``python -m benchmarks.studies.meta_eval_lm``) and is the one the rule fixed before the three-LM tables
-picks (:mod:`tsteval.metrics.profile_rule`).  Nothing here is fitted on the ratings: a choice is one registered
+picks (:mod:`tsteval.metaeval.profile_rule`).  Nothing here is fitted on the ratings: a choice is one registered
 metric, picked by its sentence-level correlation.  The naturalness column is read by a causal LM, so the profile
 sets the run's language model (:data:`LANGUAGE_MODEL`); :data:`FAST_NATURALNESS` is the column without one.
 

@@ -1,12 +1,12 @@
 """The Ray engine: the per-sentence phase of a plan on Ray Data workers (``tsteval score --engine ray``).
 
-The driver (:func:`tsteval.experiment.execute.execute`) loads or trains every resource as for the local engine and
+The driver (:func:`tsteval.experiment.run.execute.execute`) loads or trains every resource as for the local engine and
 reads and checks the transfers with the same readers (so a bad file is one error line before any work).  Here
 the rows become a Ray dataset, sorted by input so that the transfers of one input share a block (each distinct
 text is classified and encoded once per block), and ``map_batches`` runs :class:`SentenceWorker`: each worker
 loads the style classifiers (shipped as their saved files and loaded through the verified path), the lexicon,
 the word vectors and the sentence encoder once, then calls
-:func:`~tsteval.experiment.sentences.score_sentences` -- the function the local engine calls -- on each block.
+:func:`~tsteval.experiment.run.sentences.score_sentences` -- the function the local engine calls -- on each block.
 With ``--device cuda`` the metrics that need a neural model (a resource declared ``gpu``:
 the sentence encoder, the causal LM) run apart, on workers that each hold one GPU (``num_gpus=1``: one model copy
 per GPU, ``--workers`` of them, default every GPU of the cluster), after the rest on one CPU worker per CPU.
@@ -31,8 +31,8 @@ from dataclasses import replace
 import pandas as pd
 
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.blocks import INFO, blocks, check_styles, merge, needs_gpu, score_block, ship, unship
-from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
+from tsteval.experiment.run.blocks import INFO, blocks, check_styles, merge, needs_gpu, score_block, ship, unship
+from tsteval.experiment.run.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
 from tsteval.scorecard import Scorecard
 
 INSTALL_HINT = "install it with: pip install 'tsteval[ray]'"
@@ -40,7 +40,7 @@ INSTALL_HINT = "install it with: pip install 'tsteval[ray]'"
 
 class SentenceWorker:
     """A Ray Data worker: loads the job's models once, then scores blocks of rows with
-    :func:`~tsteval.experiment.blocks.score_block`."""
+    :func:`~tsteval.experiment.run.blocks.score_block`."""
 
     def __init__(self, shipped_ref: list) -> None:
         import ray
@@ -147,7 +147,7 @@ def score_sentences_on_ray(card: Scorecard, job: SentenceJob, *, address: str | 
                            workers: int | None = None, quiet: bool = True,
                            log: Callable[[str], None] = lambda _message: None,
                            accelerator: str | None = None) -> SentenceScores:
-    """Add the per-sentence columns of ``job`` to ``card`` as :func:`~tsteval.experiment.sentences.score_sentences`
+    """Add the per-sentence columns of ``job`` to ``card`` as :func:`~tsteval.experiment.run.sentences.score_sentences`
     does, with ``workers`` Ray Data workers (default: one per CPU of the cluster).  With the job's device CUDA
     (``accelerator`` ``"GPU"``; the tests name a custom Ray resource instead), the metrics that need a ``gpu``
     resource run on ``workers`` workers holding one unit of it each (default: every unit of the cluster), the

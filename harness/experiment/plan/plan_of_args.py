@@ -1,4 +1,4 @@
-"""The plan of ``tsteval score``: its command-line arguments read into a :class:`~tsteval.experiment.plan.Plan`
+"""The plan of ``tsteval score``: its command-line arguments read into a :class:`~tsteval.experiment.plan.plan.Plan`
 (the transfers, the classifiers, the metrics and every run option of :data:`tsteval.experiment.options.OPTIONS`)."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from tsteval.core.errors import TstevalError
 from tsteval.core.options import key_value_pairs, key_values
 from tsteval.core.records import Transfers
 from tsteval.experiment.options import from_args
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.plan.plan import Plan
 
 
 def plan_of_args(args: argparse.Namespace) -> Plan:
     """The plan of ``tsteval score``: transfers, classifiers and options from the command line.
 
-    Names and files are checked here, before any model is loaded; :func:`~tsteval.experiment.execute.run` loads
+    Names and files are checked here, before any model is loaded; :func:`~tsteval.experiment.run.execute.run` loads
     the models.
     """
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications
@@ -42,7 +42,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     names += [n for n in chosen.naturalness if n not in names]
     check_models(chosen, options["language_model"])
     if chosen.recommended:
-        from tsteval.metrics.recommended import recommended_language_model, recommended_options
+        from tsteval.metaeval.recommended import recommended_language_model, recommended_options
 
         metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers), options["joint"])
         options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)

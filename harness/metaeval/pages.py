@@ -2,7 +2,7 @@
 
 The Markdown shows, per rating column, every metric's correlation at each level (``sentence``, ``within_system``,
 ``system``) with its clustered-bootstrap interval, the best metric of each column marked, and whether it beats the
-baseline.  The run report (:mod:`tsteval.experiment.report`) shows the same tables.
+baseline.  The run report (:mod:`tsteval.experiment.report.report`) shows the same tables.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tsteval.core.atomic import output_directory
 from tsteval.core.errors import TstevalError
 
 if TYPE_CHECKING:
-    from tsteval.experiment.metaeval import MetaEvaluation
+    from tsteval.metaeval.tables import MetaEvaluation
 
 KIND = "meta-eval"
 SHOWN_METHOD = "pearson"
@@ -112,7 +112,7 @@ def plot(result: MetaEvaluation, stem: Path, level: str = "sentence", method: st
     """Metric x rating: r with its interval, one panel per rating column; ``stem``.png and .svg."""
     from matplotlib.figure import Figure
 
-    from tsteval.experiment.tradeoff import plain
+    from tsteval.experiment.compare.tradeoff import plain
 
     ratings = [r for r in result.info["ratings"] if (result.table["rating"] == r).any()]
     heights = [max(1, int(((result.table["rating"] == r) & (result.table["level"] == level)
@@ -147,7 +147,7 @@ def plot(result: MetaEvaluation, stem: Path, level: str = "sentence", method: st
 def read(directory: str | Path) -> MetaEvaluation:
     """A meta-evaluation folder read back (its tables and settings), e.g. to render the pages again."""
     from tsteval.core.errors import read_json
-    from tsteval.experiment.metaeval import MetaEvaluation
+    from tsteval.metaeval.tables import MetaEvaluation
 
     directory = Path(directory)
     info = read_json(directory / "metaeval.json", "meta-evaluation settings")
