@@ -1,10 +1,10 @@
 """tsteval: evaluate text style transfer for style, content preservation, naturalness and compatibility.
 
 The public API is listed in ``__all__``; everything else is reachable through the subpackages (``tsteval.core``,
-``tsteval.readers``, ``tsteval.metrics``, ``tsteval.experiment``, ``tsteval.probes``, ``tsteval.classifiers``,
-``tsteval.lexicons``).  ``evaluate`` scores pairs in one call; ``meta_evaluate`` checks a scorecard's metrics
-against human ratings; ``Plan`` and ``run`` are what ``evaluate``, the command line and experiment manifests share;
-``METRICS`` declares every metric (aspect, direction, range, needs).
+``tsteval.readers``, ``tsteval.metrics``, ``tsteval.experiment``, ``tsteval.metaeval``, ``tsteval.annotate``,
+``tsteval.probes``, ``tsteval.classifiers``, ``tsteval.lexicons``).  ``evaluate`` scores pairs in one call;
+``meta_evaluate`` checks a scorecard's metrics against human ratings; ``Plan`` and ``run`` are what ``evaluate``, the
+command line and experiment manifests share; ``METRICS`` declares every metric (aspect, direction, range, needs).
 
 >>> import tsteval
 >>> tsteval.METRICS["ppl"].higher_is_better

@@ -56,7 +56,7 @@ def style_model(resources: Resources, name: str, source: object) -> tuple[object
             params.setdefault("verbose", not options.quiet)
         corpus = options.corpus
         if source.corpus is not None:  # classifiers sharing a corpus spec share the loaded corpus
-            from tsteval.experiment.run.runner import load_corpus
+            from tsteval.experiment.manifest.files import load_corpus
 
             corpora = resources.__dict__.setdefault("corpora", {})
             if repr(source.corpus) not in corpora:

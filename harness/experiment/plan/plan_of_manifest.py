@@ -16,7 +16,7 @@ from tsteval.experiment.plan.plan import Log, Plan, silent
 def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) -> Plan:
     """The plan of an experiment manifest: its transfers and training corpus are read here; classifiers are trained
     (or taken from the cache) and the lexicon built by :func:`~tsteval.experiment.run.execute.run`."""
-    from tsteval.experiment.run.runner import load_corpus, load_transfers
+    from tsteval.experiment.manifest.files import load_corpus, load_transfers
     from tsteval.readers.ratings import report_empty_ratings
 
     options = manifest.options
