@@ -119,7 +119,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                             "scorer; NAME@SCORER (slor@smollm2); or recommended: the recommended metric of each "
                             f"aspect ({', '.join(r.column('CLASSIFIER') for r in RECOMMENDED)}), chosen by "
                             f"tsteval meta-eval on the rated datasets, and naturalness@{JOINT_FACTOR} for J's "
-                            "fluency factor unless --joint none or another recipe")
+                            "fluency factor unless --joint none or another recipe; or profile:FILE: the profile a "
+                            "rating study chose (tsteval meta-eval RUN --ratings STUDY --choose-profile FILE)")
     content = score.add_argument_group("content preservation")
     content.add_argument("--content", default="", metavar="METRICS",
                          help=f"comma-separated: {_names('content')}; parameters after a colon, e.g. "
