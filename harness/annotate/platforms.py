@@ -18,6 +18,8 @@ System names never leave the study.  Import reads the worker from ``WorkerId``, 
 tsteval did not export: PAIR is a pair id, or the name of the column holding it in each row.  Every value is
 checked (a known pair, a whole number on the study's scale, one rating per worker, pair and question) before
 anything is written; the first bad cell is one line naming the file, row and column, and then nothing is imported.
+A malformed row is refused, never skipped: more or fewer cells than the header (a cut-off last line), and in a long
+file an empty annotator, pair, question or value.  A blank answer cell of a whole row in a wide file is "not rated".
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tsteval.core.errors import InputError, TstevalError, quote
 
 FORMATS = ("mturk", "prolific", "csv")
 WORKER_COLUMNS = ("WorkerId", "PROLIFIC_PID", "participant_id", "annotator")
+LONG = ("annotator", "pair_id", "question", "value")
 ANSWER = re.compile(r"^(?:Answer\.)?([A-Za-z_][A-Za-z0-9_]*)-(\d+)$")
 
 
@@ -93,12 +96,17 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
+            reader = csv.DictReader(handle, strict=True)
             header = list(reader.fieldnames or [])
             rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"cannot read the results file: {getattr(error, 'strerror', None) or error}",
                          path=path) from None
+    for line, row in enumerate(rows, 2):
+        if None in row or None in row.values():  # more cells than the header, or fewer (a cut-off line)
+            cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
+            raise InputError(f"the row has {cells} cells and the header {len(header)}: the file is cut off or "
+                             "malformed here", path=path, line=line, fix="download the results file again, whole")
     known = set(study.pair_ids)
     seen: dict[tuple[str, str, str], int] = {}
     out = []
@@ -124,9 +132,14 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
         seen[key] = line
         out.append((worker, pair, question, value))
 
-    if {"annotator", "pair_id", "question", "value"} <= set(header) and not mapping:
+    if set(LONG) <= set(header) and not mapping:
         for line, row in enumerate(rows, 2):
-            add(line, "value", row["annotator"], row["pair_id"], row["question"], row["value"] or "")
+            empty = next((c for c in LONG if not row[c].strip()), None)
+            if empty is not None:
+                raise InputError(f"column {empty}: empty; each row of a long file is one rating ({', '.join(LONG)})",
+                                 path=path, line=line, fix="fill in its annotator, pair, question and value, or "
+                                 "delete the row")
+            add(line, "value", row["annotator"], row["pair_id"], row["question"], row["value"])
         return out
     worker_column = next((c for c in WORKER_COLUMNS if c in header), None)
     if worker_column is None:

@@ -14,7 +14,8 @@ Where the run carries a human reference for its inputs (a ``reference`` column),
 reference as a pair (``h:ID``, system ``reference``): the ratings a human rewrite earns, beside the systems'.
 
 Annotators never see system names; each gets the pairs in an order of their own (seeded).  Quality-control pairs are
-left out of the ratings meta-evaluation reads.
+left out of the ratings meta-evaluation reads.  :meth:`Study.open`, which every command reading a study goes
+through, refuses a folder whose template or sample is not as planned (the signature no longer holds).
 """
 
 from __future__ import annotations
@@ -58,8 +59,19 @@ class Study:
 
         info = read_json(path / "study.json", "study description")
         template = parse_template((path / "template.yaml").read_text(encoding="utf-8"), str(path / "template.yaml"))
-        pairs = pd.read_csv(path / "pairs.csv", dtype=str, keep_default_na=False)
-        return cls(path, info, template.select(info["questions"]), pairs)
+        template = template.select(info["questions"])
+        if template.hash != info["template"]:
+            raise InputError(f"the questions are not those the study was planned with (template {template.hash}, "
+                             f"planned {info['template']})", path=path / "template.yaml",
+                             fix="restore the planned template.yaml (ratings answer its questions), or plan a new "
+                                 "study")
+        pairs = read_pairs(path)
+        if signature(info, pairs) != info["signature"]:
+            raise InputError(f"the pairs are not the sample the study was planned with (its signature "
+                             f"{info['signature']} no longer holds)", path=path / "pairs.csv",
+                             fix="restore the planned pairs.csv and study.json (ratings belong to the texts "
+                                 "annotators saw), or plan a new study")
+        return cls(path, info, template, pairs)
 
     def store(self) -> Store:
         """The ratings database."""
@@ -79,6 +91,17 @@ class Study:
                 and float(value).is_integer()):
             raise InputError(f"pair {pair_id}: the {question} rating {value!r} is not a whole number from {low} "
                              f"to {high}")
+
+
+def read_pairs(folder: Path) -> pd.DataFrame:
+    """The sample of the study folder ``folder`` (``pairs.csv``), every cell as written."""
+    return pd.read_csv(folder / "pairs.csv", dtype=str, keep_default_na=False)
+
+
+def signature(info: dict, pairs: pd.DataFrame) -> str:
+    """A study's signature: the hash of its settings (``study.json`` but the signature, with the template's hash)
+    and of its sample as :func:`read_pairs` reads it, so that it holds exactly while both are as planned."""
+    return content_hash({k: v for k, v in info.items() if k != "signature"}, pairs.to_dict("list"))
 
 
 def _sample_inputs(frame: pd.DataFrame, items: int, seed: int) -> pd.DataFrame:
@@ -150,9 +173,9 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
             "scale": list(chosen.scale), "pairs": int((pairs["kind"] == "rated").sum()),
             "repeats": len(again), "checks": len(copies), "references": len(references), "template": chosen.hash,
             "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}
-    info["signature"] = content_hash(info, pairs.to_dict("list"))
     with output_directory(out, KIND, overwrite) as tmp:
         pairs.to_csv(tmp / "pairs.csv", index=False)
+        info["signature"] = signature(info, read_pairs(tmp))
         (tmp / "template.yaml").write_text(chosen.text, encoding="utf-8")
         (tmp / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
         Store(tmp / "ratings.sqlite", create=True).close()

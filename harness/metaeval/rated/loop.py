@@ -25,7 +25,9 @@ import pandas as pd
 
 from tsteval.annotate.reliability import ceiling, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
+from tsteval.core.errors import InputError, quote
 from tsteval.metaeval.tables import MetaEvaluation
+from tsteval.scorecard import Scorecard
 
 MIN_PAIRS = 30
 MIN_RELIABILITY = 0.5
@@ -82,16 +84,36 @@ def current_profile(columns: list[str]) -> dict[str, str]:
     return out
 
 
+def check_texts(card: Scorecard, origin: str, study: Study) -> None:
+    """Refuse a run that does not hold, for every rated pair of ``study``, a row with its keys and the very input
+    and output its annotators rated (the run it was planned from does; a run scored again on other outputs does
+    not): one line naming the first pair that differs."""
+    frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else "default")
+    frame = frame.astype({k: str for k in KEYS}).drop_duplicates(list(KEYS))
+    rated = study.pairs[study.pairs["kind"] == "rated"]
+    joined = rated.merge(frame[[*KEYS, "input", "output"]].assign(in_run=True), on=list(KEYS), how="left",
+                         suffixes=("", "_run"))
+    fix = f"compare the study with the run it was planned from ({study.info['run']}) or one holding its texts"
+    for pair in joined.itertuples():
+        where = f"pair {pair.pair_id} (system {pair.system}, setting {pair.setting}, item {pair.item})"
+        if pair.in_run is not True:
+            raise InputError(f"the run has no row for {where}", path=origin, fix=fix)
+        for column in ("input", "output"):
+            if getattr(pair, column) != getattr(pair, f"{column}_run"):
+                raise InputError(f"the {column} of {where} is not the text its annotators rated: "
+                                 f"{quote(getattr(pair, f'{column}_run'))} in the run, {quote(getattr(pair, column))} "
+                                 "rated", path=origin, fix=fix)
+
+
 def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0) -> MetaEvaluation:
     """Every metric column of ``run`` against ``study``'s mean ratings, each compared with its aspect's current
     recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`."""
     from tsteval.metaeval.tables import _load_card, meta_evaluate
 
-    card, _ = _load_card(run)
+    card, origin = _load_card(run)
+    check_texts(card, origin, study)
     frame, aspects = study_ratings(study)
     if not aspects:
-        from tsteval.core.errors import InputError
-
         raise InputError("the study has no ratings yet", path=study.path,
                          fix="collect some with tsteval annotate serve, or import a platform's results file")
     baselines = current_profile(list(card.metrics))

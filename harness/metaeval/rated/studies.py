@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsteval.annotate.store import Store
-from tsteval.annotate.study import KEYS, KIND, PAIR_COLUMNS, Study
+from tsteval.annotate.study import KEYS, KIND, PAIR_COLUMNS, Study, read_pairs, signature
 from tsteval.core.errors import TstevalError
 from tsteval.core.signature import content_hash, package_version
 
@@ -76,10 +76,10 @@ def rated_study(name: str, out: str | Path, overwrite: bool = False) -> Study:
             "systems": sorted(frame["system"].unique()), "seed": 0, "questions": template.names,
             "aspects": {q.name: q.aspect for q in template.questions}, "scale": list(template.scale),
             "pairs": len(pairs), "repeats": 0, "checks": 0, "template": template.hash, "check_answers": {},
-            "tsteval": package_version("tsteval")}
-    info["signature"] = content_hash(info, pairs.to_dict("list"), ratings)
+            "published_ratings": content_hash(ratings), "tsteval": package_version("tsteval")}
     with output_directory(out, KIND, overwrite) as tmp:
         pairs.to_csv(tmp / "pairs.csv", index=False)
+        info["signature"] = signature(info, read_pairs(tmp))
         (tmp / "template.yaml").write_text(template.text, encoding="utf-8")
         (tmp / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
         store = Store(tmp / "ratings.sqlite", create=True)
