@@ -5,8 +5,10 @@ Export (``--format``):
 
 * ``mturk``: Amazon Mechanical Turk's batch input CSV, one row per HIT of ``per_hit`` pairs in a seeded order,
   columns ``pair_id_K``, ``original_K``, ``rewrite_K``, ``target_K`` for K = 1..per_hit (the HIT layout refers to
-  them as ``${original_1}``...).  Name the layout's answer fields ``QUESTION-K`` (``fluency-3``): MTurk's results
-  file then holds ``Input.pair_id_K`` and ``Answer.QUESTION-K``, which import reads without a map;
+  them as ``${original_1}``...); a study's overlap copies (``annotate plan --overlap``) come last, in HITs of their
+  own, so that with one assignment per HIT another worker rates them.  Name the layout's answer fields
+  ``QUESTION-K`` (``fluency-3``): MTurk's results file then holds ``Input.pair_id_K`` and ``Answer.QUESTION-K``,
+  which import reads without a map;
 * ``prolific``: the same rows for a survey tool linked from a Prolific study (its results carry the participant in
   ``PROLIFIC_PID`` or ``participant_id``);
 * ``csv``: one row per pair (``pair_id``, ``original``, ``rewrite``, ``target``).
@@ -45,17 +47,20 @@ def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tupl
     if fmt not in FORMATS:
         raise TstevalError(f"unknown format {fmt!r}; choose from {list(FORMATS)}")
     pairs = study.pairs.iloc[np.random.default_rng(seed).permutation(len(study.pairs))]
-    records = [[p.pair_id, p.input, p.output, p.target_name] for p in pairs.itertuples()]
+    second = (pairs["kind"] == "overlap").to_numpy()
+    groups = [[[p.pair_id, p.input, p.output, p.target_name] for p in part.itertuples()]
+              for part in (pairs[~second], pairs[second])]
     if fmt == "csv":
-        return ["pair_id", "original", "rewrite", "target"], records
+        return ["pair_id", "original", "rewrite", "target"], [record for group in groups for record in group]
     if per_hit < 1:
         raise TstevalError(f"--per-hit must be at least 1, not {per_hit}")
     header = [f"{name}_{k}" for k in range(1, per_hit + 1) for name in ("pair_id", "original", "rewrite", "target")]
     rows = []
-    for start in range(0, len(records), per_hit):
-        chunk = records[start:start + per_hit]
-        chunk += [["", "", "", ""]] * (per_hit - len(chunk))
-        rows.append([cell for record in chunk for cell in record])
+    for records in groups:  # the overlap copies in HITs of their own, never beside the pair they repeat
+        for start in range(0, len(records), per_hit):
+            chunk = records[start:start + per_hit]
+            chunk += [["", "", "", ""]] * (per_hit - len(chunk))
+            rows.append([cell for record in chunk for cell in record])
     return header, rows
 
 

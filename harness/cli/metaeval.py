@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from tsteval.cli.common import seed_type
@@ -104,8 +105,10 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
         print(result.markdown(title))
     print("noise ceiling (the highest correlation any metric can reach with these mean ratings):")
     for row in result.info["ceiling"]:
+        known = math.isfinite(row["split_half"])
         print(f"  {row['rating']} ({row['aspect']}): {row['pairs']} pairs, {row['pairs_2_raters']} rated twice or "
-              f"more, split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}")
+              "more, " + (f"split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}" if known
+                          else "reliability unknown (it needs 3 pairs rated twice: tsteval annotate plan --overlap)"))
     if args.choose_profile:
         choice = choose_profile(result)
         write_profile(choice, study, args.scorecard, args.choose_profile, args.overwrite)

@@ -104,7 +104,10 @@ def markdown(result: MetaEvaluation, title: str = "Meta-evaluation") -> str:
             c = ceilings[rating]
             lines += [f"Noise ceiling {c['ceiling']:.3f}: the highest r any metric can reach with these mean ratings "
                       f"(split-half reliability {c['split_half']:.3f} over {c['pairs_2_raters']} pairs rated twice "
-                      "or more).", ""]
+                      "or more)." if np.isfinite(c["split_half"]) else
+                      f"Noise ceiling unknown: {c['pairs_2_raters']} pairs are rated twice or more, and the split-half "
+                      "reliability needs 3 (a second annotator on a share of the pairs: tsteval annotate plan "
+                      "--overlap).", ""]
     return "\n".join(lines)
 
 

@@ -10,8 +10,10 @@ questions of an aspect as its datasets.
 
 The rule is not applied to an aspect, and the default column is kept, when its ratings cannot carry the decision:
 fewer than :data:`MIN_PAIRS` rated pairs (the intervals are then too wide for a difference to mean anything), or a
-split-half reliability below :data:`MIN_RELIABILITY` or unknown (one rating per pair: nothing says the ratings are
-more than noise, and a ranking of metrics by their correlation with noise is a ranking by chance).
+split-half reliability below :data:`MIN_RELIABILITY` (the study shows its ratings are mostly noise).  Where the
+reliability is unknown (one rating per pair, the commonest crowdsourcing design) the rule's own evidence, a gain
+whose clustered 95% interval lies above 0, decides on :data:`MIN_PAIRS_UNKNOWN` rated pairs or more, and the profile
+file marks the aspect ``reliability_unknown`` (docs/meta-evaluation.md gives the reasoning).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tsteval.scorecard import Scorecard
 
 MIN_PAIRS = 30
 MIN_RELIABILITY = 0.5
+MIN_PAIRS_UNKNOWN = 100  # rated pairs an aspect of unknown reliability needs (a correlation's interval about +-0.15)
 PROFILE_KIND = "tsteval-profile"
 
 
@@ -43,7 +46,7 @@ def study_ratings(study: Study) -> tuple[pd.DataFrame, dict[str, str]]:
     finally:
         store.close()
     pairs = study.pairs[study.pairs["kind"] == "rated"]
-    ratings = ratings[ratings["pair_id"].isin(pairs["pair_id"])]
+    ratings = study.rated(ratings)
     means = ratings.groupby(["pair_id", "question"])["value"].mean().unstack("question")
     frame = pairs.set_index("pair_id")[list(KEYS)].join(means, how="inner")
     columns = {q: f"human_{q}" for q in study.template.names if q in frame.columns}
@@ -60,7 +63,7 @@ def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
         store.close()
     rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"].tolist()
     rows = []
-    for question, table in matrices(ratings, study.template.names, rated).items():
+    for question, table in matrices(study.rated(ratings), study.template.names, rated).items():
         reliability, units = split_half(table.to_numpy(dtype=float), seed=seed)
         rows.append({"rating": f"human_{question}", "aspect": study.template.question(question).aspect,
                      "pairs": int(table.shape[1]), "pairs_2_raters": units, "split_half": reliability,
@@ -132,12 +135,13 @@ class ProfileChoice:
     profile: dict[str, str]
     default: dict[str, str]
     reasons: dict[str, str] = field(default_factory=dict)
+    reliability_unknown: list[str] = field(default_factory=list)
 
     def to_json(self, study: Study, run: str) -> dict:
         """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
         return {"kind": PROFILE_KIND, "profile": self.profile, "default": self.default, "reasons": self.reasons,
-                "study": study.info["signature"], "run": run, "min_pairs": MIN_PAIRS,
-                "min_reliability": MIN_RELIABILITY}
+                "reliability_unknown": self.reliability_unknown, "study": study.info["signature"], "run": run,
+                "min_pairs": MIN_PAIRS, "min_reliability": MIN_RELIABILITY, "min_pairs_unknown": MIN_PAIRS_UNKNOWN}
 
 
 def choose_profile(result: MetaEvaluation) -> ProfileChoice:
@@ -147,25 +151,39 @@ def choose_profile(result: MetaEvaluation) -> ProfileChoice:
 
     default = {a: c for a, c in result.info["baselines"].items() if c is not None}
     default = {result.info["ratings"][rating]: column for rating, column in default.items()}
-    profile, reasons = dict(default), {}
+    profile, reasons, unknown = dict(default), {}, []
     ceiling_of = {row["rating"]: row for row in result.info["ceiling"]}
     used = result.counts.set_index("rating")["used"].to_dict() if len(result.counts) else {}
     for aspect, column in default.items():
         ratings = [r for r, a in result.info["ratings"].items() if a == aspect]
-        weak = [r for r in ratings if used.get(r, 0) < MIN_PAIRS
-                or not np.isfinite(ceiling_of[r]["split_half"]) or ceiling_of[r]["split_half"] < MIN_RELIABILITY]
+        if not all(np.isfinite(ceiling_of[r]["split_half"]) for r in ratings):
+            unknown.append(aspect)
+        weak = next((reason for r in ratings if (reason := _too_weak(r, used.get(r, 0), ceiling_of[r]["split_half"]))),
+                    None)
         if weak:
-            r = ceiling_of[weak[0]]
-            reasons[aspect] = (f"kept {column}: {weak[0]} has {used.get(weak[0], 0)} rated pairs and split-half "
-                               f"reliability {r['split_half']:.2f} (the rule needs {MIN_PAIRS} pairs and "
-                               f"{MIN_RELIABILITY}; with fewer or noisier ratings a metric's lead is chance)")
+            reasons[aspect] = f"kept {column}: {weak}"
             continue
         tables = {r: result.baseline[result.baseline["rating"] == r] for r in ratings}
         chosen = choose(tables, {aspect: column})[aspect]
         profile[aspect] = chosen
         reasons[aspect] = (f"{chosen} beats {column} with 95% confidence" if chosen != column else
                            f"kept {column}: no column beats it with 95% confidence")
-    return ProfileChoice(profile, default, reasons)
+        if aspect in unknown:
+            reasons[aspect] += "; reliability unknown (one rating per pair: the gain's interval is the evidence)"
+    return ProfileChoice(profile, default, reasons, unknown)
+
+
+def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:
+    """Why the ratings ``rating`` (``pairs`` rated pairs used, split-half ``reliability``, NaN when unknown) cannot
+    carry the rule's decision, or None (module notes)."""
+    if np.isfinite(reliability) and (pairs < MIN_PAIRS or reliability < MIN_RELIABILITY):
+        return (f"{rating} has {pairs} rated pairs and split-half reliability {reliability:.2f} (the rule needs "
+                f"{MIN_PAIRS} pairs and {MIN_RELIABILITY}; with fewer or noisier ratings a metric's lead is chance)")
+    if not np.isfinite(reliability) and pairs < MIN_PAIRS_UNKNOWN:
+        return (f"{rating} has {pairs} rated pairs and unknown reliability (one rating per pair); the rule needs "
+                f"{MIN_PAIRS_UNKNOWN} rated pairs then, or a second rating of a share of them (tsteval annotate plan "
+                f"--overlap 0.2) and {MIN_PAIRS}")
+    return None
 
 
 def write_profile(choice: ProfileChoice, study: Study, run: str, out: str | Path, overwrite: bool = False) -> None:
