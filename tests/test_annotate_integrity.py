@@ -125,9 +125,10 @@ def test_a_long_row_missing_a_cell_is_refused(column: str, fix: str, tmp_path: P
     assert fix in outcome.error and _count(tmp_path / "study") == 0
 
 
-@pytest.mark.parametrize("cut", [2, 4])
+@pytest.mark.parametrize("cut", [1, 2, 4])
 def test_a_cut_off_long_file_is_refused(cut: int, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """Cut 2 leaves ``...,fluency,`` (no value), cut 4 ``...,fluenc`` less its value field."""
+    """The last line ``...,fluency,5`` cut by 1 leaves ``...,fluency,`` (an empty value), by 2 ``...,fluency`` (a
+    cell short), by 4 ``...,fluen`` (a cell short, the question cut)."""
     study = make_study(tmp_path, items=4, questions=["content", "fluency"])
     rows = _long(study)
     _write(tmp_path / "long.csv", rows, cut=cut + 2)  # the line end, then ``cut`` characters
