@@ -21,8 +21,8 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     from tsteval.annotate.study import plan_study
-    from tsteval.experiment.execute import run
-    from tsteval.experiment.plan import Plan
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
     from tsteval.readers.mir import load_mir
 
     IMAGES.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """A percentile bootstrap that resamples clusters (rows sharing an input are not independent), for the content
 benchmarks' intervals: the statistic is recomputed on the rows of ``n`` clusters drawn with replacement (the
-resamples of :mod:`tsteval.experiment.metaeval`)."""
+resamples of :mod:`tsteval.metaeval.tables`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tsteval.experiment.metaeval import cluster_resamples, resample_rows
+from tsteval.metaeval.tables import cluster_resamples, resample_rows
 
 Statistic = Callable[[np.ndarray], float]
 

@@ -73,7 +73,7 @@ def published(system: str) -> bool:
 def significance_line(run: Path, resamples: int = 1000, seed: int = 0) -> str:
     """The paired-bootstrap test on J between the two published systems ranked highest in the first direction, one
     table per direction (``tsteval compare RUN --systems A B``: paired by input, directions never pooled)."""
-    from tsteval.experiment.comparison import in_one_run
+    from tsteval.experiment.compare.comparison import in_one_run
 
     board = pd.read_csv(run / "leaderboard.csv", dtype={"source_style": str, "target_style": str})
     first = board[(board["source_style"] == board["source_style"].iloc[0])

@@ -80,8 +80,8 @@ def parser() -> argparse.ArgumentParser:
 def picture(name: str, run: Path | None, out: Path | None, report: bool) -> None:
     """Run manifest ``name`` into ``out`` (or take the folder ``run``), build its explorer if missing, write the
     screenshot and, with ``report``, the committed report folder."""
-    from tsteval.experiment.explorer import explore_folder
-    from tsteval.experiment.runner import run_experiment
+    from tsteval.experiment.report.explorer import explore_folder
+    from tsteval.experiment.run.runner import run_experiment
 
     if run is None:
         run_experiment(MANIFESTS / f"{name}.yaml", out=out)

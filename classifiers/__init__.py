@@ -1,1 +1,2 @@
-"""Pluggable text classifiers behind one scikit-learn-shaped protocol (see ``tsteval.classifiers.base``)."""
+"""Pluggable text classifiers behind one scikit-learn-shaped protocol (see ``tsteval.classifiers.base``).
+May import: core."""

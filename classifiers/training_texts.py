@@ -1,5 +1,5 @@
 """The hash set of a classifier's training texts, saved beside its weights so that a run can count how many of
-the texts it scores the classifier was trained on (:mod:`tsteval.experiment.leakage`).
+the texts it scores the classifier was trained on (:mod:`tsteval.experiment.run.leakage`).
 
 A text is normalised (case folded, every whitespace removed, so ``"I do n't"`` and ``"i don't"`` agree) and hashed
 with sha256; the first :data:`DIGEST_BYTES` bytes of each distinct digest, sorted and packed, are stored base64 in

@@ -53,7 +53,7 @@ def _evidence(name: str, aspect: str) -> list[str]:
     """The committed sentence-level Pearson r of every column of metric ``name`` with its aspect's rating."""
     import pandas as pd
 
-    from tsteval.experiment.rated import LAI_RATINGS, MIR_RATINGS
+    from tsteval.metaeval.rated.datasets import LAI_RATINGS, MIR_RATINGS
 
     rating = {"mir": {r.aspect: r.column for r in MIR_RATINGS}, "lai": {r.aspect: r.column for r in LAI_RATINGS}}
     by_column: dict[str, dict[str, str]] = {}
@@ -145,8 +145,8 @@ def cli_page() -> str:
 
 
 def options_page() -> str:
-    """The manifest schema (from :mod:`tsteval.experiment.manifest`) and every run option of ``OPTIONS``."""
-    from tsteval.experiment import manifest
+    """The manifest schema (from :mod:`tsteval.experiment.manifest.loader`) and every run option of ``OPTIONS``."""
+    from tsteval.experiment.manifest import loader as manifest
     from tsteval.experiment.options import OPTIONS
 
     code = []
@@ -154,7 +154,7 @@ def options_page() -> str:
         if line and not line.startswith("    "):
             break  # the schema is the indented block after "Schema (...)::"
         code.append(line[4:])
-    lines = ["# Manifest and run options", "", "Generated from `tsteval.experiment.manifest` (the schema, "
+    lines = ["# Manifest and run options", "", "Generated from `tsteval.experiment.manifest.loader` (the schema, "
              "`?` = optional) and `tsteval.experiment.options.OPTIONS` (every run option: the same value and the "
              "same one-line error from the command line, a manifest and `tsteval.evaluate`).", "",
              "## Manifest schema", "", "```yaml", *[c for c in code if c.strip()], "```", "",
@@ -165,7 +165,7 @@ def options_page() -> str:
                    if hasattr(o.default, "keys") else o.default)
         default = "none" if default in ("", None, {}) else default
         lines.append(f"| `{o.name}` | `{o.flag} {o.metavar}` | `{o.manifest}` | `{default}` | {_cell(o.help)} |")
-    lines += ["", "## What a manifest holds", "", "::: tsteval.experiment.manifest_specs", "    options:",
+    lines += ["", "## What a manifest holds", "", "::: tsteval.experiment.manifest.specs", "    options:",
               "      show_root_heading: false", "      members_order: source"]
     return "\n".join(lines) + "\n"
 

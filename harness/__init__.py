@@ -1,10 +1,10 @@
 """tsteval: evaluate text style transfer for style, content preservation, naturalness and compatibility.
 
 The public API is listed in ``__all__``; everything else is reachable through the subpackages (``tsteval.core``,
-``tsteval.readers``, ``tsteval.metrics``, ``tsteval.experiment``, ``tsteval.probes``, ``tsteval.classifiers``,
-``tsteval.lexicons``).  ``evaluate`` scores pairs in one call; ``meta_evaluate`` checks a scorecard's metrics
-against human ratings; ``Plan`` and ``run`` are what ``evaluate``, the command line and experiment manifests share;
-``METRICS`` declares every metric (aspect, direction, range, needs).
+``tsteval.readers``, ``tsteval.metrics``, ``tsteval.experiment``, ``tsteval.metaeval``, ``tsteval.annotate``,
+``tsteval.probes``, ``tsteval.classifiers``, ``tsteval.lexicons``).  ``evaluate`` scores pairs in one call;
+``meta_evaluate`` checks a scorecard's metrics against human ratings; ``Plan`` and ``run`` are what ``evaluate``, the
+command line and experiment manifests share; ``METRICS`` declares every metric (aspect, direction, range, needs).
 
 >>> import tsteval
 >>> tsteval.METRICS["ppl"].higher_is_better
@@ -17,10 +17,10 @@ from importlib.metadata import PackageNotFoundError, version
 
 from tsteval.api import evaluate
 from tsteval.core.records import Corpus, Transfers
-from tsteval.experiment.execute import run
-from tsteval.experiment.manifest import load_manifest
-from tsteval.experiment.metaeval import meta_evaluate
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.manifest.loader import load_manifest
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.execute import run
+from tsteval.metaeval.tables import meta_evaluate
 from tsteval.metrics.registry import METRICS
 from tsteval.scorecard import Scorecard
 

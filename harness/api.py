@@ -23,7 +23,7 @@ def _classifier_source(value: object, corpus: Corpus | None) -> object:
     from tsteval.classifiers.base import BACKENDS
 
     if isinstance(value, str) and value in BACKENDS and not Path(value).is_dir():
-        from tsteval.experiment.manifest import ClassifierSpec
+        from tsteval.experiment.manifest.loader import ClassifierSpec
 
         if corpus is None:
             raise TstevalError(f"classifier={value!r} names a backend to train: give corpus= (labelled texts)")
@@ -73,9 +73,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     >>> bool(card.frame.loc[0, "sti@clf"] > 0)
     True
     """
-    from tsteval.experiment.execute import run
     from tsteval.experiment.options import OPTIONS
-    from tsteval.experiment.plan import Plan
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
 
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -103,7 +103,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     options["modifications"] = (*options["modifications"],
                                 *(m for m in chosen.modifications if m not in options["modifications"]))
     if chosen.recommended:
-        from tsteval.metrics.recommended import recommended_language_model, recommended_options
+        from tsteval.metaeval.recommended import recommended_language_model, recommended_options
 
         content, modifications, naturalness = recommended_options(chosen.content, list(options["modifications"]),
                                                                   chosen.naturalness, 1 if classifier else 0,

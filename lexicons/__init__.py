@@ -1,1 +1,2 @@
-"""Style lexicons and text modification (removal, masking); built out by the content-preservation work."""
+"""Style lexicons and text modification: removal, masking, attribution masking, embedding erasure.
+May import: core, classifiers."""

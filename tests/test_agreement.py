@@ -11,7 +11,7 @@ from scipy import stats
 
 from tsteval.aggregate import Score, bootstrap_mean
 from tsteval.core.errors import InputError
-from tsteval.experiment.agreement import Correlation, bowley_se, fisher_interval, pearson
+from tsteval.metaeval.agreement import Correlation, bowley_se, fisher_interval, pearson
 from tsteval.metrics.style.intensity import emd, target_probability
 
 STI_DIR = Path("mir2019/evaluations/automated/style_transfer_intensity/sentence_level/style_distributions")

@@ -9,7 +9,7 @@ from scipy import stats
 from statsmodels.stats import inter_rater
 
 from tsteval.core.errors import InputError
-from tsteval.experiment.agreement import (
+from tsteval.metaeval.agreement import (
     FIELLER_KENDALL,
     Correlation,
     by_system,

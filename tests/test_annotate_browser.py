@@ -12,8 +12,8 @@ from annotate_study import make_study
 from test_explorer_browser import browser  # noqa: F401  (the shared Chromium fixture)
 
 from benchmarks.speed.annotate_speed import free_port, server
-from tsteval.annotate.loop import study_ratings
 from tsteval.annotate.reliability import agreement
+from tsteval.metaeval.rated.loop import study_ratings
 
 
 def _value(annotator: int, pair: str, question: int) -> int:

@@ -12,10 +12,10 @@ import pytest
 from annotate_study import scorecard
 from scipy import stats
 
-from tsteval.annotate.loop import MIN_PAIRS, study_ratings
 from tsteval.annotate.reliability import alpha, split_half
 from tsteval.annotate.study import Study
 from tsteval.cli.main import main
+from tsteval.metaeval.rated.loop import MIN_PAIRS, study_ratings
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers, 12 units, values 1-5,
 # None = not rated; his published alphas: nominal .743, ordinal .815, interval .849.

@@ -16,8 +16,8 @@ COMMITTED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "me
 
 @pytest.mark.parametrize("name", ["mir", "lai"])
 def test_rated_set_study_reproduces_the_committed_correlations(name: str, data_root: Path, tmp_path: Path) -> None:
-    from tsteval.experiment.execute import run
-    from tsteval.experiment.plan import Plan
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
 
     if name == "mir":
         from tsteval.readers.mir import load_mir as load

@@ -15,6 +15,7 @@ from types import ModuleType
 import pytest
 
 import benchmarks
+from tests.import_graph import circles, imported_names
 
 MODULES = sorted(m.name.removeprefix("benchmarks.") for m in pkgutil.walk_packages(benchmarks.__path__, "benchmarks.")
                  if not m.ispkg)
@@ -82,26 +83,9 @@ def test_a_missing_name_is_found() -> None:
 
 def _imports(name: str) -> set[str]:
     """The benchmark modules that ``benchmarks.NAME`` imports, at the top or inside a function."""
-    tree = ast.parse(Path(importlib.util.find_spec(f"benchmarks.{name}").origin).read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
-                node.module.split(".")[0] == "benchmarks":
-            inside = node.module.removeprefix("benchmarks").lstrip(".")
-            found |= {f"{inside}.{a.name}".lstrip(".") for a in node.names} | {inside}
-    return found & set(MODULES)
+    found = imported_names(Path(importlib.util.find_spec(f"benchmarks.{name}").origin))
+    return {n.removeprefix("benchmarks.") for n in found if n.startswith("benchmarks.")} & set(MODULES)
 
 
 def test_the_benchmarks_import_each_other_without_circles() -> None:
-    graph = {name: _imports(name) for name in MODULES}
-    circles = set()
-    for start in graph:
-        stack = [(start, (start,))]
-        while stack:
-            node, path = stack.pop()
-            for nxt in graph[node]:
-                if nxt == start:
-                    circles.add(frozenset(path))
-                elif nxt not in path:
-                    stack.append((nxt, (*path, nxt)))
-    assert not circles, sorted(map(sorted, circles))
+    assert not circles({name: _imports(name) for name in MODULES})

@@ -13,10 +13,10 @@ import torch
 from bert_score import score as bert_score
 
 import tsteval
-from tsteval.experiment.blocks import blocks as blocks_of
-from tsteval.experiment.execute import execute
-from tsteval.experiment.metaeval import registered_columns
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.blocks import blocks as blocks_of
+from tsteval.experiment.run.execute import execute
+from tsteval.metaeval.tables import registered_columns
 from tsteval.metrics.content.bertscore import bertscore, token_states
 from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model
 from tsteval.metrics.registry import METRICS

@@ -89,6 +89,17 @@ def test_help_mentions_every_command(capsys) -> None:
     assert "train-classifier" in text and "score" in text
 
 
+def test_score_help_names_every_form_of_metrics(capsys) -> None:
+    """``--metrics`` takes names, NAME@SCORER, ``recommended`` and a study's ``profile:FILE``: its help names each."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["score", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    start = text.rindex("--metrics NAMES")  # the option's entry, after the usage line
+    metrics = text[start:text.index("--content METRICS", start)]
+    assert "NAME@SCORER" in metrics and "recommended" in metrics
+    assert "profile:FILE" in metrics
+
+
 @pytest.fixture(scope="module")
 def lexicon_file(trained: Path) -> Path:
     """A style lexicon built through the CLI from the same real Yelp slice."""

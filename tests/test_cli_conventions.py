@@ -199,7 +199,7 @@ def test_libraries_first_imported_while_quiet_leave_without_a_warning() -> None:
 
 
 def test_plan_log_rounds_accuracy() -> None:
-    from tsteval.experiment.models import rounded as _rounded
+    from tsteval.experiment.plan.models import rounded as _rounded
 
     assert _rounded(0.8991596638655462) == "0.899"
     assert _rounded(None) == "none"

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from badinput import expect_error, run_cli
 
-from tsteval.experiment.significance import significance_matrix
+from tsteval.experiment.compare.significance import significance_matrix
 from tsteval.scorecard import Scorecard
 
 COLUMNS = {"chrf@none": "metric:chrf|toy", "target_acc@lr": "metric:target_acc|toy", "sti@lr": "metric:sti|toy"}

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks import demo
 from tsteval import load_manifest
-from tsteval.metrics.recommended import FAST_NATURALNESS, RECOMMENDED
+from tsteval.metaeval.recommended import FAST_NATURALNESS, RECOMMENDED
 
 
 def test_demo_manifest_uses_fast_classifiers_and_the_recommended_metrics() -> None:

@@ -14,11 +14,11 @@ from tsteval.classifiers.base import make_classifier
 from tsteval.cli.main import main
 from tsteval.core.records import Transfers
 from tsteval.core.styles import direction_labels, style_names, with_style_names
-from tsteval.experiment.execute import execute
-from tsteval.experiment.explorer import explorer_data
-from tsteval.experiment.plan import Plan
-from tsteval.experiment.significance import choose_direction
-from tsteval.experiment.tradeoff import direction_tradeoffs
+from tsteval.experiment.compare.significance import choose_direction
+from tsteval.experiment.compare.tradeoff import direction_tradeoffs
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.report.explorer import explorer_data
+from tsteval.experiment.run.execute import execute
 from tsteval.metrics.joint.score import JointRecipe, leaderboard, leaderboard_tables, sanity_notes, score_joint
 from tsteval.readers.dualrl import load_dualrl
 

@@ -164,7 +164,7 @@ def test_the_help_lists_what_the_registries_hold() -> None:
     """``tsteval score --help`` takes the packaged LMs from the registry that loads them (issue 36), and names every
     naturalness scorer, modification and baseline the code accepts."""
     from tsteval.cli.main import build_parser
-    from tsteval.experiment.baselines import BASELINES
+    from tsteval.experiment.plan.baselines import BASELINES
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, MODIFICATION_MODES
     from tsteval.metrics.naturalness.causal_lm import PACKAGED_GGUF
     from tsteval.metrics.naturalness.packaged import PACKAGED_LMS

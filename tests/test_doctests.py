@@ -11,15 +11,15 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.naturalness.lm_scores", "tsteval.metrics.naturalness.pooled",
            "tsteval.metrics.naturalness.causal_lm",
            "tsteval.classifiers.calibration", "tsteval.classifiers.ensemble", "tsteval.classifiers.training_texts",
-           "tsteval.core.tokenize", "tsteval.core.text_form", "tsteval.core.devices", "tsteval.experiment.metaeval",
+           "tsteval.core.tokenize", "tsteval.core.text_form", "tsteval.core.devices", "tsteval.metaeval.tables",
            "tsteval.core.texttable",
            "tsteval.metrics.resources", "tsteval.metrics.selection", "tsteval.metrics.style.intensity",
-           "tsteval.experiment.options", "tsteval.experiment.manifest", "tsteval.scorecard",
-           "tsteval.metrics.judges.prompts", "tsteval.metrics.judges.logprop", "tsteval.metrics.profile_rule",
-           "tsteval.metrics.recommended", "tsteval.experiment.rated_lm", "tsteval.experiment.explorer",
-           "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.ray_engine",
+           "tsteval.experiment.options", "tsteval.experiment.manifest.loader", "tsteval.scorecard",
+           "tsteval.metrics.judges.prompts", "tsteval.metrics.judges.logprop", "tsteval.metaeval.profile_rule",
+           "tsteval.metaeval.recommended", "tsteval.metaeval.rated.lm_subset", "tsteval.experiment.report.explorer",
+           "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.run.ray_engine",
            "tsteval.annotate.template", "tsteval.annotate.store", "tsteval.annotate.reliability",
-           "tsteval.annotate.platforms", "tsteval.metrics.profile_file"]
+           "tsteval.annotate.platforms", "tsteval.metaeval.profile_file"]
 
 
 @pytest.mark.parametrize("name", MODULES)

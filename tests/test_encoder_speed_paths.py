@@ -11,8 +11,8 @@ import pytest
 
 from tsteval import evaluate
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.manifest import ManifestError, load_manifest
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.manifest.loader import ManifestError, load_manifest
+from tsteval.experiment.plan.plan import Plan
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.metrics.content import sentence_embedding
 from tsteval.metrics.content.embedding_cache import EmbeddingCache

@@ -202,7 +202,7 @@ def test_cli_trains_an_ensemble_and_signatures_follow_its_data(tmp_path: Path, c
 def test_manifest_declares_an_ensemble(tmp_path: Path, data_root: Path) -> None:
     import yaml
 
-    from tsteval.experiment.manifest import ManifestError, load_manifest
+    from tsteval.experiment.manifest.loader import ManifestError, load_manifest
 
     data = yaml.safe_load((Path(__file__).parent / "data" / "tiny_manifest.yaml").read_text())
     data["classifiers"]["lr"] = {"backend": "ensemble", "params": {"members": ["fasttext", "tfidf-lr"],

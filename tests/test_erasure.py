@@ -165,7 +165,7 @@ def test_hh_content_is_the_pair_classifiers_probability() -> None:
     ("{metrics: [bleu], modifications: [erase]}", "erase applies to the embedding metrics only"),
 ])
 def test_manifest_erase_is_validated(tmp_path, content: str, fragment: str) -> None:
-    from tsteval.experiment.manifest import ManifestError, load_manifest
+    from tsteval.experiment.manifest.loader import ManifestError, load_manifest
 
     (tmp_path / "t.csv").write_text("input,output,source_style,target_style\na b,c d,0,1\n")
     (tmp_path / "m.yaml").write_text(f"transfers: {{table: t.csv}}\nmetrics: {{content: {content}}}\n")
@@ -174,9 +174,9 @@ def test_manifest_erase_is_validated(tmp_path, content: str, fragment: str) -> N
 
 
 def test_manifest_with_erase_runs(tmp_path) -> None:
-    from tsteval.experiment.execute import run
-    from tsteval.experiment.manifest import load_manifest
-    from tsteval.experiment.plan import Plan
+    from tsteval.experiment.manifest.loader import load_manifest
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
 
     (tmp_path / "t.csv").write_text("input,output,source_style,target_style\n" + "".join(
         f"{a},{b},neg,pos\n" for a, b in zip(INPUTS, OUTPUTS, strict=True)))

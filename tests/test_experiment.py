@@ -11,9 +11,9 @@ import yaml
 from scipy import stats
 
 from tsteval.cli.main import main
-from tsteval.experiment.explorer import read_explorer_data
-from tsteval.experiment.manifest import ManifestError, load_manifest
-from tsteval.experiment.runner import run_experiment
+from tsteval.experiment.manifest.loader import ManifestError, load_manifest
+from tsteval.experiment.report.explorer import read_explorer_data
+from tsteval.experiment.run.runner import run_experiment
 from tsteval.scorecard import Scorecard
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"

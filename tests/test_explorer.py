@@ -13,7 +13,7 @@ from scipy import stats
 
 from tsteval.cli.main import main
 from tsteval.core.atomic import read_marker
-from tsteval.experiment.explorer import (
+from tsteval.experiment.report.explorer import (
     correlations,
     explorer_data,
     masked_texts,
@@ -105,7 +105,7 @@ def test_default_tradeoff_axes_are_the_recommended_metrics_where_scored() -> Non
     card.add("sti@lr", np.linspace(-1, 1, len(card.frame)), "metric:sti|x")
     card.add("style_strength@lr", np.linspace(0, 1, len(card.frame)), "metric:style_strength|x")
     card.add("sbert@none", np.linspace(0, 1, len(card.frame)), "metric:sbert|x")
-    # the recommended style and content metrics (tsteval.metrics.recommended) before a manifest's own axes
+    # the recommended style and content metrics (tsteval.metaeval.recommended) before a manifest's own axes
     assert explorer_data(card, title="t", tradeoff=("sti@lr", "wmd@none"))["tradeoff"] == {
         "x": "style_strength@lr", "y": "sbert@none"}
     without = Scorecard(card.frame.drop(columns="sbert@none"),

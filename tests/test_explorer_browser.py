@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsteval.experiment.explorer import write_explorer
+from tsteval.experiment.report.explorer import write_explorer
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.scorecard import Scorecard
 

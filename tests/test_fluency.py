@@ -15,7 +15,7 @@ import tsteval.metrics.naturalness.pooled as pooled
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
 from tsteval.core.text_form import restore
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.plan.plan import Plan
 from tsteval.metrics.naturalness.adversarial import HUMAN
 from tsteval.metrics.naturalness.causal_lm import length_batches
 from tsteval.metrics.naturalness.lm_scores import score_language_model
@@ -223,7 +223,7 @@ def test_smollm2_scores(smollm2) -> None:
 def test_smollm2_scorer_takes_the_run_s_language_model_resource(smollm2) -> None:
     """``--naturalness smollm2`` scores with the plan's ``language_model`` resource (built once, on the run's threads):
     the same lp_mean as the model called directly, and its identity in the signature."""
-    from tsteval.experiment.execute import execute
+    from tsteval.experiment.run.execute import execute
 
     transfers = Transfers.from_pairs(["x y"] * 3, TEXTS[:3], source_style="0", target_style="1")
     card = execute(Plan(transfers, naturalness=("smollm2",), human=TEXTS[:2], threads=1)).card
@@ -237,7 +237,7 @@ def test_smollm2_scorer_takes_the_run_s_language_model_resource(smollm2) -> None
 def test_naturalness_takes_its_human_text_from_the_run_s_human_corpus_resource() -> None:
     """``human`` reaches every naturalness scorer through the ``human_corpus`` resource: the run's ``lp_mean@kn3``
     equals a trigram fitted on the given human text directly, and without it on the distinct inputs."""
-    from tsteval.experiment.execute import execute
+    from tsteval.experiment.run.execute import execute
     from tsteval.metrics.naturalness.language_model import KneserNeyLM
     from tsteval.metrics.resources import ResourceOptions, Resources
 

@@ -164,7 +164,7 @@ def test_recommended_metrics_with_the_copy_baseline_give_a_leaderboard_where_the
                  "--style-labels", "0=negative,1=positive", "--metrics", "recommended", "--baselines", "copy",
                  "--human", str(tmp_path / "human.txt"), "--quiet", "--out", str(tmp_path / "run")]) == 0
     card = pd.read_csv(tmp_path / "run" / "scorecard.csv")
-    from tsteval.metrics.recommended import RECOMMENDED
+    from tsteval.metaeval.recommended import RECOMMENDED
 
     assert {*(r.column("ft") for r in RECOMMENDED), "naturalness@unigram"} <= set(card.columns)
     assert "lp_mean@gemma3-270m" in card.columns  # the profile's naturalness column sets the run's LM to Gemma

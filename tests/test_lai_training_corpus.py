@@ -13,7 +13,7 @@ def test_tokenise_lowercase_is_dualrl_form() -> None:
 
 
 def test_lai_training_corpus_drops_parallel_lines(data_root) -> None:
-    from tsteval.experiment.rated import lai_training_corpus
+    from tsteval.metaeval.rated.datasets import lai_training_corpus
     from tsteval.readers.lai import load_lai
 
     def key(text: str) -> str:

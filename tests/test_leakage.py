@@ -15,7 +15,7 @@ from tsteval.cli.main import main
 from tsteval.core.errors import TstevalError
 from tsteval.core.integrity import integrity_hash
 from tsteval.core.records import Transfers
-from tsteval.experiment.leakage import leakage
+from tsteval.experiment.run.leakage import leakage
 from tsteval.scorecard import Scorecard
 
 NEGATIVE = [f"the {w} was bad and rude" for w in ("food", "service", "room", "staff", "bread", "wine")]

@@ -13,7 +13,7 @@ from scipy import stats
 
 from tsteval.cli.main import main
 from tsteval.core.errors import InputError, TstevalError
-from tsteval.experiment.metaeval import (
+from tsteval.metaeval.tables import (
     LEVELS,
     bootstrap_statistics,
     cluster_resamples,
@@ -192,7 +192,7 @@ def test_metaeval_csv_seam_and_ratings_join(tmp_path: Path) -> None:
     assert row["r"] == pytest.approx(stats.spearmanr(card.frame["chrf@none"], card.frame["human_content"])[0])
     assert row["n"] == len(card.frame) and row["n_inputs"] == 30
     assert "(best)" in (out / "metaeval.md").read_text()
-    from tsteval.experiment.metaeval_report import markdown, read
+    from tsteval.metaeval.pages import markdown, read
 
     again = read(out)  # the folder read back renders the same page
     assert markdown(again, "Meta-evaluation") + "\n" == (out / "metaeval.md").read_text()
@@ -245,7 +245,7 @@ def test_lai_reader_counts_and_one_row_by_hand(data_root: Path) -> None:
 
 
 def test_pairwise_kendall_matches_scipy() -> None:
-    from tsteval.experiment.metaeval import PAIRWISE_KENDALL_ROWS, correlations
+    from tsteval.metaeval.tables import PAIRWISE_KENDALL_ROWS, correlations
 
     rng = np.random.default_rng(0)
     for n in (5, 60, PAIRWISE_KENDALL_ROWS + 20):  # all pairs at once, then scipy per column
@@ -259,7 +259,7 @@ def test_pairwise_kendall_matches_scipy() -> None:
 def test_manifest_meta_eval_key(tmp_path: Path, data_root: Path) -> None:
     import yaml
 
-    from tsteval.experiment.manifest import ManifestError, load_manifest
+    from tsteval.experiment.manifest.loader import ManifestError, load_manifest
 
     tiny = Path(__file__).resolve().parent / "data" / "tiny_manifest.yaml"
     spec = load_manifest(tiny).meta_eval
@@ -275,7 +275,7 @@ def test_manifest_meta_eval_key(tmp_path: Path, data_root: Path) -> None:
 
 
 def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
-    from tsteval.metrics.recommended import RECOMMENDED, recommended_language_model, recommended_options
+    from tsteval.metaeval.recommended import RECOMMENDED, recommended_language_model, recommended_options
     from tsteval.metrics.registry import METRICS
 
     for r in RECOMMENDED:  # every recommendation is a registered metric of its aspect
@@ -304,7 +304,7 @@ def test_committed_evidence_backs_the_recommended_profile() -> None:
     worse), recomputed from metaeval.csv rather than read from the verdict column."""
     import pandas as pd
 
-    from tsteval.metrics.recommended import RECOMMENDED
+    from tsteval.metaeval.recommended import RECOMMENDED
 
     results = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "meta_eval"
     for dataset in ("mir", "lai"):

@@ -15,10 +15,10 @@ import tsteval
 from tsteval.classifiers.base import make_classifier
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, make_pair_classifier
 from tsteval.core.records import Transfers
-from tsteval.experiment.execute import execute
-from tsteval.experiment.plan import Plan
-from tsteval.experiment.report import worst_examples
-from tsteval.experiment.tradeoff import axis_label, tradeoff_curves
+from tsteval.experiment.compare.tradeoff import axis_label, tradeoff_curves
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.report.report import worst_examples
+from tsteval.experiment.run.execute import execute
 from tsteval.metrics.content.policy import MAX_DISTANCE
 from tsteval.metrics.judges.declarations import JUDGES
 from tsteval.metrics.registry import METRICS, metric_of
@@ -134,7 +134,7 @@ def test_lowest_perplexity_is_on_the_frontier_and_worst_examples_are_highest() -
 
 def test_manifest_tradeoff_on_perplexity(tmp_path) -> None:
     """A manifest with tradeoff.naturalness: ppl@kn3 runs and marks the lowest-perplexity setting."""
-    from tsteval.experiment.runner import run_experiment
+    from tsteval.experiment.run.runner import run_experiment
 
     for label, outputs in {"a": ["the food is great", "service was lovely"],
                            "b": ["zq xv great", "pl ok lovely"]}.items():
@@ -194,7 +194,7 @@ def test_evaluate_equals_score(tmp_path) -> None:
     ("{content: {metrics: [bleu], modifications: [attr-mask]}}", "attr-mask is now attribution-mask"),
 ])
 def test_manifest_plan_keys_are_validated(tmp_path, metrics: str, fragment: str) -> None:
-    from tsteval.experiment.manifest import ManifestError, load_manifest
+    from tsteval.experiment.manifest.loader import ManifestError, load_manifest
 
     (tmp_path / "t.csv").write_text("input,output,source_style,target_style\na b,c d,0,1\n")
     (tmp_path / "m.yaml").write_text(f"transfers: {{table: t.csv}}\nmetrics: {metrics}\n")

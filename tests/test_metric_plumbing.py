@@ -21,8 +21,8 @@ from tsteval.classifiers.base import make_classifier
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, make_pair_classifier
 from tsteval.core.errors import TstevalError
 from tsteval.core.tokenize import tokenize
-from tsteval.experiment.manifest import ManifestError, load_manifest
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.manifest.loader import ManifestError, load_manifest
+from tsteval.experiment.plan.plan import Plan
 from tsteval.metrics.registry import METRICS
 from tsteval.metrics.resources import RESOURCES, ResourceOptions, Resources
 from tsteval.scorecard import Scorecard

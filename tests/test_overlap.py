@@ -1,4 +1,4 @@
-"""A CUDA run's CPU-side metrics in worker processes beside the GPU (:mod:`tsteval.experiment.overlap`), checked on
+"""A CUDA run's CPU-side metrics in worker processes beside the GPU (:mod:`tsteval.experiment.run.overlap`), checked on
 the CPU by switching the overlap on: the scorecard equals the sequential one (values, signatures, column order),
 and an unknown style is the same one line, before any work."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import tsteval.experiment.overlap as overlap
+import tsteval.experiment.run.overlap as overlap
 from tsteval.classifiers.base import make_classifier
 from tsteval.cli.main import main
 from tsteval.core.records import Corpus

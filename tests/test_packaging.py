@@ -64,9 +64,9 @@ def test_the_wheel_holds_only_tsteval(installed: tuple[Path, Path]) -> None:
     files = set(zipfile.ZipFile(wheel).namelist())
     missing = [p for p in source_packages() if f"{p.replace('.', '/')}/__init__.py" not in files]
     assert not missing, f"packages missing from the wheel (add them to pyproject.toml): {missing}"
-    from tsteval.experiment.explorer import ASSETS
+    from tsteval.experiment.report.explorer import ASSETS
 
-    assets = [f"tsteval/experiment/assets/{name}" for name in (*ASSETS, "explorer.html", "LICENSE-tabulator")]
+    assets = [f"tsteval/experiment/report/assets/{name}" for name in (*ASSETS, "explorer.html", "LICENSE-tabulator")]
     assert not [a for a in assets if a not in files], "the explorer's assets are package data (pyproject.toml)"
     assert {"tsteval/annotate/template.yaml", "tsteval/annotate/assets/page.html"} <= files, "the rating page's files"
 

@@ -17,8 +17,8 @@ from tsteval.cli.main import build_parser
 from tsteval.core import devices
 from tsteval.core.devices import check_precision
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.manifest import load_manifest
-from tsteval.experiment.plan import Plan, resource_options
+from tsteval.experiment.manifest.loader import load_manifest
+from tsteval.experiment.plan.plan import Plan, resource_options
 from tsteval.metrics.content import sentence_embedding
 from tsteval.metrics.resources import Resources
 

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsteval.metrics.profile_rule import Z, choose, pooled_differences
-from tsteval.metrics.recommended import RECOMMENDED
+from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
+from tsteval.metaeval.recommended import RECOMMENDED
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "meta_eval_lm"
 PAGE = RESULTS.parents[2] / "docs" / "meta-evaluation.md"  # where the evidence tables are quoted
@@ -87,7 +87,7 @@ def test_the_docs_evidence_table_is_the_committed_tables() -> None:
     """Every LM column's figures in docs/meta-evaluation.md are the committed baseline.csv and metaeval.csv, and one
     of them is recomputed here from metaeval.csv (the difference of two correlations)."""
     from benchmarks.studies.meta_eval_lm import evidence_rows, readme_table
-    from tsteval.experiment.rated_lm import LANGUAGE_MODELS
+    from tsteval.metaeval.rated.lm_subset import LANGUAGE_MODELS
 
     rows = evidence_rows(RESULTS, list(LANGUAGE_MODELS))
     assert readme_table(rows) in PAGE.read_text(encoding="utf-8")
@@ -101,7 +101,7 @@ def test_the_full_tables_hold_logprop_of_the_three_lms_on_every_row() -> None:
     judged on as many rows as the aspect's baseline (BLEU, the fastText classifier); the docs' LogProp table is
     theirs, one difference recomputed."""
     from benchmarks.studies.meta_eval_lm import FULL, evidence_rows, readme_table
-    from tsteval.experiment.rated_lm import LANGUAGE_MODELS, LM_METRICS
+    from tsteval.metaeval.rated.lm_subset import LANGUAGE_MODELS, LM_METRICS
 
     for name in ("mir", "lai"):
         table = pd.read_csv(FULL / name / "metaeval.csv")

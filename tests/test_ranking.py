@@ -18,8 +18,8 @@ from tsteval.cli.main import main
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
 from tsteval.core.tokenize import tokenize
-from tsteval.experiment.baselines import baseline_system, retrieve_nearest
-from tsteval.experiment.significance import compare_runs, matrix_resamples, matrix_table, significance_matrix
+from tsteval.experiment.compare.significance import compare_runs, matrix_resamples, matrix_table, significance_matrix
+from tsteval.experiment.plan.baselines import baseline_system, retrieve_nearest
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.metrics.joint.score import JointRecipe, leaderboard, score_joint, strap_recipe
 from tsteval.scorecard import Scorecard
@@ -236,7 +236,7 @@ def test_compare_two_runs_gives_one_table_per_direction(card: Scorecard, tmp_pat
 
 def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, yelp: dict[str, list[str]],
                                                                 corpus: dict[str, list[str]]) -> None:
-    from tsteval.experiment.runner import run_experiment
+    from tsteval.experiment.run.runner import run_experiment
 
     for label in ("0", "1"):
         (tmp_path / f"in.{label}").write_text("\n".join(yelp[label][:N]) + "\n")
@@ -287,7 +287,7 @@ def test_manifest_report_shows_leaderboard_baselines_and_matrix(tmp_path: Path, 
 
 def test_manifest_compare_without_two_systems_in_a_direction_is_one_line(tmp_path: Path,
                                                                           yelp: dict[str, list[str]]) -> None:
-    from tsteval.experiment.runner import run_experiment
+    from tsteval.experiment.run.runner import run_experiment
 
     (tmp_path / "in.0").write_text("\n".join(yelp["0"][:N]) + "\n")
     (tmp_path / "out.0").write_text("\n".join(yelp["1"][:N]) + "\n")
@@ -334,7 +334,7 @@ def test_score_cli_baselines_and_leaderboard(tmp_path: Path, yelp: dict[str, lis
     ("compare: {metrics: [nope]}", "compare.metrics[0]: 'nope' is not a metric column"),
 ])
 def test_manifest_ranking_keys_are_validated(tmp_path: Path, extra: str, fragment: str) -> None:
-    from tsteval.experiment.manifest import ManifestError, load_manifest
+    from tsteval.experiment.manifest.loader import ManifestError, load_manifest
 
     (tmp_path / "t.csv").write_text("input,output,source_style,target_style\na b,c d,0,1\n")
     (tmp_path / "m.yaml").write_text(f"transfers: {{table: t.csv}}\nmetrics: {{content: {{metrics: [chrf]}}}}\n"

@@ -23,11 +23,11 @@ from tsteval.classifiers.base import make_classifier
 from tsteval.cli.main import main
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.records import Corpus
-from tsteval.experiment.blocks import HIT, INFO, ROW, blocks, merge
-from tsteval.experiment.manifest import ManifestError, load_manifest
-from tsteval.experiment.plan import Plan
-from tsteval.experiment.ray_engine import _tsteval_error, score_sentences_on_ray
-from tsteval.experiment.sentences import SENTENCE_COLUMNS, SentenceJob, score_sentences
+from tsteval.experiment.manifest.loader import ManifestError, load_manifest
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.blocks import HIT, INFO, ROW, blocks, merge
+from tsteval.experiment.run.ray_engine import _tsteval_error, score_sentences_on_ray
+from tsteval.experiment.run.sentences import SENTENCE_COLUMNS, SentenceJob, score_sentences
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.readers.dualrl import load_dualrl
 from tsteval.scorecard import Scorecard

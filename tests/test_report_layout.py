@@ -9,8 +9,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsteval.experiment.metaeval import meta_evaluate
-from tsteval.experiment.report import (
+from tsteval.experiment.compare.tradeoff import (
+    MARKERS,
+    draw_tradeoff,
+    hyperparameters,
+    points_caption,
+    separate_labels,
+    tradeoff_curves,
+)
+from tsteval.experiment.report.report import (
     Heading,
     Table,
     Text,
@@ -20,14 +27,7 @@ from tsteval.experiment.report import (
     to_html,
     to_markdown,
 )
-from tsteval.experiment.tradeoff import (
-    MARKERS,
-    draw_tradeoff,
-    hyperparameters,
-    points_caption,
-    separate_labels,
-    tradeoff_curves,
-)
+from tsteval.metaeval.tables import meta_evaluate
 from tsteval.scorecard import Scorecard
 
 

@@ -14,9 +14,9 @@ from badinput import run_cli
 import tsteval
 from tsteval.cli.main import build_parser
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.manifest import ManifestError, load_manifest
+from tsteval.experiment.manifest.loader import ManifestError, load_manifest
 from tsteval.experiment.options import OPTIONS
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.plan.plan import Plan
 from tsteval.metrics.content.word_vectors import WordVectors
 from tsteval.metrics.joint.score import JointRecipe
 
@@ -166,7 +166,7 @@ def test_run_reads_its_machine_options_over_the_manifests(files: Path, capsys: p
         seen.append(manifest)
         raise TstevalError("stopped before running")
 
-    monkeypatch.setattr("tsteval.experiment.runner.run_experiment", stop)
+    monkeypatch.setattr("tsteval.experiment.run.runner.run_experiment", stop)
     given = {name: CASES[name][0] for name in MACHINE_OPTIONS}
     assert run_cli(["run", str(path), *_flags(given)], capsys).error == "stopped before running"
     assert {name: getattr(seen[0].options, name) for name in given} == {n: CASES[n][2] for n in given}

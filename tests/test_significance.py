@@ -16,7 +16,7 @@ from sacrebleu.significance import PairedTest
 from tests.badinput import expect_error, run_cli
 from tests.conftest import read_slice
 from tsteval.cli.main import main
-from tsteval.experiment.significance import approximate_randomisation, paired_bootstrap
+from tsteval.experiment.compare.significance import approximate_randomisation, paired_bootstrap
 
 N = 200
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsteval.experiment.tradeoff import (
+from tsteval.experiment.compare.tradeoff import (
     axis_label,
     pareto_frontier,
     plot_tradeoff,

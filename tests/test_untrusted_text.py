@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from badinput import expect_error, run_cli
 
-from tsteval.experiment.manifest import ManifestError, load_manifest
-from tsteval.experiment.manifest_yaml import MAX_MANIFEST_BYTES
+from tsteval.experiment.manifest.loader import ManifestError, load_manifest
+from tsteval.experiment.manifest.safe_yaml import MAX_MANIFEST_BYTES
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

@@ -29,7 +29,7 @@ from sklearn.metrics import precision_recall_fscore_support
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.records import Corpus, Transfers
-from tsteval.experiment.baselines import copy_outputs
+from tsteval.experiment.plan.baselines import copy_outputs
 from tsteval.metrics.compatibility.alignment import alignment_quality, build_pairs
 from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
 from tsteval.readers.bible import chapters, parallel_verses

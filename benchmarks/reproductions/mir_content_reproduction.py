@@ -26,11 +26,11 @@ import pandas as pd
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus
-from tsteval.experiment.agreement import by_system
 from tsteval.lexicons.attribution import AttributionMasker
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.lexicons.modify import modify_texts
+from tsteval.metaeval.agreement import by_system
 from tsteval.metrics.content.scorer import score_content
 from tsteval.metrics.content.word_vectors import WordVectors, load_glove, train_word2vec
 from tsteval.metrics.resources import ResourceOptions, Resources

@@ -24,7 +24,7 @@ import torch
 from benchmarks.common import mir_and_yelp
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
-from tsteval.experiment.agreement import by_system
+from tsteval.metaeval.agreement import by_system
 from tsteval.metrics.naturalness.adversarial import (
     absolute_judgement,
     judgement,
@@ -99,7 +99,7 @@ def stored_judgements(rated: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 def correlation_rows(rated: pd.DataFrame, columns: dict[str, np.ndarray]) -> list[dict]:
-    """Pearson and Spearman (tsteval.experiment.agreement) of each score with the absolute and relative human
+    """Pearson and Spearman (tsteval.metaeval.agreement) of each score with the absolute and relative human
     ratings, per model and over all rated rows."""
     relative = rated["human_naturalness_relative"].map({"input": -1.0, "tie": 0.0, "output": 1.0}).to_numpy()
     targets = {"absolute output rating": rated["human_naturalness_output"].to_numpy(dtype=float),

@@ -22,7 +22,7 @@ import pandas as pd
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from tsteval.classifiers.training import train_classifier
-from tsteval.experiment.agreement import by_system
+from tsteval.metaeval.agreement import by_system
 from tsteval.metrics.style.intensity import target_probability
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.mir import load_mir_stored_style

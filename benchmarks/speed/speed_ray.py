@@ -25,8 +25,8 @@ import numpy as np
 
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.records import Transfers
-from tsteval.experiment.execute import execute
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.execute import execute
 from tsteval.readers.dualrl import load_dualrl
 from tsteval.readers.yelp import load_yelp_corpus
 

@@ -32,8 +32,8 @@ from benchmarks.clustered import clustered_bootstrap
 from benchmarks.reproductions.bible_compliancy import HELDOUT_BOOKS
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
 from tsteval.core.records import Corpus, Transfers
-from tsteval.experiment.execute import execute
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.execute import execute
 from tsteval.lexicons.builder import build_lexicon
 from tsteval.metrics.registry import metric_of
 from tsteval.readers.bible import known_answer_pairs, parallel_verses

@@ -1,6 +1,6 @@
 """Which fluency measure tracks human naturalness ratings: sentence-level correlations on Mir et al.'s Yelp data.
 
-Scores Mir et al.'s 12 settings with every naturalness scorer through one :class:`tsteval.experiment.plan.Plan`
+Scores Mir et al.'s 12 settings with every naturalness scorer through one :class:`tsteval.experiment.plan.plan.Plan`
 (perplexity, mean token log-probability and SLOR under the Kneser–Ney trigram and SmolLM2-135M; the adversarial
 unigram classifier per system and setting; the pooled one on normalised text), with Yelp dev+test sentences
 (Mir's 244 evaluation inputs removed) as the human corpus: the KN model, the SLOR unigram models and the
@@ -23,8 +23,8 @@ from scipy import stats
 
 from benchmarks.common import mir_and_yelp
 from tsteval.core.markdown import escape
-from tsteval.experiment.execute import execute
-from tsteval.experiment.plan import Plan
+from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.run.execute import execute
 from tsteval.metrics.registry import metric_of
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"

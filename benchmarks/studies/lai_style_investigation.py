@@ -1,7 +1,7 @@
 """Why do the GYAFC formality classifiers of the Lai meta-evaluation anti-correlate with Lai et al.'s style ratings?
 
-The classifiers (fastText, tfidf-lr, their ensemble) are trained as :mod:`tsteval.experiment.rated` trains them, on
-DualRL's GYAFC test sets and references (:func:`~tsteval.experiment.rated.lai_training_corpus`), and their
+The classifiers (fastText, tfidf-lr, their ensemble) are trained as :mod:`tsteval.metaeval.rated.datasets` trains them,
+on DualRL's GYAFC test sets and references (:func:`~tsteval.metaeval.rated.datasets.lai_training_corpus`), and their
 ``P(formal | output)`` is correlated (Pearson, sentence level, 720 outputs) with ``human_style`` (the mean of the two
 annotators' 0-100 formality scores, the column the meta-evaluation reads).  Hypotheses, each with its numbers:
 
@@ -15,7 +15,7 @@ annotators' 0-100 formality scores, the column the meta-evaluation reads).  Hypo
 (e) leakage: DualRL lines parallel to a rated text (other rewrites of the same sentence) and outputs found verbatim in
     the training text.
 
-Nothing here is tuned on the ratings: the two changes made to :mod:`tsteval.experiment.rated` (the text form, and
+Nothing here is tuned on the ratings: the two changes made to :mod:`tsteval.metaeval.rated.datasets` (the text form, and
 dropping the lines parallel to a rated text) follow from the training data alone, and both the earlier and the
 current set-up are reported.
 
@@ -40,7 +40,7 @@ from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus
 from tsteval.core.text_form import tokenise_lowercase
 from tsteval.core.tokenize import tokenize
-from tsteval.experiment.rated import STYLE_BACKENDS, lai_training_corpus
+from tsteval.metaeval.rated.datasets import STYLE_BACKENDS, lai_training_corpus
 from tsteval.metrics.style.intensity import target_log_odds
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import read_lines

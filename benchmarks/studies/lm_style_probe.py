@@ -11,7 +11,7 @@ prompts of ``cond_lp`` in ``harness/metrics/judges/templates.yaml``, written bef
 and not changed since.  Protocol, as for the LM judges: every template is scored on Lai et al. (2022, formality),
 the best at sentence level is chosen there, and only that one is scored on Mir et al. (2019, sentiment) to
 confirm.  Each is judged against the style baseline of the meta-evaluation, ``target_prob@fasttext`` (trained as
-:mod:`tsteval.experiment.rated` trains it), with the same clustered bootstrap (by input) and verdict.
+:mod:`tsteval.metaeval.rated.datasets` trains it), with the same clustered bootstrap (by input) and verdict.
 
 It is not a registered metric: it would earn a place only by beating the baseline on both datasets.
 
@@ -52,10 +52,10 @@ def style_log_odds(outputs: Sequence[str], targets: Sequence[str], sources: Sequ
 def _baseline(name: str, transfers: object) -> np.ndarray:
     """``target_prob@fasttext`` of the rated transfers, with the classifier trained as the meta-evaluation trains
     it (on the style view the meta-evaluation scores for Lai)."""
-    from tsteval.experiment.execute import run
-    from tsteval.experiment.manifest import ClassifierSpec
-    from tsteval.experiment.plan import Plan
-    from tsteval.experiment.rated import dualrl_form, lai_training_corpus
+    from tsteval.experiment.manifest.loader import ClassifierSpec
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
+    from tsteval.metaeval.rated.datasets import dualrl_form, lai_training_corpus
     from tsteval.readers.yelp import load_yelp_corpus
 
     if name == "lai":
@@ -70,7 +70,7 @@ def _baseline(name: str, transfers: object) -> np.ndarray:
 def probe(name: str, which: Sequence[int], resamples: int) -> dict:
     """The probe's columns (templates ``which``, numbered from 1) and the baseline on dataset ``name``,
     meta-evaluated at sentence level (Pearson)."""
-    from tsteval.experiment.metaeval import MetricColumn, Rating, meta_evaluate_frame
+    from tsteval.metaeval.tables import MetricColumn, Rating, meta_evaluate_frame
     from tsteval.metrics.judges.prompts import chosen_templates
     from tsteval.metrics.judges.scorer import lm_texts
     from tsteval.metrics.naturalness.causal_lm import CausalLM

@@ -1,7 +1,7 @@
 """Do the metrics track human judgement?  Meta-evaluation on the two rated datasets of the data root.
 
 For Mir et al. (2019, Yelp sentiment) and Lai et al. (2022, GYAFC formality): score the rated outputs with every
-applicable registered metric (:mod:`tsteval.experiment.rated`), run ``meta_evaluate`` and write
+applicable registered metric (:mod:`tsteval.metaeval.rated.datasets`), run ``meta_evaluate`` and write
 ``benchmarks/results/meta_eval/{mir,lai}/`` (metaeval.csv, baseline.csv, counts.csv, metaeval.md, metaeval.png,
 notes.json).  Prints, per rating column, the best metric against the baseline at sentence level, paper-style.
 Rerun after new metrics are registered: they are picked up from the registry.  Classifiers come from the cache.
@@ -18,8 +18,8 @@ import argparse
 import time
 from pathlib import Path
 
-from tsteval.experiment.rated import DATASETS, MIR_TEMPLATES, RatedRun, rated_dataset
-from tsteval.experiment.rated_lm import LOGPROP_PRECISION
+from tsteval.metaeval.rated.datasets import DATASETS, MIR_TEMPLATES, RatedRun, rated_dataset
+from tsteval.metaeval.rated.lm_subset import LOGPROP_PRECISION
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval"
 
@@ -58,7 +58,7 @@ def templates_of(text: str) -> dict[str, int]:
     >>> templates_of("cond_lp=3,judge_style=1,judge_content=2,judge_fluency=1")["cond_lp"]
     3
     """
-    from tsteval.experiment.rated import JUDGES
+    from tsteval.metaeval.rated.datasets import JUDGES
 
     pairs = dict(part.split("=", 1) for part in text.split(",") if "=" in part)
     if sorted(pairs) != sorted(JUDGES) or not all(v in ("1", "2", "3") for v in pairs.values()):

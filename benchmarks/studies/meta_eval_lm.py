@@ -2,8 +2,8 @@
 
 SmolLM2, Gemma 3 270M and Qwen2.5-Coder-1.5B score their LM columns (``lp_mean``, ``slor``, ``ppl``,
 ``logprop_content``, ``logprop_style``, the judges) on a seeded subset of inputs of each rated dataset
-(:mod:`tsteval.experiment.rated_lm`), meta-evaluated against the aspects' baselines (``baseline.csv``) and against
-the current recommendations (``recommendation.csv``); :mod:`tsteval.metrics.profile_rule` then decides the profile
+(:mod:`tsteval.metaeval.rated.lm_subset`), meta-evaluated against the aspects' baselines (``baseline.csv``) and against
+the current recommendations (``recommendation.csv``); :mod:`tsteval.metaeval.profile_rule` then decides the profile
 (``profile.json``, ``profile.md``).  Writes ``benchmarks/results/meta_eval_lm/``.
 
 Run: ``python -m benchmarks.studies.meta_eval_lm [--dataset lai|mir] [--inputs 24] [--models smollm2,...]`` (about
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from tsteval.experiment.rated import DATASETS, LAI_RATINGS, MIR_RATINGS
-from tsteval.experiment.rated_lm import LANGUAGE_MODELS, PRECISION, RULE_RECOMMENDATIONS, SUBSET_INPUTS, lm_tables
-from tsteval.metrics.profile_rule import Z, choose, pooled_differences
+from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
+from tsteval.metaeval.rated.datasets import DATASETS, LAI_RATINGS, MIR_RATINGS
+from tsteval.metaeval.rated.lm_subset import LANGUAGE_MODELS, PRECISION, RULE_RECOMMENDATIONS, SUBSET_INPUTS, lm_tables
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval_lm"
 FULL = Path(__file__).resolve().parents[1] / "results" / "meta_eval"  # every rated row (benchmarks.studies.meta_eval)

@@ -33,7 +33,7 @@ from tsteval.classifiers.training import split_heldout, train_classifier
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.tokenize import tokenize
-from tsteval.experiment.agreement import by_system, compare_dependent_correlations, correlate
+from tsteval.metaeval.agreement import by_system, compare_dependent_correlations, correlate
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import load_style_files

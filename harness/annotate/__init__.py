@@ -1,5 +1,2 @@
-"""Human rating studies of a scored run: a blind sample (:mod:`~tsteval.annotate.study`), its questions
-(:mod:`~tsteval.annotate.template`), the ratings database (:mod:`~tsteval.annotate.store`), the rating server
-(:mod:`~tsteval.annotate.server`), crowdsourcing platforms (:mod:`~tsteval.annotate.platforms`), reliability
-(:mod:`~tsteval.annotate.reliability`) and the loop back to meta-evaluation and the profile
-(:mod:`~tsteval.annotate.loop`)."""
+"""Human rating studies of a scored run: the blind sample, template, store, server, platforms, reliability.
+May import: core, metaeval.tables; the loop back to meta-evaluation is tsteval.metaeval.rated.loop."""

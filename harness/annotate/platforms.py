@@ -5,8 +5,10 @@ Export (``--format``):
 
 * ``mturk``: Amazon Mechanical Turk's batch input CSV, one row per HIT of ``per_hit`` pairs in a seeded order,
   columns ``pair_id_K``, ``original_K``, ``rewrite_K``, ``target_K`` for K = 1..per_hit (the HIT layout refers to
-  them as ``${original_1}``...).  Name the layout's answer fields ``QUESTION-K`` (``fluency-3``): MTurk's results
-  file then holds ``Input.pair_id_K`` and ``Answer.QUESTION-K``, which import reads without a map;
+  them as ``${original_1}``...); a study's overlap copies (``annotate plan --overlap``) come last, in HITs of their
+  own, so that with one assignment per HIT another worker rates them.  Name the layout's answer fields
+  ``QUESTION-K`` (``fluency-3``): MTurk's results file then holds ``Input.pair_id_K`` and ``Answer.QUESTION-K``,
+  which import reads without a map;
 * ``prolific``: the same rows for a survey tool linked from a Prolific study (its results carry the participant in
   ``PROLIFIC_PID`` or ``participant_id``);
 * ``csv``: one row per pair (``pair_id``, ``original``, ``rewrite``, ``target``).
@@ -18,6 +20,8 @@ System names never leave the study.  Import reads the worker from ``WorkerId``, 
 tsteval did not export: PAIR is a pair id, or the name of the column holding it in each row.  Every value is
 checked (a known pair, a whole number on the study's scale, one rating per worker, pair and question) before
 anything is written; the first bad cell is one line naming the file, row and column, and then nothing is imported.
+A malformed row is refused, never skipped: more or fewer cells than the header (a cut-off last line), and in a long
+file an empty annotator, pair, question or value.  A blank answer cell of a whole row in a wide file is "not rated".
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from tsteval.core.errors import InputError, TstevalError, quote
 
 FORMATS = ("mturk", "prolific", "csv")
 WORKER_COLUMNS = ("WorkerId", "PROLIFIC_PID", "participant_id", "annotator")
+LONG = ("annotator", "pair_id", "question", "value")
 ANSWER = re.compile(r"^(?:Answer\.)?([A-Za-z_][A-Za-z0-9_]*)-(\d+)$")
 
 
@@ -42,17 +47,20 @@ def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tupl
     if fmt not in FORMATS:
         raise TstevalError(f"unknown format {fmt!r}; choose from {list(FORMATS)}")
     pairs = study.pairs.iloc[np.random.default_rng(seed).permutation(len(study.pairs))]
-    records = [[p.pair_id, p.input, p.output, p.target_name] for p in pairs.itertuples()]
+    second = (pairs["kind"] == "overlap").to_numpy()
+    groups = [[[p.pair_id, p.input, p.output, p.target_name] for p in part.itertuples()]
+              for part in (pairs[~second], pairs[second])]
     if fmt == "csv":
-        return ["pair_id", "original", "rewrite", "target"], records
+        return ["pair_id", "original", "rewrite", "target"], [record for group in groups for record in group]
     if per_hit < 1:
         raise TstevalError(f"--per-hit must be at least 1, not {per_hit}")
     header = [f"{name}_{k}" for k in range(1, per_hit + 1) for name in ("pair_id", "original", "rewrite", "target")]
     rows = []
-    for start in range(0, len(records), per_hit):
-        chunk = records[start:start + per_hit]
-        chunk += [["", "", "", ""]] * (per_hit - len(chunk))
-        rows.append([cell for record in chunk for cell in record])
+    for records in groups:  # the overlap copies in HITs of their own, never beside the pair they repeat
+        for start in range(0, len(records), per_hit):
+            chunk = records[start:start + per_hit]
+            chunk += [["", "", "", ""]] * (per_hit - len(chunk))
+            rows.append([cell for record in chunk for cell in record])
     return header, rows
 
 
@@ -93,12 +101,17 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
+            reader = csv.DictReader(handle, strict=True)
             header = list(reader.fieldnames or [])
             rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"cannot read the results file: {getattr(error, 'strerror', None) or error}",
                          path=path) from None
+    for line, row in enumerate(rows, 2):
+        if None in row or None in row.values():  # more cells than the header, or fewer (a cut-off line)
+            cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
+            raise InputError(f"the row has {cells} cells and the header {len(header)}: the file is cut off or "
+                             "malformed here", path=path, line=line, fix="download the results file again, whole")
     known = set(study.pair_ids)
     seen: dict[tuple[str, str, str], int] = {}
     out = []
@@ -124,9 +137,14 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
         seen[key] = line
         out.append((worker, pair, question, value))
 
-    if {"annotator", "pair_id", "question", "value"} <= set(header) and not mapping:
+    if set(LONG) <= set(header) and not mapping:
         for line, row in enumerate(rows, 2):
-            add(line, "value", row["annotator"], row["pair_id"], row["question"], row["value"] or "")
+            empty = next((c for c in LONG if not row[c].strip()), None)
+            if empty is not None:
+                raise InputError(f"column {empty}: empty; each row of a long file is one rating ({', '.join(LONG)})",
+                                 path=path, line=line, fix="fill in its annotator, pair, question and value, or "
+                                 "delete the row")
+            add(line, "value", row["annotator"], row["pair_id"], row["question"], row["value"])
         return out
     worker_column = next((c for c in WORKER_COLUMNS if c in header), None)
     if worker_column is None:

@@ -15,6 +15,10 @@ Per question, on the rated pairs (quality-control pairs left out):
   correlation any metric can reach with these mean ratings (a metric's r with the true mean is attenuated by the
   ratings' unreliability).
 
+Where a statistic cannot be computed (one rating per pair; fewer than three pairs rated twice; ratings that never
+vary) one line per question says why and what would make it available (:func:`unavailable`).  A rating of an
+overlap copy (``o:ID``) is a second rating of its pair (:meth:`~tsteval.annotate.study.Study.rated`).
+
 Per question and kind of pair (the systems' outputs, the human references, the checks): the mean rating, a
 sanity check of the scale (a copy should score top on content, a reference above the systems).
 
@@ -155,6 +159,9 @@ class Agreement:
         parts = [f"# Agreement of study {escape(self.info.get('signature', ''))}", "",
                  f"{self.info['annotators']} annotators, {self.info['ratings']} current ratings; alpha intervals "
                  f"from {self.info['resamples']} bootstrap resamples over pairs (seed {self.info['seed']}).", "",
+                 *(f"- {escape(question)}: {escape(reason)}" for question, reason in
+                   self.info["unavailable"].items()),
+                 *([""] if self.info["unavailable"] else []),
                  "## Krippendorff's alpha", "", _table(self.alpha), "",
                  "## Split-half reliability and noise ceiling", "", _table(self.ceiling), "",
                  "## Each annotator against the mean of the others", "", _table(self.annotators), ""]
@@ -180,6 +187,26 @@ def matrices(ratings: pd.DataFrame, questions: list[str], pairs: list[str]) -> d
     return out
 
 
+def unavailable(matrix: np.ndarray) -> str | None:
+    """Why alpha, the split-half reliability or the ceiling of ``matrix`` (annotators x rated pairs, NaN = not
+    rated) cannot be computed, and what would make them available; None when all of them can."""
+    twice = np.isfinite(matrix).sum(axis=0) >= 2
+    remedy = ("rate a share of the pairs twice: tsteval annotate plan --overlap 0.2 gives a fifth of them a second "
+              "annotator (repeats by the same annotator measure consistency, not agreement)")
+    if matrix.shape[1] == 0:
+        return "no rated pair has a rating yet, so no statistic is available: collect ratings first"
+    if not twice.any():
+        return (f"every one of the {matrix.shape[1]} rated pairs has one rating, so alpha, the split-half reliability "
+                f"and the noise ceiling are unavailable (each compares two ratings of a pair): {remedy}")
+    if twice.sum() < 3:
+        return (f"only {int(twice.sum())} of the {matrix.shape[1]} rated pairs have two ratings, and the split-half "
+                f"reliability and the noise ceiling need 3: {remedy}")
+    if np.unique(matrix[:, twice][np.isfinite(matrix[:, twice])]).size < 2:
+        return ("every rating of the pairs rated twice is the same value, so alpha and the split-half reliability "
+                "are undefined (nothing varies): rate more pairs, or check the question's scale")
+    return None
+
+
 def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement:
     """The reliability of ``study``'s current ratings (see the module notes)."""
     store = study.store()
@@ -189,16 +216,19 @@ def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement
         store.close()
     kinds = study.pairs.set_index("pair_id")["kind"]
     rated = kinds.index[kinds == "rated"].tolist()
+    tables = matrices(study.rated(ratings), study.template.names, rated)
     low, high = study.template.scale
     # the ordinal scale's points, with any value between them that an imported rated set holds (Mir's means)
     domain = np.union1d(np.arange(low, high + 1, dtype=float), ratings["value"].to_numpy(dtype=float))
     if domain.size > PACKAGE_VALUES:
         domain = None  # alpha() computes it without the package (see there)
     rng = np.random.default_rng(seed)
-    alpha_rows, ceiling_rows, annotator_rows = [], [], []
-    for question, table in matrices(ratings, study.template.names, rated).items():
+    alpha_rows, ceiling_rows, annotator_rows, reasons = [], [], [], {}
+    for question, table in tables.items():
         aspect = study.template.question(question).aspect
         m = table.to_numpy(dtype=float)
+        if (reason := unavailable(m)) is not None:
+            reasons[question] = reason
         reliability, units = split_half(m, seed=seed)
         ceiling_rows.append({"question": question, "aspect": aspect, "pairs": units,
                              "split_half": reliability, "ceiling": ceiling(reliability)})
@@ -220,8 +250,9 @@ def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement
     annotators["flagged"] = annotators["flagged"].astype(bool)
     info = {"signature": study.info["signature"], "annotators": int(ratings["annotator"].nunique()),
             "ratings": len(ratings), "resamples": n_resamples, "seed": seed, "flag_below": FLAG_BELOW,
-            "splits": SPLITS}
-    kind_of = ratings["pair_id"].map(kinds).replace({"rated": "system output", "repeat": "system output"})
+            "splits": SPLITS, "unavailable": reasons}
+    kind_of = ratings["pair_id"].map(kinds).replace({"rated": "system output", "repeat": "system output",
+                                                     "overlap": "system output"})
     by_kind = ratings.assign(kind=kind_of).groupby(["question", "kind"])["value"].agg(["mean", "count"])
     return Agreement(pd.DataFrame(alpha_rows), annotators, _repeats(study, ratings), _checks(study, ratings),
                      pd.DataFrame(ceiling_rows), by_kind.reset_index(), info)

@@ -10,11 +10,17 @@ inputs, in proportion to its inputs in the run), and takes every chosen system's
 * **checks** (``c:ID``): the input itself as the output (an unchanged copy), whose content answer is known: the top
   of the scale.  An annotator who rates it low is not reading.
 
+With ``overlap`` (a share, ``--overlap 0.2``), that share of the rated pairs gets an **overlap copy** (``o:ID``): the
+same pair again, for a second annotator where each pair goes to one worker (a crowdsourcing platform's batch; invited
+annotators rate every pair anyway and are not shown them).  A copy's rating is a second rating of its pair
+(:meth:`Study.rated`), which makes the split-half reliability of a one-rater-per-item design measurable.
+
 Where the run carries a human reference for its inputs (a ``reference`` column), each sampled input also gets its
 reference as a pair (``h:ID``, system ``reference``): the ratings a human rewrite earns, beside the systems'.
 
 Annotators never see system names; each gets the pairs in an order of their own (seeded).  Quality-control pairs are
-left out of the ratings meta-evaluation reads.
+left out of the ratings meta-evaluation reads.  :meth:`Study.open`, which every command reading a study goes
+through, refuses a folder whose template or sample is not as planned (the signature no longer holds).
 """
 
 from __future__ import annotations
@@ -58,8 +64,19 @@ class Study:
 
         info = read_json(path / "study.json", "study description")
         template = parse_template((path / "template.yaml").read_text(encoding="utf-8"), str(path / "template.yaml"))
-        pairs = pd.read_csv(path / "pairs.csv", dtype=str, keep_default_na=False)
-        return cls(path, info, template.select(info["questions"]), pairs)
+        template = template.select(info["questions"])
+        if template.hash != info["template"]:
+            raise InputError(f"the questions are not those the study was planned with (template {template.hash}, "
+                             f"planned {info['template']})", path=path / "template.yaml",
+                             fix="restore the planned template.yaml (ratings answer its questions), or plan a new "
+                                 "study")
+        pairs = read_pairs(path)
+        if signature(info, pairs) != info["signature"]:
+            raise InputError(f"the pairs are not the sample the study was planned with (its signature "
+                             f"{info['signature']} no longer holds)", path=path / "pairs.csv",
+                             fix="restore the planned pairs.csv and study.json (ratings belong to the texts "
+                                 "annotators saw), or plan a new study")
+        return cls(path, info, template, pairs)
 
     def store(self) -> Store:
         """The ratings database."""
@@ -67,8 +84,24 @@ class Study:
 
     @property
     def pair_ids(self) -> list[str]:
-        """Every pair's id, quality controls included."""
+        """Every pair's id, quality controls and overlap copies included."""
         return self.pairs["pair_id"].tolist()
+
+    @property
+    def invited_pair_ids(self) -> list[str]:
+        """The pairs an invited annotator rates: every pair but the overlap copies (they rate every pair)."""
+        return self.pairs.loc[self.pairs["kind"] != "overlap", "pair_id"].tolist()
+
+    def rated(self, ratings: pd.DataFrame) -> pd.DataFrame:
+        """``ratings`` (annotator, pair_id, question, value) of the rated pairs, each rating of an overlap copy
+        ``o:ID`` counted as a rating of ``ID`` unless its annotator rated ``ID`` too (then it repeats theirs)."""
+        pairs = self.pairs.set_index("pair_id")
+        kind = ratings["pair_id"].map(pairs["kind"])
+        first = ratings[kind == "rated"]
+        second = ratings[kind == "overlap"].assign(pair_id=lambda r: r["pair_id"].map(pairs["of"]))
+        keys = ["annotator", "pair_id", "question"]
+        second = second[~second.set_index(keys).index.isin(first.set_index(keys).index)]
+        return pd.concat([first, second], ignore_index=True)
 
     def check(self, question: str, pair_id: str, value: float) -> None:
         """Refuse a rating of an unknown ``question`` or off the scale (one line)."""
@@ -79,6 +112,17 @@ class Study:
                 and float(value).is_integer()):
             raise InputError(f"pair {pair_id}: the {question} rating {value!r} is not a whole number from {low} "
                              f"to {high}")
+
+
+def read_pairs(folder: Path) -> pd.DataFrame:
+    """The sample of the study folder ``folder`` (``pairs.csv``), every cell as written."""
+    return pd.read_csv(folder / "pairs.csv", dtype=str, keep_default_na=False)
+
+
+def signature(info: dict, pairs: pd.DataFrame) -> str:
+    """A study's signature: the hash of its settings (``study.json`` but the signature, with the template's hash)
+    and of its sample as :func:`read_pairs` reads it, so that it holds exactly while both are as planned."""
+    return content_hash({k: v for k, v in info.items() if k != "signature"}, pairs.to_dict("list"))
 
 
 def _sample_inputs(frame: pd.DataFrame, items: int, seed: int) -> pd.DataFrame:
@@ -99,13 +143,15 @@ def _sample_inputs(frame: pd.DataFrame, items: int, seed: int) -> pd.DataFrame:
 
 def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: Sequence[str] | None = None,
                systems: Sequence[str] | None = None, seed: int = 0, repeats: int | None = None,
-               checks: int | None = None, template: str | Path | None = None, overwrite: bool = False) -> Study:
+               checks: int | None = None, overlap: float = 0.0, template: str | Path | None = None,
+               overwrite: bool = False) -> Study:
     """Sample a study from the scored run ``run`` into the new folder ``out`` (see the module notes).
 
-    ``repeats`` and ``checks`` default to 5% of the pairs each (at least 1, at most 10).
+    ``repeats`` and ``checks`` default to 5% of the pairs each (at least 1, at most 10); ``overlap`` is the share of
+    the rated pairs that get an overlap copy (none by default).
     """
     from tsteval.core.atomic import check_output_directory, output_directory
-    from tsteval.experiment.metaeval import _load_card
+    from tsteval.metaeval.tables import _load_card
 
     check_output_directory(out, KIND, overwrite)
     card, origin = _load_card(run)
@@ -121,6 +167,8 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
                          fix="name systems of the run with --systems")
     if items < 1:
         raise TstevalError(f"--items must be at least 1, not {items}")
+    if not 0 <= overlap <= 1:
+        raise TstevalError(f"--overlap must be a share of the pairs from 0 to 1 (0.2: a fifth), not {overlap}")
     frame = frame[frame["system"].astype(str).isin(systems)]
     inputs = _sample_inputs(frame, items, seed)
     keys = [*DIRECTION, "item", "input"]
@@ -144,15 +192,19 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     if "reference" in firsts and firsts["reference"].notna().all() and (firsts["reference"] != "").all():
         references = firsts.assign(kind="reference", of="", pair_id="h:" + firsts["pair_id"],
                                    output=firsts["reference"], system="reference")
-    pairs = pd.concat([rows, again, copies, references], ignore_index=True)[PAIR_COLUMNS]
+    second = rows.iloc[np.sort(np.random.default_rng([seed, 2]).choice(len(rows), round(overlap * len(rows)),
+                                                                        replace=False))]
+    second = second.assign(kind="overlap", of=second["pair_id"], pair_id="o:" + second["pair_id"])
+    pairs = pd.concat([rows, again, copies, references, second], ignore_index=True)[PAIR_COLUMNS]
     info = {"run": str(run), "run_rows": len(card.frame), "items": items, "systems": systems, "seed": seed,
             "questions": chosen.names, "aspects": {q.name: q.aspect for q in chosen.questions},
             "scale": list(chosen.scale), "pairs": int((pairs["kind"] == "rated").sum()),
-            "repeats": len(again), "checks": len(copies), "references": len(references), "template": chosen.hash,
+            "repeats": len(again), "checks": len(copies), "references": len(references), "overlap": overlap,
+            "overlaps": len(second), "template": chosen.hash,
             "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}
-    info["signature"] = content_hash(info, pairs.to_dict("list"))
     with output_directory(out, KIND, overwrite) as tmp:
         pairs.to_csv(tmp / "pairs.csv", index=False)
+        info["signature"] = signature(info, read_pairs(tmp))
         (tmp / "template.yaml").write_text(chosen.text, encoding="utf-8")
         (tmp / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
         Store(tmp / "ratings.sqlite", create=True).close()

@@ -1,4 +1,5 @@
-"""The ``tsteval`` command line."""
+"""The ``tsteval`` command line: one module per command, parsing only.
+May import: every tsteval package; it calls them."""
 
 from tsteval.cli.main import main
 

@@ -45,7 +45,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if (args.run is None) == (args.dataset is None):
         raise TstevalError("give a RUN folder or --dataset mir|lai")
     if args.dataset is not None:
-        from tsteval.annotate.rated_sets import rated_study
+        from tsteval.metaeval.rated.studies import rated_study
 
         info = rated_study(args.dataset, args.out, args.overwrite).info
         print(f"study {info['signature']}: the {args.dataset} rated set, {info['pairs']} pairs, questions "
@@ -54,11 +54,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     names = [a for a in args.aspects.split(",") if a] if args.aspects else None
     systems = [s for s in args.systems.split(",") if s] if args.systems else None
     study = plan_study(args.run, args.out, items=args.items, questions=names, systems=systems, seed=args.seed,
-                       repeats=args.repeats, checks=args.checks, template=args.template, overwrite=args.overwrite)
+                       repeats=args.repeats, checks=args.checks, overlap=args.overlap, template=args.template,
+                       overwrite=args.overwrite)
     info = study.info
     print(f"study {info['signature']}: {info['pairs']} pairs ({info['items']} inputs x {len(info['systems'])} "
-          f"systems), {info['repeats']} repeated and {info['checks']} check pairs, questions {info['questions']} "
-          f"written to {args.out}; next: tsteval annotate invite {args.out} --annotators N")
+          f"systems), {info['repeats']} repeated, {info['checks']} check and {info['overlaps']} overlap pairs, "
+          f"questions {info['questions']} written to {args.out}; next: tsteval annotate invite {args.out} "
+          "--annotators N, or tsteval annotate export")
     return 0
 
 
@@ -67,7 +69,7 @@ def cmd_invite(args: argparse.Namespace) -> int:
     study = _study(args.study)
     store = study.store()
     try:
-        added = store.add_annotators(study.pair_ids, seed=study.info["seed"], count=args.annotators)
+        added = store.add_annotators(study.invited_pair_ids, seed=study.info["seed"], count=args.annotators)
     finally:
         store.close()
     base = args.base_url.rstrip("/")
@@ -200,6 +202,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     plan.add_argument("--systems", help="comma-separated systems of the run (default all)")
     plan.add_argument("--repeats", type=int, help="pairs shown twice (default 5%% of the pairs, 1 to 10)")
     plan.add_argument("--checks", type=int, help="check pairs, an unchanged copy (default 5%%, 1 to 10)")
+    plan.add_argument("--overlap", type=float, default=0.0, metavar="SHARE", help="the share of the pairs a second "
+                      "annotator rates where each pair goes to one worker (an exported batch): 0.2 gives a reliability "
+                      "estimate at a fifth of the cost of rating every pair twice (default 0)")
     plan.add_argument("--template", help="a questions file (YAML; default: Mir et al.'s aspects, 1-5 scales)")
     plan.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     plan.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)

@@ -28,7 +28,7 @@ def _paragraphs(text: str) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs (B against A), two systems of one run, or the system x system matrices of one run."""
-    from tsteval.experiment import comparison
+    from tsteval.experiment.compare import comparison
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     if args.run_b is None:

@@ -9,7 +9,7 @@ from tsteval.core.atomic import OVERWRITE_HELP
 
 def cmd_explore(args: argparse.Namespace) -> int:
     """Write ``explorer.html`` for a folder written by ``tsteval run`` or ``tsteval score``."""
-    from tsteval.experiment.explorer import explore_folder
+    from tsteval.experiment.report.explorer import explore_folder
 
     path = explore_folder(args.run_dir, out=args.out, lexicon=args.lexicon, overwrite=args.overwrite)
     if not args.quiet:

@@ -1,9 +1,10 @@
 """``tsteval meta-eval``: do the metrics of a scorecard track human ratings?  (Parsing only; the work is in
-:mod:`tsteval.experiment.metaeval` and :mod:`tsteval.experiment.rated`.)"""
+:mod:`tsteval.metaeval.tables` and :mod:`tsteval.metaeval.rated.datasets`.)"""
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from tsteval.cli.common import seed_type
@@ -43,7 +44,7 @@ def _baselines(items: list[str]) -> dict[str, str]:
 def cmd_meta_eval(args: argparse.Namespace) -> int:
     """Meta-evaluate a scorecard (or a built-in rated dataset) and write the tables and the plot."""
     from tsteval.core.errors import TstevalError
-    from tsteval.experiment.metaeval import meta_evaluate
+    from tsteval.metaeval.tables import meta_evaluate
 
     if args.run is not None:
         if args.scorecard is not None and args.scorecard != args.run:
@@ -64,7 +65,7 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     check_output_directory(args.out, "meta-eval", args.overwrite)
     log = (lambda _message: None) if args.quiet else print
     if args.dataset is not None:
-        from tsteval.experiment.rated import rated_dataset
+        from tsteval.metaeval.rated.datasets import rated_dataset
 
         result = rated_dataset(args.dataset, n_resamples=args.resamples, seed=args.seed, log=log).result
         title = f"Meta-evaluation on the {args.dataset} ratings"
@@ -84,10 +85,10 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
 def _meta_eval_study(args: argparse.Namespace) -> int:
     """``meta-eval RUN --ratings STUDY [--choose-profile OUT.json]``: the study's mean ratings against every column
     of the run, the noise ceiling of each rating beside them, and the profile chosen by the committed rule."""
-    from tsteval.annotate.loop import choose_profile, is_profile, meta_evaluate_study, write_profile
     from tsteval.annotate.study import Study
     from tsteval.core.atomic import check_output_file
     from tsteval.core.errors import TstevalError
+    from tsteval.metaeval.rated.loop import choose_profile, is_profile, meta_evaluate_study, write_profile
 
     if args.scorecard is None or args.dataset is not None or args.rating:
         raise TstevalError("with --ratings STUDY give the study's run (RUN) and no --dataset or --rating")
@@ -104,8 +105,10 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
         print(result.markdown(title))
     print("noise ceiling (the highest correlation any metric can reach with these mean ratings):")
     for row in result.info["ceiling"]:
+        known = math.isfinite(row["split_half"])
         print(f"  {row['rating']} ({row['aspect']}): {row['pairs']} pairs, {row['pairs_2_raters']} rated twice or "
-              f"more, split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}")
+              "more, " + (f"split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}" if known
+                          else "reliability unknown (it needs 3 pairs rated twice: tsteval annotate plan --overlap)"))
     if args.choose_profile:
         choice = choose_profile(result)
         write_profile(choice, study, args.scorecard, args.choose_profile, args.overwrite)

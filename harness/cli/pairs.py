@@ -23,7 +23,7 @@ def cmd_compliancy(args: argparse.Namespace) -> int:
     from tsteval.classifiers.base import load_classifier
     from tsteval.classifiers.pairs import load_pair_classifier
     from tsteval.core.errors import TstevalError
-    from tsteval.experiment.plan_of_manifest import attach_documents
+    from tsteval.experiment.plan.plan_of_manifest import attach_documents
     from tsteval.metrics.compatibility.compliancy import compliancy_table, score_compliancy, table_markdown
     from tsteval.readers.tables import load_table_transfers
 

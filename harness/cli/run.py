@@ -19,8 +19,8 @@ MACHINE_OPTIONS = ("device", "threads", "precision", "batch_tokens")
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run an experiment manifest: the scorecard, aggregates, agreement, tradeoff plots and the report."""
-    from tsteval.experiment.manifest import load_manifest
-    from tsteval.experiment.runner import run_experiment
+    from tsteval.experiment.manifest.loader import load_manifest
+    from tsteval.experiment.run.runner import run_experiment
 
     manifest = load_manifest(args.manifest)
     given = {name: getattr(args, name) for name in MACHINE_OPTIONS if getattr(args, name) is not None}
@@ -42,7 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                          epilog="examples:\n  tsteval run manifests/mir.yaml --out runs/mir\n"
                                 "  tsteval run tests/data/tiny_manifest.yaml --out /tmp/tiny --quiet",
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("manifest", help="the experiment manifest (see harness/experiment/manifest.py for the schema)")
+    run.add_argument("manifest",
+                     help="the experiment manifest (see harness/experiment/manifest/loader.py for the schema)")
     run.add_argument("--out", help="run folder (default: the manifest's output)")
     run.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run.add_argument("--quiet", action="store_true", help="no progress messages or bars")

@@ -1,7 +1,7 @@
 """``tsteval score``: score system outputs into a per-sentence scorecard and its summary.
 
-The command builds a :class:`~tsteval.experiment.plan.Plan` from its arguments and runs it; the scoring itself
-lives in :mod:`tsteval.experiment.execute`.
+The command builds a :class:`~tsteval.experiment.plan.plan.Plan` from its arguments and runs it; the scoring itself
+lives in :mod:`tsteval.experiment.run.execute`.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ GROUPED = {"content": ("modifications", "placeholder", "vectors", "attribution_t
 def cmd_score(args: argparse.Namespace) -> int:
     """Score transfers with every ``--classifier`` and write the scorecard and its summary."""
     from tsteval.core.texttable import text_table
-    from tsteval.experiment.execute import execute
-    from tsteval.experiment.outputs import write_scored
-    from tsteval.experiment.plan import Plan
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import execute
+    from tsteval.experiment.run.outputs import write_scored
     from tsteval.scorecard import summary_text
 
     check_output_directory(args.out, "scorecard", args.overwrite)
@@ -95,8 +95,8 @@ def _names(aspect: str) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``score`` to the subcommands and return its parser."""
+    from tsteval.metaeval.recommended import JOINT_FACTOR, RECOMMENDED
     from tsteval.metrics import registry
-    from tsteval.metrics.recommended import JOINT_FACTOR, RECOMMENDED
 
     score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
                            epilog=EPILOG_SCORE, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -119,7 +119,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                             "scorer; NAME@SCORER (slor@smollm2); or recommended: the recommended metric of each "
                             f"aspect ({', '.join(r.column('CLASSIFIER') for r in RECOMMENDED)}), chosen by "
                             f"tsteval meta-eval on the rated datasets, and naturalness@{JOINT_FACTOR} for J's "
-                            "fluency factor unless --joint none or another recipe")
+                            "fluency factor unless --joint none or another recipe; or profile:FILE: the profile a "
+                            "rating study chose (tsteval meta-eval RUN --ratings STUDY --choose-profile FILE)")
     content = score.add_argument_group("content preservation")
     content.add_argument("--content", default="", metavar="METRICS",
                          help=f"comma-separated: {_names('content')}; parameters after a colon, e.g. "

@@ -1,4 +1,2 @@
 """Foundations every other part uses: errors, records, signatures, cache, atomic outputs, integrity, tokenizer.
-
-Imports nothing else of tsteval; ``tsteval.classifiers`` and ``tsteval.lexicons`` import only this.
-"""
+May import: nothing else of tsteval."""

@@ -1,1 +1,2 @@
-"""Experiments: manifest, runner, agreement with human ratings, tradeoff curves, report."""
+"""An experiment's stages, as a run takes them: manifest/, plan/, run/, compare/, report/; options.py, shared.
+May import: core, metrics, experiment.plan.baselines (options.py); each stage says what it may."""

@@ -129,7 +129,7 @@ def _modifications(name: str, value: object) -> tuple[str, ...]:
 
 
 def _baselines(name: str, value: object) -> tuple[str, ...]:
-    from tsteval.experiment.baselines import check_baselines
+    from tsteval.experiment.plan.baselines import check_baselines
 
     return check_baselines(_names(value))
 

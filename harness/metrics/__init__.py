@@ -1,1 +1,2 @@
-"""The metrics, one subpackage per aspect: style, content, naturalness, compatibility."""
+"""The metrics: base (Metric), registry (METRICS), resources, selection; one subpackage per family.
+May import: core, lexicons, experiment.manifest, experiment.plan (resources), metaeval.profile_file."""

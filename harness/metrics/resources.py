@@ -80,7 +80,7 @@ class ResourceOptions:
 
     ``vectors``: ``"glove"``, ``"word2vec"`` (trained on ``corpus``, on the style-masked corpus for ``mask``), a
     saved folder or :class:`~tsteval.metrics.content.word_vectors.WordVectors`; ``lexicon``: a Lexicon, a file or
-    a :class:`~tsteval.experiment.manifest.LexiconSpec`; ``classifiers`` / ``pair_classifiers``: sources by name;
+    a :class:`~tsteval.experiment.manifest.loader.LexiconSpec`; ``classifiers`` / ``pair_classifiers``: sources by name;
     ``human``: human-written texts; ``language_model``: a causal LM's Hugging Face id or folder (default SmolLM2);
     ``text_form``: how the transfers are written (:mod:`tsteval.core.text_form`), for the neural LMs;
     ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs); ``precision``: of the
@@ -253,7 +253,7 @@ def build_lexicon(resources: Resources, variant: str) -> Built:
     from pathlib import Path
 
     from tsteval.core.signature import texts_hash
-    from tsteval.experiment.manifest import LexiconSpec
+    from tsteval.experiment.manifest.loader import LexiconSpec
 
     source = resources.options.lexicon
     if source is None:
@@ -304,7 +304,7 @@ def build_language_model(resources: Resources, variant: str) -> Built:
 
 def build_style_classifier(resources: Resources, variant: str) -> Built:
     """The style classifier named ``variant``: loaded, trained (through the cache) or as given."""
-    from tsteval.experiment.models import style_model
+    from tsteval.experiment.plan.models import style_model
 
     if variant not in resources.options.classifiers:
         raise TstevalError(f"no style classifier {variant!r}; the run has {sorted(resources.options.classifiers)}")
@@ -314,7 +314,7 @@ def build_style_classifier(resources: Resources, variant: str) -> Built:
 
 def build_pair_classifier(resources: Resources, variant: str) -> Built:
     """The pair classifier ``variant`` (``hh/NAME``, ``ah/NAME``), loaded or as given."""
-    from tsteval.experiment.models import pair_model
+    from tsteval.experiment.plan.models import pair_model
 
     if variant not in resources.options.pair_classifiers:
         raise TstevalError(f"no pair classifier {variant!r}; the run has "

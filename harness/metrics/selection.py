@@ -5,8 +5,8 @@ either routed to what scores it or refused with one line saying what it needs.
 An entry is a metric name, optionally with parameters (``bleu:smooth_method=floor:smooth_value=0.1``), a naturalness
 scorer (``kn3``, ``smollm2``, ``unigram``, ...), a naturalness column family with its scorer (``slor@smollm2``;
 ``slor@gemma3-270m`` with ``--language-model gemma3-270m``), ``recommended`` (one metric per aspect,
-:mod:`tsteval.metrics.recommended`) or ``profile:FILE`` (the profile a rating study chose,
-:mod:`tsteval.metrics.profile_file`).  A naturalness metric named alone is scored by its default scorer (``ppl``,
+:mod:`tsteval.metaeval.recommended`) or ``profile:FILE`` (the profile a rating study chose,
+:mod:`tsteval.metaeval.profile_file`).  A naturalness metric named alone is scored by its default scorer (``ppl``,
 ``lp_mean``, ``slor``: the Kneser-Ney trigram ``kn3``; ``naturalness``, ``more_natural``: the ``unigram``
 adversarial classifier).
 
@@ -146,7 +146,7 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
 
 def _expand_profiles(entries: Iterable[str], selection: Selection) -> list[str]:
     """``entries`` with each ``profile:FILE`` replaced by its metrics (its modifications go to ``selection``)."""
-    from tsteval.metrics.profile_file import PREFIX, read_profile
+    from tsteval.metaeval.profile_file import PREFIX, read_profile
 
     out = []
     for entry in entries:

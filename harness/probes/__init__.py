@@ -1,1 +1,2 @@
-"""Probes of the embeddings behind the metrics: style invariance on the Corpus of Diverse Styles."""
+"""Probes of the embeddings behind the metrics: style invariance on the Corpus of Diverse Styles.
+May import: core, classifiers, metrics."""

@@ -1,1 +1,2 @@
-"""Content compatibility (De Mattei et al. 2020): TF-IDF alignment, pair classifiers, compliancy."""
+"""Content compatibility (De Mattei et al. 2020): TF-IDF alignment, pair classifiers, compliancy.
+May import: core, classifiers, metrics."""

@@ -1,1 +1,2 @@
-"""Naturalness: cross-fitted adversarial classifiers and language-model scores."""
+"""Naturalness: cross-fitted adversarial classifiers and language-model scores.
+May import: core, classifiers, metrics, scorecard."""

@@ -77,7 +77,7 @@ def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: i
 
 
 # The scorers that read no neural model: a CUDA run scores them in CPU processes beside the GPU
-# (:mod:`tsteval.experiment.overlap`).
+# (:mod:`tsteval.experiment.run.overlap`).
 CPU_SCORERS = ("unigram", "unigram-pooled", "kn3")
 # Of those, the ones scored as a task per (system, setting), the tasks spread over the processes.
 PER_GROUP_SCORERS = ("unigram",)

@@ -1,0 +1,69 @@
+"""The files a manifest names, read: its transfers (:func:`load_transfers`) and its training corpus
+(:func:`load_corpus`), each sampled as the manifest asks; a plan of a manifest and its classifiers read them here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tsteval.core.records import Corpus, Transfers
+from tsteval.experiment.manifest.specs import CorpusSpec, TransfersSpec
+
+
+def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
+    """The transfers a manifest names (published, table or systems x settings x files), sampled if asked."""
+    from tsteval.readers import dualrl, lines, mir, tables
+
+    if spec.published == "mir":
+        transfers = mir.load_mir()
+    elif spec.published == "dualrl":
+        transfers = dualrl.load_dualrl(spec.dataset or "yelp", spec.systems_filter)
+    elif spec.table is not None:
+        transfers = tables.load_table_transfers(spec.table, hp_cols=spec.hp_cols)
+    else:
+        parts = []
+        for system in spec.systems:
+            for setting in system.settings:
+                offset = 0
+                for f in setting.files:
+                    meta = {"system": system.name, "setting": setting.label, "source_style": f.source_style,
+                            "target_style": f.target_style}
+                    part = (lines.load_tsv_transfers(f.tsv, **meta) if f.tsv is not None
+                            else lines.load_parallel_files(f.inputs, f.outputs, **meta))
+                    frame = part.frame.assign(item=part.frame["item"] + offset)
+                    for name, value in setting.hyperparameters.items():
+                        frame[f"hp.{name}"] = value
+                    offset += len(frame)
+                    parts.append(Transfers(frame, part.origin))
+        transfers = Transfers.concat(parts)
+    frame = transfers.frame
+    if spec.published == "mir" and spec.systems_filter:
+        frame = frame[frame["system"].isin(spec.systems_filter)]
+    if spec.sample is not None:
+        items = np.sort(frame["item"].unique())
+        if spec.sample < len(items):
+            keep = np.random.default_rng(seed).choice(items, spec.sample, replace=False)
+            frame = frame[frame["item"].isin(keep)]
+    if frame is not transfers.frame:
+        transfers = Transfers(frame, transfers.origin, transfers.extra)
+    return transfers
+
+
+def load_corpus(spec: CorpusSpec, transfers: Transfers, seed: int) -> Corpus:
+    """A training corpus without the evaluation inputs (unless ``exclude_inputs: false``), subsampled if asked."""
+    from tsteval.readers import lines, tables, yelp
+
+    inputs = set(transfers.frame["input"]) if spec.exclude_inputs else set()
+    if spec.published == "yelp":
+        corpus: Corpus = yelp.load_yelp_corpus(splits=spec.splits, exclude=inputs)
+    else:
+        corpus = (lines.load_style_files(dict(spec.style)) if spec.style
+                  else tables.load_table_corpus(spec.table, text_col=spec.text_col, label_col=spec.label_col))
+        corpus = corpus.without(inputs) if inputs else corpus
+    if spec.max_per_style is not None:
+        rng = np.random.default_rng(seed)
+        labels = np.asarray(corpus.labels)
+        keep = np.sort(np.concatenate([
+            rng.choice(idx, min(spec.max_per_style, idx.size), replace=False)
+            for idx in (np.flatnonzero(labels == style) for style in corpus.styles)]))
+        corpus = Corpus([corpus.texts[i] for i in keep], [corpus.labels[i] for i in keep], corpus.origin)
+    return corpus

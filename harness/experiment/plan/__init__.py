@@ -1,0 +1,2 @@
+"""One plan from the command line or a manifest, its trivial baseline systems and its classifiers.
+May import: core, readers, classifiers, lexicons, metrics, experiment.options, experiment.manifest, metaeval."""

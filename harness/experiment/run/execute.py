@@ -1,0 +1,220 @@
+"""Executing a :class:`~tsteval.experiment.plan.plan.Plan`: every resource first (loaded, trained or built), then the
+per-sentence columns (here or on Ray), then what needs whole groups of rows, into one scorecard (:func:`run`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tsteval.core.errors import TstevalError
+from tsteval.experiment.plan.plan import Log, Plan, resource_options, silent
+from tsteval.metrics.resources import Resources
+from tsteval.scorecard import Scorecard
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tsteval.experiment.run.leakage import Leakage
+    from tsteval.experiment.run.overlap import Overlap
+    from tsteval.experiment.run.sentences import SentenceJob
+    from tsteval.metrics.joint.score import JointRecipe
+
+
+@dataclass
+class Run:
+    """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
+    resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
+    the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
+    leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`)."""
+
+    card: Scorecard
+    policy: dict[str, dict[str, int]] = field(default_factory=dict)
+    trained: dict[str, object] = field(default_factory=dict)
+    lexicon: object = None
+    corpus_references: pd.DataFrame | None = None
+    joint: JointRecipe | None = None
+    warnings: list[str] = field(default_factory=list)
+    leakage: Leakage | None = None
+
+
+def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
+    """Input and output texts of every attribution modification; integrated gradients run once per text."""
+    from tsteval.lexicons.attribution import AttributionMasker
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+
+    frame = card.frame
+    texts = sorted(set(frame["input"]) | set(frame["output"]))
+    results = AttributionMasker(classifier, threshold=plan.attribution_threshold,
+                                n_steps=plan.attribution_steps).attributions(texts)
+    out = {}
+    for label, mode in ATTRIBUTION_MODIFICATIONS.items():
+        if label in plan.modifications:
+            masker = AttributionMasker(classifier, threshold=plan.attribution_threshold, mode=mode,
+                                       placeholder=plan.placeholder, n_steps=plan.attribution_steps,
+                                       neutral_texts=plan.attribution_neutral)
+            rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
+            out[label] = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
+    return out
+
+
+def execute(plan: Plan, log: Log = silent) -> Run:
+    """Score ``plan``: every resource first (loaded, trained or built), then the per-sentence columns (style and
+    content: :func:`~tsteval.experiment.run.sentences.score_sentences`, here or on Ray with ``engine="ray"``), then
+    what needs whole groups of rows (references' corpus scores, naturalness, pair classifiers); torch runs on
+    ``plan.threads`` threads throughout (every neural model)."""
+    from tsteval.core.devices import torch_threads
+
+    with torch_threads(plan.threads):
+        return _execute(plan, log)
+
+
+def _execute(plan: Plan, log: Log) -> Run:
+    """:func:`execute` inside its thread setting."""
+    from tsteval.classifiers.corpus_checks import warn
+    from tsteval.core.styles import with_style_names
+    from tsteval.experiment.run.leakage import leakage
+    from tsteval.experiment.run.overlap import Overlap, overlap_workers
+    from tsteval.experiment.run.sentences import SentenceJob
+    from tsteval.metrics import registry
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
+    from tsteval.metrics.naturalness.registry import CPU_SCORERS
+
+    result = Run(Scorecard(with_style_names(plan.transfers.frame, plan.style_name)))
+    card = result.card
+    if plan.baselines:
+        log(f"baselines: {', '.join(plan.baselines)} added as systems"
+            + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
+                      for name, n in plan.baseline_notes.items() if n))
+    resources = Resources(resource_options(plan), log)
+    models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
+    result.trained = resources.trained
+    result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
+    for line in result.leakage.warnings:
+        warn(line)
+    pairs = {key: resources.get("pair_classifier", key) for key in resources.options.pair_classifiers}
+    if plan.lexicon is not None:
+        result.lexicon = resources.get("lexicon").value
+        log(f"lexicon: {len(result.lexicon.words)} style words from {result.lexicon.origin}")
+    content = tuple(m for m in plan.content if "pair_classifier" not in registry.METRICS[m].needs)
+    job = SentenceJob(models={name: models[name] for name in plan.style_names}, ground=plan.ground,
+                      content=content, modifications=plan.modifications, lexicon=result.lexicon,
+                      placeholder=plan.placeholder, resources=resources, params=plan.params)
+    workers = 0 if plan.engine == "ray" else overlap_workers(
+        plan.device, plan.workers, any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications))
+    with Overlap(workers) if workers else nullcontext() as overlap:
+        if overlap is not None:  # the CPU-side metrics start in other processes while the GPU's models load
+            rest = overlap.start_sentences(card, job)
+            if set(plan.naturalness) & set(CPU_SCORERS):
+                overlap.start_naturalness(card, plan.naturalness, resources.get("human_corpus").value, plan.seed,
+                                          plan.folds, resources.options)
+        for modification in plan.modifications:  # every resource built (or refused) before any score
+            for name in erasable(content) if modification == ERASE else content:
+                resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
+        _score(plan, result, job, rest if overlap is not None else job, resources, models, pairs, overlap, log)
+    return result
+
+
+def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resources: Resources, models: dict,
+           pairs: dict, overlap: Overlap | None, log: Log) -> None:
+    """:func:`_execute` once every resource is built (``models``: the style classifiers, ``pairs``: the pair
+    classifiers): every column of ``plan`` into ``result.card``; with ``overlap``, what it took is scored in its
+    processes and ``rest`` of the per-sentence ``job`` here."""
+    from tsteval.classifiers.corpus_checks import warn
+    from tsteval.experiment.run.sentences import score_sentences
+    from tsteval.metrics import registry
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+    from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+    from tsteval.metrics.style.scorer import swapped_labels_warning
+
+    card, content = result.card, job.content
+    if overlap is not None:
+        scores = overlap.sentences(card, rest, job, log)
+    elif plan.engine == "ray":
+        from tsteval.experiment.run.ray_engine import score_sentences_on_ray
+
+        scores = score_sentences_on_ray(card, job, address=plan.address, workers=plan.workers, quiet=plan.quiet,
+                                        log=log)
+    else:
+        attributed = {}
+        if content and any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
+            attributed = _attributed(card, models[plan.attribution][0], plan)
+        scores = score_sentences(card, job, attributed=attributed, log=log)
+    result.policy |= scores.policy
+    for name, hits in scores.hits.items():
+        swapped = swapped_labels_warning(card.frame["input"].tolist(), card.frame["target_style"].tolist(), hits,
+                                         name)
+        if swapped is not None:
+            warn(swapped)
+    if plan.references is not None:
+        from tsteval.metrics.content.references import score_references
+
+        start = time.perf_counter()
+        counts, result.corpus_references = score_references(card, content, plan.references, resources=resources,
+                                                            params=plan.params)
+        result.policy |= counts
+        log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
+            f"{time.perf_counter() - start:.1f} s")
+    for name in plan.naturalness:
+        if overlap is not None and overlap.naturalness(card, name, log):
+            continue
+        start = time.perf_counter()
+        NATURALNESS_METRICS[name](card, resources.get("human_corpus").value, plan.seed, plan.folds,
+                                  resources=resources)
+        log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
+    if plan.judges:
+        from tsteval.metrics.judges.scorer import score_judges
+
+        start = time.perf_counter()
+        score_judges(card, plan.judges, resources, plan.params, plan.text_form, plan.style_name, plan.language_model)
+        log(f"LM metrics {', '.join(plan.judges)} with {plan.language_model} in {time.perf_counter() - start:.1f} s")
+    if pairs:
+        from tsteval.metrics.compatibility.compliancy import match_probability
+    for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):
+        rows = list(zip(card.frame[texts], card.frame["output"], strict=True)) if names else []
+        for name in names:
+            built = pairs[f"{metric}/{name}"]
+            probability = match_probability(built.value, rows)
+            columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
+            for column in columns:
+                card.add(f"{column}@{name}", probability,
+                         str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+    result.joint = _joint(plan, card, log)
+    if result.joint is not None:
+        from tsteval.metrics.joint.score import fluency_warning
+
+        fluency = fluency_warning(card, result.joint)
+        if fluency is not None:
+            warn(fluency)
+            result.warnings.append(fluency)
+
+
+def _joint(plan: Plan, card: Scorecard, log: Log) -> JointRecipe | None:
+    """Score the J column of ``plan.joint`` (see :class:`Plan`); the recipe used, or None."""
+    from tsteval.metrics.joint.score import missing_for_strap, score_joint, strap_recipe
+
+    if plan.joint == "none":
+        return None
+    recipe = plan.joint
+    if recipe in ("auto", "strap"):
+        recipe = strap_recipe(card, plan.style_names)
+        if recipe is None:
+            missing = missing_for_strap(card, plan.style_names)
+            if plan.joint == "strap":
+                raise TstevalError(f"the joint score (STRAP's J) needs {' and '.join(missing)}; score them or give "
+                                   "a J recipe STYLE,CONTENT,FLUENCY")
+            log(f"joint score J not computed: STRAP's recipe needs {' and '.join(missing)}")
+            return None
+    column = score_joint(card, recipe)
+    log(f"joint score {column} = {recipe.style} x {recipe.content} x {recipe.fluency}")
+    return recipe
+
+
+def run(plan: Plan, log: Log | None = None) -> Scorecard:
+    """Score ``plan`` into one scorecard (see :func:`execute`); ``log`` gets progress lines (default: stderr
+    unless the plan is quiet)."""
+    if log is None:
+        log = silent if plan.quiet else (lambda message: print(f"[tsteval] {message}", file=sys.stderr))
+    return execute(plan, log).card

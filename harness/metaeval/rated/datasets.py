@@ -1,0 +1,244 @@
+"""The two rated datasets of the data root, scored by every applicable metric and meta-evaluated.
+
+``mir``: Mir et al. (2019), Yelp sentiment, 12 model settings x 244 inputs; raters judged the *change* of style,
+content preservation and (for 9 settings) the output's naturalness (1-5).  Style classifiers and the naturalness
+human text come from Yelp dev+test with every rated input removed; the lexicon is Mir et al.'s published one.
+
+``lai``: Lai et al. (2022), GYAFC informal -> formal, 80 inputs x 9 outputs, two annotators (0-100) for the
+output's formality, content vs the input, content vs the reference and fluency.  GYAFC ships test sets only, so
+style classifiers, the lexicon and the naturalness human text are trained on DualRL's GYAFC test sets and
+references with every Lai input and reference removed (compared lower-cased, punctuation and spaces ignored,
+since DualRL's copy is tokenised and lower-cased), and with them every line parallel to one (the other rewrites of
+a rated sentence); the counts are returned.  DualRL's text is lower-cased and Penn-Treebank tokenised, Lai's is
+not: the style classifiers score a copy of the transfers written the same way
+(:func:`tsteval.core.text_form.tokenise_lowercase`), the other metrics the original text.  The authors' own metric
+scores are judged beside ours (``source`` = ``Lai et al. 2022``).
+
+Everything expensive goes through the cache (classifiers, lexicon fits), so a rerun is fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tsteval.core.datapaths import dataset_dir
+from tsteval.core.errors import TstevalError
+from tsteval.core.records import Corpus, Transfers
+from tsteval.core.text_form import tokenise_lowercase
+from tsteval.metaeval.tables import MetaEvaluation, MetricColumn, Rating, meta_evaluate
+from tsteval.scorecard import Scorecard
+
+DATASETS = ("mir", "lai")
+STYLE_BACKENDS = ("fasttext", "tfidf-lr", "ensemble")
+CONTENT = ("bleu", "chrf", "meteor", "rougeL", "wmd", "sbert", "bertscore_p", "bertscore_r", "bertscore_f1")
+MODIFICATIONS = ("none", "mask", "erase")
+NATURALNESS = ("kn3", "smollm2", "unigram", "unigram-pooled")
+JUDGES = ("cond_lp", "judge_style", "judge_content", "judge_fluency")
+# The one template per LM metric scored on Mir: each the best at sentence level on Lai, where every template was
+# scored (chosen on one dataset, confirmed on the other; scoring them all on Mir's 2,928 rows takes an hour on 2 cores).
+MIR_TEMPLATES = {"cond_lp": 3, "judge_style": 3, "judge_content": 1, "judge_fluency": 2}
+# Human-written text for the naturalness scorers: a seeded sample keeps the cross-fitted classifiers cheap.
+HUMAN_SAMPLE = 20000
+MIR_RATINGS = (Rating("human_style_intensity", "style"), Rating("human_content_preservation", "content"),
+               Rating("human_naturalness_output", "naturalness"))
+LAI_RATINGS = (Rating("human_style", "style"), Rating("human_content_src", "content"),
+               Rating("human_fluency", "naturalness"))
+LAI_SOURCE = "Lai et al. 2022"
+Log = Callable[[str], None]
+
+
+@dataclass
+class RatedRun:
+    """A rated dataset scored and meta-evaluated, with the facts a report should print."""
+
+    name: str
+    card: Scorecard
+    result: MetaEvaluation
+    notes: dict = field(default_factory=dict)
+
+
+def _sample(texts: Sequence[str], size: int, seed: int) -> list[str]:
+    if len(texts) <= size:
+        return list(texts)
+    keep = np.sort(np.random.default_rng(seed).choice(len(texts), size, replace=False))
+    return [texts[i] for i in keep]
+
+
+def _classifiers() -> dict[str, object]:
+    from tsteval.experiment.manifest.loader import ClassifierSpec
+
+    return {backend.replace("-", ""): ClassifierSpec(backend.replace("-", ""), backend, {}, heldout=0.1)
+            for backend in STYLE_BACKENDS}
+
+
+def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
+           references: object = None, style_view: Transfers | None = None,
+           templates: dict[str, int] | None = None, log: Log = print,
+           language_model: str = "smollm2") -> Scorecard:
+    """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, the LM metrics
+    of ``language_model`` (each template too), in one scorecard."""
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
+
+    log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "
+        f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}, "
+        f"LM metrics {list(JUDGES)} with {language_model}")
+    rest = Plan(transfers, content=CONTENT, modifications=MODIFICATIONS, lexicon=lexicon, naturalness=NATURALNESS,
+                human=human, references=references, corpus=corpus, seed=seed, language_model=language_model,
+                precision="fp32")  # the committed tables' precision, on every machine (docs/precision.md)
+    card = run(rest)
+    _lm_columns(card, rest, templates, log)
+    style = run(Plan(style_view or transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
+    for column in style.metrics:
+        card.add(column, style.frame[column].to_numpy(), style.signatures[column])
+    return card
+
+
+def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None, log: Log) -> None:
+    """The LM metrics with each template's own column (``NAME@MODEL-tK``; only those of ``templates`` when
+    given), the LM's fluency scores on the text as the dataset writes it (``@MODEL-asis``) beside the
+    restored text's (``@MODEL``), and LogProp of every packaged LM
+    (:func:`tsteval.metaeval.rated.lm_subset.score_logprop`)."""
+    import time
+
+    from tsteval.experiment.plan.plan import resource_options
+    from tsteval.metaeval.rated.lm_subset import score_logprop  # imports this module
+    from tsteval.metrics.judges.scorer import score_judges
+    from tsteval.metrics.naturalness.lm_names import column_name
+    from tsteval.metrics.naturalness.lm_scores import score_language_model
+    from tsteval.metrics.resources import Resources
+
+    start = time.perf_counter()
+    resources = Resources(resource_options(plan))
+    score_judges(card, JUDGES, resources, {}, plan.text_form, plan.style_name, plan.language_model,
+                 each_template=templates is None, only=templates)
+    lm = resources.get("language_model").value.fit_unigram(list(plan.human))
+    score_language_model(card, lm, f"{column_name(plan.language_model)}-asis", text_form="as-is")
+    log(f"LM metrics and {plan.language_model} as-is scores in {time.perf_counter() - start:.0f} s")
+    score_logprop(card, plan, log=log)
+
+
+def mir_materials(seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, list[str], dict]:
+    """Mir et al.'s rated transfers, the Yelp training corpus without them, a seeded sample of its texts as the
+    human text, and the corpus counts."""
+    from tsteval.readers.mir import load_mir
+    from tsteval.readers.yelp import load_yelp_corpus
+
+    transfers = load_mir()
+    corpus = load_yelp_corpus(exclude=set(transfers.frame["input"]))
+    notes = {"training_texts": len(corpus), "excluded_lines": corpus.removed, "excluded_texts": corpus.removed_texts}
+    log(f"Yelp training corpus: {len(corpus)} texts; removed {corpus.removed} lines carrying "
+        f"{corpus.removed_texts} of the rated inputs")
+    return transfers, corpus, _sample(corpus.texts, HUMAN_SAMPLE, seed), notes
+
+
+def score_mir(seed: int = 0, log: Log = print, language_model: str = "smollm2",
+              templates: dict[str, int] | None = None) -> tuple[Scorecard, dict]:
+    """Mir et al.'s rated transfers scored by every applicable metric, the LM metrics with one template each
+    (``templates``, default :data:`MIR_TEMPLATES`); notes: the training-corpus counts."""
+    transfers, corpus, human, notes = mir_materials(seed, log)
+    lexicon = dataset_dir("mir2019") / "style_lexicon" / "style_words_and_weights.json"
+    card = _score(transfers, corpus, lexicon, human, seed, templates=templates or MIR_TEMPLATES, log=log,
+                  language_model=language_model)
+    return card, notes
+
+
+def _normal(text: str) -> str:
+    """Lower case without punctuation or spaces: how a Lai text and its DualRL copy are matched."""
+    return re.sub(r"\W+", "", text.lower())
+
+
+def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[Corpus, dict]:
+    """Formal/informal text from DualRL's GYAFC test sets and references, minus every Lai input and reference and
+    every line parallel to one.
+
+    DualRL: ``test.0`` formal, ``test.1`` informal; ``reference{k}.0`` are informal rewrites of the formal test
+    inputs, ``reference{k}.1`` formal rewrites of the informal ones; line i of ``test.S`` and of every
+    ``reference{k}.S`` is one item.  An item holding a rated text (an input or reference of Lai's, matched by
+    :func:`_normal`) is dropped whole: its other lines are rewrites of that text, near-copies of what is scored
+    (``drop_parallel=False``: only the lines matching a rated text, as before, for comparison).
+    """
+    from tsteval.readers.lines import read_lines
+
+    drop = {_normal(t) for t in (*rated.frame["input"], *rated.frame["reference"])}
+    data, refs = dataset_dir("dualrl") / "data" / "GYAFC", dataset_dir("dualrl") / "references" / "GYAFC"
+    files = {"formal": [(data / "test.0", "0"), *((refs / f"reference{k}.1", "1") for k in range(4))],
+             "informal": [(data / "test.1", "1"), *((refs / f"reference{k}.0", "0") for k in range(4))]}
+    lines: list[tuple[str, str, int, str]] = []  # (text, style, item, side)
+    for style, paths in files.items():
+        for path, side in paths:
+            lines += [(line, style, item, side) for item, line in enumerate(read_lines(path))]
+    rated_items = {(side, item) for line, _, item, side in lines if _normal(line) in drop}
+    texts, labels, removed, parallel, seen = [], [], 0, 0, set()
+    for line, label, item, side in lines:
+        key = _normal(line)
+        if key in drop:
+            removed += 1
+            seen.add(key)
+        elif drop_parallel and (side, item) in rated_items:
+            parallel += 1
+        else:
+            texts.append(line)
+            labels.append(label)
+    notes = {"training_texts": len(texts), "excluded_lines": removed, "excluded_texts": len(seen),
+             "rated_texts": len(drop), "excluded_parallel_lines": parallel}
+    return Corpus(texts, labels, str(data)), notes
+
+
+def dualrl_form(transfers: Transfers) -> Transfers:
+    """The transfers with input and output written as DualRL's GYAFC is (:func:`tokenise_lowercase`)."""
+    frame = transfers.frame.copy()
+    for column in ("input", "output"):
+        frame[column] = [tokenise_lowercase(t) for t in frame[column]]
+    return Transfers(frame, transfers.origin)
+
+
+def lai_materials(seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, list[str], dict]:
+    """Lai et al.'s rated transfers, the GYAFC training corpus without them (:func:`lai_training_corpus`), a seeded
+    sample of its formal texts as the human text, and the corpus counts."""
+    from tsteval.readers.lai import load_lai
+
+    transfers = load_lai()
+    corpus, notes = lai_training_corpus(transfers)
+    log(f"GYAFC training corpus (DualRL test sets + references): {notes['training_texts']} texts; removed "
+        f"{notes['excluded_lines']} lines matching {notes['excluded_texts']} of the {notes['rated_texts']} distinct "
+        f"Lai inputs and references and {notes['excluded_parallel_lines']} lines parallel to them")
+    formal = [t for t, label in zip(corpus.texts, corpus.labels, strict=True) if label == "formal"]
+    return transfers, corpus, _sample(formal, HUMAN_SAMPLE, seed), notes
+
+
+def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") -> tuple[Scorecard, dict]:
+    """Lai et al.'s rated transfers scored by every applicable metric (``@ref`` against their reference)."""
+    from tsteval.experiment.manifest.loader import LexiconSpec
+
+    transfers, corpus, human, notes = lai_materials(seed, log)
+    references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
+    card = _score(transfers, corpus, LexiconSpec(), human, seed, references=references,
+                  style_view=dualrl_form(transfers), log=log, language_model=language_model)
+    notes["published"] = transfers.extra["published"]
+    return card, notes
+
+
+def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print,
+                  language_model: str = "smollm2", mir_templates: dict[str, int] | None = None) -> RatedRun:
+    """Score the rated dataset ``name`` (``mir`` or ``lai``) and meta-evaluate every column against its ratings
+    (the LM metrics with ``language_model``; Lai scores every template, Mir one per metric: ``mir_templates``,
+    default :data:`MIR_TEMPLATES`, chosen on Lai with SmolLM2)."""
+    if name not in DATASETS:
+        raise TstevalError(f"unknown rated dataset {name!r}; choose from {list(DATASETS)}")
+    if name == "mir":
+        card, notes = score_mir(seed, log, language_model, mir_templates)
+        result = meta_evaluate(card, list(MIR_RATINGS), n_resamples=n_resamples, seed=seed)
+        return RatedRun(name, card, result, notes)
+    card, notes = score_lai(seed, log, language_model)
+    published = [MetricColumn(column, aspect, higher, LAI_SOURCE)
+                 for column, (aspect, higher) in notes.pop("published").items()]
+    ratings = [*LAI_RATINGS[:2], Rating("human_content_ref", "content"), LAI_RATINGS[2]]
+    baselines = {"human_content_ref": "bleu@ref"}
+    result = meta_evaluate(card, ratings, baselines=baselines, published=published, n_resamples=n_resamples,
+                           seed=seed)
+    return RatedRun(name, card, result, notes)

@@ -1,0 +1,202 @@
+"""The loop closed: a study's ratings meta-evaluate every metric column of its run (``tsteval meta-eval RUN --ratings
+STUDY``) and choose the run's profile by the committed rule (``--choose-profile OUT.json``).
+
+The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
+quality-control pairs left out), joined to the run's rows on system, setting, item and direction; the statistics are
+:func:`tsteval.metaeval.tables.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
+compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
+the run has that column, and :func:`tsteval.metaeval.profile_rule.choose` applies the rule with the study's
+questions of an aspect as its datasets.
+
+The rule is not applied to an aspect, and the default column is kept, when its ratings cannot carry the decision:
+fewer than :data:`MIN_PAIRS` rated pairs (the intervals are then too wide for a difference to mean anything), or a
+split-half reliability below :data:`MIN_RELIABILITY` (the study shows its ratings are mostly noise).  Where the
+reliability is unknown (one rating per pair, the commonest crowdsourcing design) the rule's own evidence, a gain
+whose clustered 95% interval lies above 0, decides on :data:`MIN_PAIRS_UNKNOWN` rated pairs or more, and the profile
+file marks the aspect ``reliability_unknown`` (docs/meta-evaluation.md gives the reasoning).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tsteval.annotate.reliability import ceiling, matrices, split_half
+from tsteval.annotate.study import KEYS, Study
+from tsteval.core.errors import InputError, quote
+from tsteval.metaeval.tables import MetaEvaluation
+from tsteval.scorecard import Scorecard
+
+MIN_PAIRS = 30
+MIN_RELIABILITY = 0.5
+MIN_PAIRS_UNKNOWN = 100  # rated pairs an aspect of unknown reliability needs (a correlation's interval about +-0.15)
+PROFILE_KIND = "tsteval-profile"
+
+
+def study_ratings(study: Study) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The mean rating of each rated pair per question (columns ``human_QUESTION``) with the join keys, and the
+    rating columns' aspects."""
+    store = study.store()
+    try:
+        ratings = store.ratings()
+    finally:
+        store.close()
+    pairs = study.pairs[study.pairs["kind"] == "rated"]
+    ratings = study.rated(ratings)
+    means = ratings.groupby(["pair_id", "question"])["value"].mean().unstack("question")
+    frame = pairs.set_index("pair_id")[list(KEYS)].join(means, how="inner")
+    columns = {q: f"human_{q}" for q in study.template.names if q in frame.columns}
+    frame = frame.rename(columns=columns).reset_index(drop=True)
+    return frame, {f"human_{q}": study.template.question(q).aspect for q in columns}
+
+
+def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
+    """Per question: its aspect, the pairs with two ratings or more, the split-half reliability and the ceiling."""
+    store = study.store()
+    try:
+        ratings = store.ratings()
+    finally:
+        store.close()
+    rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"].tolist()
+    rows = []
+    for question, table in matrices(study.rated(ratings), study.template.names, rated).items():
+        reliability, units = split_half(table.to_numpy(dtype=float), seed=seed)
+        rows.append({"rating": f"human_{question}", "aspect": study.template.question(question).aspect,
+                     "pairs": int(table.shape[1]), "pairs_2_raters": units, "split_half": reliability,
+                     "ceiling": ceiling(reliability)})
+    return pd.DataFrame(rows)
+
+
+def current_profile(columns: list[str]) -> dict[str, str]:
+    """The recommended column of each aspect that the run has (style: ``style_strength`` of its first classifier;
+    naturalness: the LM's column, else the fast profile's)."""
+    from tsteval.metaeval.recommended import FAST_NATURALNESS, RECOMMENDED
+
+    style = [c for c in columns if c.startswith("style_strength@")]
+    out = {}
+    for r in RECOMMENDED:
+        wanted = r.column(style[0].partition("@")[2] if style else "")
+        if wanted in columns:
+            out[r.aspect] = wanted
+        elif r.aspect == "naturalness" and FAST_NATURALNESS in columns:
+            out[r.aspect] = FAST_NATURALNESS
+    return out
+
+
+def check_texts(card: Scorecard, origin: str, study: Study) -> None:
+    """Refuse a run that does not hold, for every rated pair of ``study``, a row with its keys and the very input
+    and output its annotators rated (the run it was planned from does; a run scored again on other outputs does
+    not): one line naming the first pair that differs."""
+    frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else "default")
+    frame = frame.astype({k: str for k in KEYS}).drop_duplicates(list(KEYS))
+    rated = study.pairs[study.pairs["kind"] == "rated"]
+    joined = rated.merge(frame[[*KEYS, "input", "output"]].assign(in_run=True), on=list(KEYS), how="left",
+                         suffixes=("", "_run"))
+    fix = f"compare the study with the run it was planned from ({study.info['run']}) or one holding its texts"
+    for pair in joined.itertuples():
+        where = f"pair {pair.pair_id} (system {pair.system}, setting {pair.setting}, item {pair.item})"
+        if pair.in_run is not True:
+            raise InputError(f"the run has no row for {where}", path=origin, fix=fix)
+        for column in ("input", "output"):
+            if getattr(pair, column) != getattr(pair, f"{column}_run"):
+                raise InputError(f"the {column} of {where} is not the text its annotators rated: "
+                                 f"{quote(getattr(pair, f'{column}_run'))} in the run, {quote(getattr(pair, column))} "
+                                 "rated", path=origin, fix=fix)
+
+
+def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0) -> MetaEvaluation:
+    """Every metric column of ``run`` against ``study``'s mean ratings, each compared with its aspect's current
+    recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`."""
+    from tsteval.metaeval.tables import _load_card, meta_evaluate
+
+    card, origin = _load_card(run)
+    check_texts(card, origin, study)
+    frame, aspects = study_ratings(study)
+    if not aspects:
+        raise InputError("the study has no ratings yet", path=study.path,
+                         fix="collect some with tsteval annotate serve, or import a platform's results file")
+    baselines = current_profile(list(card.metrics))
+    result = meta_evaluate(card, aspects, frame, list(KEYS), baselines=baselines, n_resamples=n_resamples,
+                           seed=seed)
+    result.info["ceiling"] = ceilings(study, seed).to_dict("records")
+    result.info["study"] = study.info["signature"]
+    return result
+
+
+@dataclass
+class ProfileChoice:
+    """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from and, per
+    aspect, the reason."""
+
+    profile: dict[str, str]
+    default: dict[str, str]
+    reasons: dict[str, str] = field(default_factory=dict)
+    reliability_unknown: list[str] = field(default_factory=list)
+
+    def to_json(self, study: Study, run: str) -> dict:
+        """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
+        return {"kind": PROFILE_KIND, "profile": self.profile, "default": self.default, "reasons": self.reasons,
+                "reliability_unknown": self.reliability_unknown, "study": study.info["signature"], "run": run,
+                "min_pairs": MIN_PAIRS, "min_reliability": MIN_RELIABILITY, "min_pairs_unknown": MIN_PAIRS_UNKNOWN}
+
+
+def choose_profile(result: MetaEvaluation) -> ProfileChoice:
+    """Apply the committed rule (:func:`tsteval.metaeval.profile_rule.choose`) to ``result`` of
+    :func:`meta_evaluate_study`, aspect by aspect, where the ratings can carry it (module notes)."""
+    from tsteval.metaeval.profile_rule import choose
+
+    default = {a: c for a, c in result.info["baselines"].items() if c is not None}
+    default = {result.info["ratings"][rating]: column for rating, column in default.items()}
+    profile, reasons, unknown = dict(default), {}, []
+    ceiling_of = {row["rating"]: row for row in result.info["ceiling"]}
+    used = result.counts.set_index("rating")["used"].to_dict() if len(result.counts) else {}
+    for aspect, column in default.items():
+        ratings = [r for r, a in result.info["ratings"].items() if a == aspect]
+        if not all(np.isfinite(ceiling_of[r]["split_half"]) for r in ratings):
+            unknown.append(aspect)
+        weak = next((reason for r in ratings if (reason := _too_weak(r, used.get(r, 0), ceiling_of[r]["split_half"]))),
+                    None)
+        if weak:
+            reasons[aspect] = f"kept {column}: {weak}"
+            continue
+        tables = {r: result.baseline[result.baseline["rating"] == r] for r in ratings}
+        chosen = choose(tables, {aspect: column})[aspect]
+        profile[aspect] = chosen
+        reasons[aspect] = (f"{chosen} beats {column} with 95% confidence" if chosen != column else
+                           f"kept {column}: no column beats it with 95% confidence")
+        if aspect in unknown:
+            reasons[aspect] += "; reliability unknown (one rating per pair: the gain's interval is the evidence)"
+    return ProfileChoice(profile, default, reasons, unknown)
+
+
+def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:
+    """Why the ratings ``rating`` (``pairs`` rated pairs used, split-half ``reliability``, NaN when unknown) cannot
+    carry the rule's decision, or None (module notes)."""
+    if np.isfinite(reliability) and (pairs < MIN_PAIRS or reliability < MIN_RELIABILITY):
+        return (f"{rating} has {pairs} rated pairs and split-half reliability {reliability:.2f} (the rule needs "
+                f"{MIN_PAIRS} pairs and {MIN_RELIABILITY}; with fewer or noisier ratings a metric's lead is chance)")
+    if not np.isfinite(reliability) and pairs < MIN_PAIRS_UNKNOWN:
+        return (f"{rating} has {pairs} rated pairs and unknown reliability (one rating per pair); the rule needs "
+                f"{MIN_PAIRS_UNKNOWN} rated pairs then, or a second rating of a share of them (tsteval annotate plan "
+                f"--overlap 0.2) and {MIN_PAIRS}")
+    return None
+
+
+def write_profile(choice: ProfileChoice, study: Study, run: str, out: str | Path, overwrite: bool = False) -> None:
+    """Write the profile file atomically (an existing profile is replaced only with ``overwrite``)."""
+    from tsteval.core.atomic import output_file
+
+    with output_file(out, "a profile", is_profile, overwrite) as tmp:
+        Path(tmp).write_text(json.dumps(choice.to_json(study, run), indent=1) + "\n", encoding="utf-8")
+
+
+def is_profile(path: Path) -> bool:
+    """Whether ``path`` holds a profile file (so that ``--overwrite`` may replace it)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("kind") == PROFILE_KIND
+    except (OSError, ValueError, AttributeError):
+        return False
