@@ -47,3 +47,12 @@ def test_the_committed_gpu_page_is_its_json_rendered() -> None:
     assert f"| `logprop_content` | {rates[0]:,.0f} | - | {' | '.join(f'{r:,.0f}' for r in rates[1:])} |" in page
     score = report["score"]["runs"]["bf16"]
     assert f"| bf16 | {report['score']['pairs'] / score['seconds']:,.0f} | {score['seconds']:.2f} |" in page
+
+
+def test_every_clocked_phase_names_a_function_of_this_tree() -> None:
+    """The phase clocks skip nothing by accident: each (module or class, function) ``score``'s clock wraps exists
+    here, and each LM phase has at least one (PHASES also names functions of earlier trees)."""
+    for module, name in bench_gpu.SCORE_PHASES:
+        assert hasattr(bench_gpu._owner(module), name), (module, name)
+    found = {phase for (module, name), phase in bench_gpu.PHASES.items() if hasattr(bench_gpu._owner(module), name)}
+    assert found == set(bench_gpu.PHASES.values())

@@ -226,19 +226,19 @@ PHASES = {("tsteval.metrics.judges.rating", "render"): "prompts", ("tsteval.metr
           ("tsteval.metrics.judges.scorer", "lm_texts"): "text restore",
           ("tsteval.metrics.judges.prefix_scoring", "plan_batches"): "planning",
           ("tsteval.metrics.judges.prefix_scoring", "_hidden"): "forward passes (host)"}
-SCORE_PHASES = {("tsteval.experiment.execute", "_execute"): "run",
-                ("tsteval.experiment.execute", "_score"): "scoring (resources ready)",
-                ("tsteval.experiment.overlap.Overlap", "sentences"): "per-sentence columns",
+SCORE_PHASES = {("tsteval.experiment.run.execute", "_execute"): "run",
+                ("tsteval.experiment.run.execute", "_score"): "scoring (resources ready)",
+                ("tsteval.experiment.run.overlap.Overlap", "sentences"): "per-sentence columns",
                 ("tsteval.metrics.content.sentence_embedding.SentenceEncoder", "_encode"): "sentence encoder",
-                ("tsteval.experiment.overlap.Overlap", "naturalness"): "CPU naturalness (wait)",
-                ("tsteval.experiment.overlap.Overlap", "start_sentences"): "CPU per-sentence (start)",
-                ("tsteval.experiment.overlap.Overlap", "start_naturalness"): "CPU naturalness (start)",
+                ("tsteval.experiment.run.overlap.Overlap", "naturalness"): "CPU naturalness (wait)",
+                ("tsteval.experiment.run.overlap.Overlap", "start_sentences"): "CPU per-sentence (start)",
+                ("tsteval.experiment.run.overlap.Overlap", "start_naturalness"): "CPU naturalness (start)",
                 ("tsteval.metrics.naturalness.lm_scores", "score_language_model"): "LM scores",
                 ("tsteval.metrics.naturalness.causal_lm.CausalLM", "fit_unigram"): "SLOR unigram",
                 ("tsteval.core.text_form", "as_written"): "text restore",
                 ("tsteval.metrics.naturalness.causal_lm.CausalLM", "token_ids"): "LM tokenising",
                 ("tsteval.metrics.naturalness.causal_lm.CausalLM", "_log_probs_of"): "LM forward (host)",
-                ("tsteval.experiment.execute", "_joint"): "joint score",
+                ("tsteval.experiment.run.execute", "_joint"): "joint score",
                 ("tsteval.scorecard.Scorecard", "save"): "writing"}
 
 

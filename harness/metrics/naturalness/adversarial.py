@@ -160,7 +160,7 @@ def human_sample(corpus: Sequence[str], n: int, exclude: set[str], seed: int) ->
 @dataclass(frozen=True)
 class GroupTask:
     """One (system, setting)'s adversarial classifiers to cross-fit: its rows in the scorecard, texts and settings
-    (picklable, so that a process beside a GPU can score it: :mod:`tsteval.experiment.overlap`)."""
+    (picklable, so that a process beside a GPU can score it: :mod:`tsteval.experiment.run.overlap`)."""
 
     rows: np.ndarray
     outputs: list[str]
