@@ -19,7 +19,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.recommended", "tsteval.experiment.rated_lm", "tsteval.experiment.explorer",
            "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.ray_engine",
            "tsteval.annotate.template", "tsteval.annotate.store", "tsteval.annotate.reliability",
-           "tsteval.annotate.platforms", "tsteval.metrics.profile_file"]
+           "tsteval.annotate.platforms", "tsteval.metrics.profile_file", "tsteval.backends.client",
+           "tsteval.backends.remote", "tsteval.backends.options"]
 
 
 @pytest.mark.parametrize("name", MODULES)
