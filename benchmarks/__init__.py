@@ -12,7 +12,7 @@ KINDS = {
         "speed_gpu", "bench_gpu", "profile_lm", "annotate_speed"))),
     "reproductions": ("Reproductions of published results", tuple(f"reproductions.{name}" for name in (
         "mir_style_reproduction", "mir_content_reproduction", "mir_naturalness", "lexicon_quality", "reed_beck_sweep",
-        "bible_compliancy", "dualrl_compliancy", "cds_invariance", "cds_multiclass"))),
+        "bible_compliancy", "dualrl_compliancy", "cds_invariance", "cds_multiclass", "remote_agreement"))),
     "studies": ("Studies of the metrics", tuple(f"studies.{name}" for name in (
         "meta_eval", "meta_eval_lm", "fluency_measures", "style_ensemble", "lai_style_investigation", "lm_style_probe",
         "mask_placeholder", "content_known_answer", "cds_erasure"))),

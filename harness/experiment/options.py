@@ -172,6 +172,26 @@ def _language_model(name: str, value: object) -> str:
     return check_model_name(_text(name, value), name)
 
 
+def _endpoint(name: str, value: object) -> str | None:
+    from tsteval.backends.options import check_endpoint
+
+    return None if value in (None, "", "none") else check_endpoint(name, value)
+
+
+def _variable(name: str, value: object) -> str:
+    from tsteval.backends.options import check_variable
+
+    return check_variable(name, value)
+
+
+def _line(name: str, value: object) -> str:
+    if not isinstance(value, str) or "\n" in value:
+        shown = quote(value) if isinstance(value, str) else type(value).__name__
+        raise TstevalError(f"{name} must be one line of text (the model's start token as text, e.g. <|im_start|>), "
+                           f"not {shown}")
+    return value
+
+
 def _text_form(name: str, value: object) -> str:
     from tsteval.core.text_form import TEXT_FORMS
 
@@ -233,6 +253,17 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("language_model", SMOLLM2, "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
            f"logprop_*, judge_*): a packaged one, {packaged_help()}; or a Hugging Face id or a local folder",
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
+    Option("lm_endpoint", None, "the base URL of an OpenAI-compatible server (vLLM, llama.cpp's server, "
+           "llama-cpp-python, a hosted API; e.g. http://127.0.0.1:8000/v1) that serves --language-model to the "
+           "judge_* metrics, ppl and lp_mean instead of the in-process model (default: none, in process)", _endpoint,
+           "--lm-endpoint", "metrics.lm.endpoint", "URL"),
+    Option("api_key_env", "OPENAI_API_KEY", "the environment variable holding the LM server's API key (the key "
+           "itself is never written anywhere)", _variable, "--api-key-env", "metrics.lm.api_key_env", "VAR"),
+    Option("max_concurrency", 4, "requests in flight at once to the LM server", _integer(1, 257),
+           "--max-concurrency", "metrics.lm.max_concurrency", "N"),
+    Option("lm_start_text", "", "with --lm-endpoint: the text before each text the server scores for ppl and "
+           "lp_mean, the model's start token as text (e.g. <|im_start|> for SmolLM2, as in process; default: the "
+           "server's own start)", _line, "--lm-start-text", "metrics.lm.start_text", "TEXT"),
     Option("batch_tokens", None, "padded tokens per batch of the causal LM (none: 2048 on a CPU, 16384 on a GPU)",
            _optional_positive, "--batch-tokens", "metrics.batch_tokens", "N"),
     Option("text_form", "auto", "how the transfers are written, for the neural LMs: as-is, tokenised-lowercase "

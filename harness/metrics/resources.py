@@ -86,7 +86,9 @@ class ResourceOptions:
     ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs); ``precision``: of the
     neural models (``auto`` resolved by each model on its device; fp16 only on CUDA: refused here, before any model
     is built, on another device);
-    ``batch_tokens``: padded tokens per batch of the causal LM (None: its default for the device).
+    ``batch_tokens``: padded tokens per batch of the causal LM (None: its default for the device); ``lm_endpoint``
+    (with ``api_key_env``, ``max_concurrency``, ``lm_start_text``): an OpenAI-compatible server that serves
+    ``language_model`` instead (:class:`~tsteval.backends.remote.RemoteLM`).
     """
 
     device: str = "cpu"
@@ -103,6 +105,10 @@ class ResourceOptions:
     pair_classifiers: Mapping[str, object] = field(default_factory=dict)
     human: Sequence[str] | None = None
     language_model: str | None = None
+    lm_endpoint: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 4
+    lm_start_text: str = ""
     text_form: str = "auto"
     transfers: Transfers | None = None
 
@@ -293,10 +299,18 @@ def build_human_corpus(resources: Resources, variant: str) -> Built:
 
 def build_language_model(resources: Resources, variant: str) -> Built:
     """The run's causal language model (``language_model``: a Hugging Face id or folder; default the packaged
-    SmolLM2-135M) on its device and threads, in its precision, batched under ``batch_tokens``."""
+    SmolLM2-135M) on its device and threads, in its precision, batched under ``batch_tokens``; with ``lm_endpoint``
+    the model of that server (:class:`~tsteval.backends.remote.RemoteLM`)."""
     from tsteval.metrics.naturalness.causal_lm import SMOLLM2, CausalLM
 
     options = resources.options
+    if options.lm_endpoint is not None:
+        from tsteval.backends.remote import RemoteLM
+
+        remote = RemoteLM(options.lm_endpoint, options.language_model or SMOLLM2, api_key_env=options.api_key_env,
+                          max_concurrency=options.max_concurrency, start_text=options.lm_start_text)
+        resources.log(f"language model {remote.model!r} of the server {remote.client.endpoint}")
+        return Built(remote, remote.model_id)
     lm = CausalLM(options.language_model or SMOLLM2, device=options.device, threads=options.threads,
                   precision=options.precision, batch_tokens=options.batch_tokens)
     return Built(lm, lm.model_id)

@@ -28,7 +28,8 @@ class Run:
     """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
     resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
     the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
-    leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`)."""
+    leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`); ``lm_server``: with an LM server, its
+    model and the requests and tokens the run spent (:attr:`tsteval.backends.remote.RemoteLM.usage`)."""
 
     card: Scorecard
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -38,6 +39,7 @@ class Run:
     joint: JointRecipe | None = None
     warnings: list[str] = field(default_factory=list)
     leakage: Leakage | None = None
+    lm_server: dict[str, object] | None = None
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
@@ -113,8 +115,31 @@ def _execute(plan: Plan, log: Log) -> Run:
         for modification in plan.modifications:  # every resource built (or refused) before any score
             for name in erasable(content) if modification == ERASE else content:
                 resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
+        remote = _remote_lm(plan, resources)
         _score(plan, result, job, rest if overlap is not None else job, resources, models, pairs, overlap, log)
+    if remote is not None:
+        result.lm_server = {"model": remote.model_id, **remote.usage}
+        log(f"LM server: {result.lm_server}")
     return result
+
+
+def _remote_lm(plan: Plan, resources: Resources) -> object:
+    """With ``plan.lm_endpoint`` and an LM metric to score, the server's model, every LM metric of the plan
+    refused in one line before any scoring request where the server cannot give it (else None)."""
+    from tsteval.backends.remote import NOT_YET
+    from tsteval.classifiers.corpus_checks import warn
+    from tsteval.metrics.naturalness.registry import REMOTE_SCORES
+    from tsteval.metrics.selection import CAUSAL_LM_SCORER
+
+    lm_scores = REMOTE_SCORES if CAUSAL_LM_SCORER in plan.naturalness else ()
+    if plan.lm_endpoint is None or not (plan.judges or lm_scores):
+        return None
+    remote = resources.get("language_model").value
+    remote.require([*plan.judges, *lm_scores])
+    if lm_scores:
+        warn(f"slor is not read from an LM server yet (it needs {NOT_YET['slor']}): ppl and lp_mean are; score slor "
+             "in process (a run without --lm-endpoint)")
+    return remote
 
 
 def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resources: Resources, models: dict,

@@ -138,6 +138,7 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
         "leakage": None if result.leakage is None else result.leakage.counts,
+        "lm_server": result.lm_server,
         "signatures": card.signatures,
     }
 

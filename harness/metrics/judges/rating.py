@@ -19,14 +19,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.core.errors import TstevalError
-from tsteval.metrics.judges.prefix_scoring import next_token_log_probs
-from tsteval.metrics.judges.prompts import PLAIN_ANSWER, chosen_templates, fill, is_chat, render_many
+from tsteval.metrics.judges.prompts import PLAIN_ANSWER, chosen_templates, fill, is_chat
 
 ANSWERS = ("1", "2", "3", "4", "5")
 
 
-def answer_tokens(lm: object) -> tuple[list[int], str]:
-    """The token id of each answer and the text that ends a prompt before it."""
+def answer_tokens(lm: object, answers: Sequence[str] = ANSWERS) -> tuple[list[int], str]:
+    """The token id of each of ``answers`` and the text that ends a prompt before it."""
     tokenizer = lm.tokenizer
 
     def single(texts: Sequence[str]) -> list[int] | None:
@@ -34,11 +33,11 @@ def answer_tokens(lm: object) -> tuple[list[int], str]:
         return [i[0] for i in ids] if all(len(i) == 1 for i in ids) else None
 
     if is_chat(lm):
-        found, ending = single(ANSWERS), ""
+        found, ending = single(answers), ""
     else:
-        found, ending = single([f" {a}" for a in ANSWERS]), PLAIN_ANSWER
+        found, ending = single([f" {a}" for a in answers]), PLAIN_ANSWER
         if found is None:
-            found, ending = single(ANSWERS), PLAIN_ANSWER + " "
+            found, ending = single(answers), PLAIN_ANSWER + " "
     if found is None:
         raise TstevalError(f"the tokenizer of {lm.model_id} has no single token for each answer 1-5; the judge_* "
                            "metrics need one")
@@ -47,8 +46,10 @@ def answer_tokens(lm: object) -> tuple[list[int], str]:
 
 def expected_rating(log_probs: np.ndarray) -> np.ndarray:
     """sum_k k p_k, p renormalised over the answers (rows: prompts, columns: answers 1-5 as log-probabilities)."""
-    shifted = np.exp(log_probs - log_probs.max(axis=1, keepdims=True))
-    p = shifted / shifted.sum(axis=1, keepdims=True)
+    top = log_probs.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):  # a row without any answer (a server's top list lacking them all): NaN
+        shifted = np.exp(log_probs - top)
+        p = shifted / shifted.sum(axis=1, keepdims=True)
     return p @ np.arange(1, log_probs.shape[1] + 1)
 
 
@@ -56,17 +57,14 @@ def judge_matrix(metric: str, inputs: Sequence[str], outputs: Sequence[str], tar
                  sources: Sequence[str] | None = None, which: Sequence[int] | None = None) -> np.ndarray:
     """(pairs x templates): the expected rating of every pair under every template of ``metric`` (``which``: those
     numbered, from 1)."""
+    from tsteval.backends import answer_log_probs
+
     sources = sources if sources is not None else [""] * len(inputs)
-    answers, ending = answer_tokens(lm)
     columns = []
     for template in chosen_templates(metric, which):
-        prompts = [tuple(p) for p in render_many(
-            lm, [fill(template["prompt"], input=x, output=y, style=s, source=r) + ending
-                 for x, y, s, r in zip(inputs, outputs, targets, sources, strict=True)], True)]
-        distinct = list(dict.fromkeys(prompts))
-        ratings = expected_rating(next_token_log_probs(lm, [list(p) for p in distinct], answers))
-        by_prompt = dict(zip(distinct, ratings, strict=True))
-        columns.append(np.array([by_prompt[p] for p in prompts]))
+        questions = [fill(template["prompt"], input=x, output=y, style=s, source=r)
+                     for x, y, s, r in zip(inputs, outputs, targets, sources, strict=True)]
+        columns.append(expected_rating(answer_log_probs(lm, questions, ANSWERS)))
     return np.column_stack(columns)
 
 

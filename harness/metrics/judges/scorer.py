@@ -47,14 +47,15 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
     inputs, outputs, form = lm_texts(card, text_form)
     targets = [style_name(s) for s in card.frame["target_style"].astype(str)]
     sources = [style_name(s) for s in card.frame["source_style"].astype(str)]
-    model = column_name(language_model)
+    model = column_name(getattr(built.value, "served_name", language_model))  # a server's model: the name it serves
     logprop: dict[str, np.ndarray] = {}  # both LogProp columns come from one set of forward passes
     for name in names:
         metric = METRICS[name]
         values = metric.check_params(params.get(name, {}))
         if name in LOGPROP:
             logprop = logprop or logprop_scores(inputs, outputs, targets, built.value, sources)
-            signature = metric.signature(param_values=values, lm=built.identity, templates=templates_hash(), text=form)
+            signature = metric.signature(param_values=values, lm=built.value.model_id, templates=templates_hash(),
+                                         text=form)
             card.add(f"{name}@{model}", metric.clipped(logprop[name]), str(signature))
             continue
         chosen = values["template"]
@@ -66,6 +67,6 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
         if each_template or only is not None:
             columns |= {f"{name}@{model}-t{k}": (k, scores) for k, scores in each.items()}
         for column, (template, scores) in columns.items():
-            signature = metric.signature(param_values={**values, "template": template}, lm=built.identity,
+            signature = metric.signature(param_values={**values, "template": template}, lm=built.value.model_id,
                                          templates=templates_hash(), text=form)
             card.add(column, metric.clipped(scores), str(signature))

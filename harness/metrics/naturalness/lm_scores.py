@@ -75,12 +75,13 @@ class ScoringLM(Protocol):
 
 
 def score_language_model(card: Scorecard, lm: ScoringLM, name: str, texts: Sequence[str] | None = None,
-                         text_form: str | None = None) -> None:
-    """Add ``ppl@NAME``, ``lp_mean@NAME`` and ``slor@NAME`` for the outputs (as ``texts`` when given: the outputs
-    in the form ``text_form`` the LM reads); each distinct text scored once."""
+                         text_form: str | None = None, metrics: Sequence[str] = ("ppl", "lp_mean", "slor")) -> None:
+    """Add ``ppl@NAME``, ``lp_mean@NAME`` and ``slor@NAME`` (those of ``metrics``) for the outputs (as ``texts``
+    when given: the outputs in the form ``text_form`` the LM reads); each distinct text scored once."""
     texts = card.frame["output"].tolist() if texts is None else list(texts)
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
     scores = lm.sentence_log_probs(list(unique))
     signatures = lm.signatures() if text_form is None else lm.signatures(text_form)
     for metric, values in (("ppl", scores.ppl()), ("lp_mean", scores.lp_mean()), ("slor", scores.slor())):
-        card.add(f"{metric}@{name}", values[inverse], signatures[metric])
+        if metric in metrics:
+            card.add(f"{metric}@{name}", values[inverse], signatures[metric])
