@@ -19,8 +19,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metaeval.recommended", "tsteval.metaeval.rated.lm_subset", "tsteval.experiment.report.explorer",
            "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.run.ray_engine",
            "tsteval.annotate.template", "tsteval.annotate.store", "tsteval.annotate.reliability",
-           "tsteval.annotate.platforms", "tsteval.metaeval.profile_file", "tsteval.backends.client",
-           "tsteval.backends.remote", "tsteval.backends.options"]
+           "tsteval.annotate.platforms", "tsteval.metaeval.profile_file",
+           "tsteval.backends.client", "tsteval.backends.remote", "tsteval.backends.options"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -57,7 +57,7 @@ def judge_matrix(metric: str, inputs: Sequence[str], outputs: Sequence[str], tar
                  sources: Sequence[str] | None = None, which: Sequence[int] | None = None) -> np.ndarray:
     """(pairs x templates): the expected rating of every pair under every template of ``metric`` (``which``: those
     numbered, from 1)."""
-    from tsteval.backends import answer_log_probs
+    from tsteval.backends.interface import answer_log_probs
 
     sources = sources if sources is not None else [""] * len(inputs)
     columns = []
