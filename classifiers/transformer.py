@@ -127,7 +127,8 @@ def check_max_length(tokenizer: AutoTokenizer, max_length: int, backend: str) ->
 @contextlib.contextmanager
 def _quiet_transformers() -> Iterator[None]:
     """transformers' loggers at ERROR and its progress bars off inside the block: no load report (the new head's
-    MISSING weights and a note to train it), no "Loading weights" bar; both restored afterwards."""
+    MISSING weights and a note to train it), no "Loading weights" or "Writing model shards" bar; both restored
+    afterwards."""
     from transformers.utils import logging as hf_logging
 
     logger = logging.getLogger("transformers")
@@ -272,8 +273,9 @@ class TransformerClassifier(TextClassifier):
         return proba
 
     def _save_state(self, directory: Path) -> None:
-        self.model_.save_pretrained(directory)
-        self.tokenizer_.save_pretrained(directory)
+        with _quiet_transformers():  # no "Writing model shards" bar
+            self.model_.save_pretrained(directory)
+            self.tokenizer_.save_pretrained(directory)
 
     def _load_state(self, directory: Path) -> None:
         self.device_ = resolve_device(self.device)

@@ -53,12 +53,17 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=DATASETS, action="append", help="default: both")
     parser.add_argument("--rule-only", action="store_true", help="rescore nothing: the rule and the README table")
+    parser.add_argument("--classifiers", type=lambda text: text.split(","), default=list(SUBSET_CLASSIFIERS),
+                        help="comma-separated names of rated.STYLE_CLASSIFIERS (default: %(default)s)")
+    parser.add_argument("--subset-only", action="store_true", help="only the rule's subsets (meta_eval_lm)")
+    parser.add_argument("--max-train", type=int, help="train the transformers on at most this many texts (default: "
+                        "the recipe's max_train)")
     return parser
 
 
 def style_rows(results: Path, dataset: str) -> pd.DataFrame:
     """Every classifier's style column on ``dataset``'s full table: sentence-level Pearson r with the style rating
-    and the difference from the baseline (``baseline.csv``), one row per column."""
+    and the difference from the baseline (``baseline.csv``), one row per column the table has."""
     directory = results / "meta_eval" / dataset
     table, baseline = pd.read_csv(directory / "metaeval.csv"), pd.read_csv(directory / "baseline.csv")
     columns = [f"{metric}@{name}" for name in STYLE_BACKENDS for metric in STYLE_METRICS]
@@ -70,7 +75,7 @@ def style_rows(results: Path, dataset: str) -> pd.DataFrame:
                           **({"diff": base.loc[c, "diff"], "diff_lo": base.loc[c, "lo"], "diff_hi": base.loc[c, "hi"],
                               "verdict": base.loc[c, "verdict"]} if c in base.index else
                              {"diff": 0.0, "diff_lo": 0.0, "diff_hi": 0.0, "verdict": "baseline"})}
-                         for c in columns])
+                         for c in columns if c in rows.index]).set_index("column")
 
 
 def style_page(results: Path) -> str:
@@ -85,10 +90,11 @@ def style_page(results: Path) -> str:
              f"output's formality, {used['lai']:,} rows), 95% clustered-bootstrap intervals, the difference from "
              "`target_prob@fasttext`.",
              "", "| column | Mir r | vs baseline on Mir | Lai r | vs baseline on Lai |", "|---|---|---|---|---|"]
-    for (_, m), (_, a) in zip(mir.iterrows(), lai.iterrows(), strict=True):
+    for column in dict.fromkeys([*mir.index, *lai.index]):
         cells = [f"{x.r:.3f} [{x.lo:.3f}, {x.hi:.3f}] | {x['diff']:+.3f} [{x.diff_lo:+.3f}, {x.diff_hi:+.3f}] "
-                 f"{verdicts[x.verdict]}" for x in (m, a)]
-        lines.append(f"| `{m.column}` | {cells[0]} | {cells[1]} |")
+                 f"{verdicts[x.verdict]}" if column in t.index and (x := t.loc[column]) is not None else "— | —"
+                 for t in (mir, lai)]
+        lines.append(f"| `{column}` | {cells[0]} | {cells[1]} |")
     return "\n".join(lines) + "\n"
 
 
@@ -96,8 +102,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     for name in [] if args.rule_only else args.dataset or DATASETS:
         for folder, inputs in ((RESULTS / "meta_eval", None), (RESULTS / "meta_eval_lm", SUBSET_INPUTS)):
+            if args.subset_only and inputs is None:
+                continue
             start = time.perf_counter()
-            done = update_tables(folder / name, name, SUBSET_CLASSIFIERS, inputs=inputs)
+            done = update_tables(folder / name, name, args.classifiers, inputs=inputs, max_train=args.max_train)
             print(json.dumps(done), f"{time.perf_counter() - start:.0f} s", flush=True)
     meta_eval_lm.main(["--rule-only"])
     README.write_text(readme_with_table(README.read_text(), meta_eval_lm.profile_table()))

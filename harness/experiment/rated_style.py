@@ -43,11 +43,32 @@ def style_rating(name: str) -> Rating:
     return next(r for r in (MIR_RATINGS if name == "mir" else LAI_RATINGS) if r.aspect == "style")
 
 
+def specs(names: Sequence[str], max_train: int | None = None) -> dict[str, object]:
+    """The classifier specs of ``names``; with ``max_train``, every transformer (an ensemble's member too) trains on
+    a sample of at most that many texts instead of its default.
+
+    >>> specs(["fasttext_transformer"], 4000)["fasttext_transformer"].params["member_params"]
+    {'transformer': {'max_train': 4000}}
+    """
+    from dataclasses import replace
+
+    chosen = _classifiers(names)
+    if max_train is None:
+        return chosen
+    for name, spec in chosen.items():
+        if spec.backend == "transformer":
+            chosen[name] = replace(spec, params={**spec.params, "max_train": max_train})
+        elif "transformer" in str(spec.params.get("members", "")):
+            chosen[name] = replace(spec, params={**spec.params, "member_params": {"transformer": {
+                "max_train": max_train}}})
+    return chosen
+
+
 def style_card(name: str, names: Sequence[str], *, inputs: int | None = None, seed: int = 0,
-               log: Log = print) -> tuple[Scorecard, dict]:
+               max_train: int | None = None, log: Log = print) -> tuple[Scorecard, dict]:
     """The rated rows of ``name`` (the seeded subset of ``inputs`` inputs when given, as the three-LM tables have)
-    scored by the style classifiers ``names`` only, on the style view the full run uses (Lai's in DualRL's form), the
-    rows' text as the dataset writes it; and the corpus counts."""
+    scored by the style classifiers ``names`` only (:func:`specs`), on the style view the full run uses (Lai's in
+    DualRL's form), the rows' text as the dataset writes it; and the corpus counts."""
     from tsteval.experiment.execute import run
     from tsteval.experiment.plan import Plan
     from tsteval.experiment.rated_lm import input_subset
@@ -56,7 +77,7 @@ def style_card(name: str, names: Sequence[str], *, inputs: int | None = None, se
     if inputs is not None:
         transfers = input_subset(transfers, inputs, seed)
     view = dualrl_form(transfers) if name == "lai" else transfers
-    card = run(Plan(view, classifiers=_classifiers(names), corpus=corpus, seed=seed))
+    card = run(Plan(view, classifiers=specs(names, max_train), corpus=corpus, seed=seed))
     frame = card.frame.copy()
     for column in ("input", "output"):  # the clusters are the inputs as written, as in the committed run
         frame[column] = transfers.frame[column].to_numpy()
@@ -99,15 +120,16 @@ def merged(committed: pd.DataFrame, recomputed: pd.DataFrame) -> pd.DataFrame:
 
 
 def update_tables(directory: Path, name: str, names: Sequence[str], *, inputs: int | None = None,
-                  log: Log = print) -> dict:
-    """Rescore the style columns of ``names`` on rated dataset ``name`` and merge them into the meta-evaluation in
-    ``directory`` (its ``recommendation.csv`` too, where it has one); returns what was checked and added."""
+                  max_train: int | None = None, log: Log = print) -> dict:
+    """Rescore the style columns of ``names`` (transformers on at most ``max_train`` texts when given) on rated
+    dataset ``name`` and merge them into the meta-evaluation in ``directory`` (its ``recommendation.csv`` too, where
+    it has one); returns what was checked and added."""
     info = json.loads((directory / "metaeval.json").read_text())
     notes = json.loads((directory / "notes.json").read_text())
     title = (directory / "metaeval.md").read_text().splitlines()[0].lstrip("# ").strip()
     rating = style_rating(name)
     seed, resamples = info["seed"], info["resamples"]
-    card, _ = style_card(name, names, inputs=inputs, seed=seed, log=log)
+    card, _ = style_card(name, names, inputs=inputs, seed=seed, max_train=max_train, log=log)
     fresh = meta_evaluate(card, [rating], baselines={rating.column: info["baselines"][rating.column]},
                           n_resamples=resamples, seed=seed)
     table, baseline = pd.read_csv(directory / "metaeval.csv"), pd.read_csv(directory / "baseline.csv")
@@ -121,6 +143,7 @@ def update_tables(directory: Path, name: str, names: Sequence[str], *, inputs: i
                            f"{int(counts.loc[row, 'used'].iloc[0])}; they would change every style row")
     added = sorted(set(card.metrics) - set(table["metric"]))
     counts.loc[row, "metrics"] += len(added)
+    added = sorted(set(added) | set(notes.get("style_update", {}).get("added", [])))  # by an earlier update too
     result = MetaEvaluation(merged(table, fresh.table), merged(baseline, fresh.baseline), counts, info)
     recommendation = None
     if (directory / RECOMMENDATION).is_file():
@@ -134,7 +157,9 @@ def update_tables(directory: Path, name: str, names: Sequence[str], *, inputs: i
     notes["metrics"] = [*notes["metrics"], *(m for m in card.metrics if m not in notes["metrics"])]
     notes["style_update"] = {"classifiers": list(names), "added": added, "checked_columns":
                              sorted(set(card.metrics) - set(added)), "largest_difference": worst,
-                             "module": __name__}
+                             "transformer_max_train": max_train, "module": __name__}
+    if recommendation is not None:  # not a file the meta-evaluation writes: out of the way while it rewrites the folder
+        (directory / RECOMMENDATION).unlink()
     result.write(directory, overwrite=True, title=title, notes=notes)
     if recommendation is not None:
         recommendation.to_csv(directory / RECOMMENDATION, index=False)
