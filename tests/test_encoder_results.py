@@ -1,7 +1,7 @@
-"""The committed results of issue 42: the scoring-speed page is its JSON rendered, its rates recomputed from the
-raw seconds; the case figures of Lai's outputs recomputed from the data with a regular expression; the rated tables
-hold every style column of the new classifiers, each difference from the baseline the difference of the committed
-correlations."""
+"""The committed results of issue 42: the recipe and scoring-speed pages are their JSON rendered, their rates and
+projections recomputed from the raw seconds; the case figures of Lai's outputs recomputed from the data with a
+regular expression; the rated tables hold every style column of the new classifiers, each difference from the
+baseline the difference of the committed correlations."""
 
 from __future__ import annotations
 
@@ -13,12 +13,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.speed import speed_style_encoder
+from benchmarks.speed import speed_style_encoder, transformer_recipe
 from benchmarks.studies import lai_case
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 NEW = ("transformer", "fasttext_transformer")
 STYLE_METRICS = ("target_prob", "style_strength", "sti", "sti_norm")
+
+
+def test_the_recipe_page_is_its_json_and_the_projections_follow_from_the_seconds() -> None:
+    report = json.loads((RESULTS / "transformer_recipe.json").read_text())
+    assert (RESULTS / "transformer_recipe.md").read_text() == transformer_recipe.markdown(report)
+    rows = [r for run in report["runs"].values() for r in run.get("speed", [])]
+    assert [r["step"] for r in rows][:4] == [s[0] for s in transformer_recipe.STEPS][:4]
+    for row in rows:
+        assert row["projected_minutes"] == pytest.approx(row["seconds_per_batch"] * 20_000 / 32 / 60, abs=0.01)
 
 
 def test_the_scoring_speed_page_is_its_json_and_the_rates_follow_from_the_seconds() -> None:

@@ -176,7 +176,8 @@ def markdown(report: dict) -> str:
             lines += [f"| {r['step']} | {r['max_length']} | {r['frozen_layers']} | {'yes' if r['bf16'] else 'no'} | "
                       f"{r['seconds_per_batch']:.3f} | {r['cpu_seconds_per_batch']:.3f} | "
                       f"{r['projected_minutes']:.1f} | {r['load_average']:.2f} |" for r in run["speed"]]
-    lines += ["", "## Accuracy, trained end to end", "",
+    accuracy = [r for run in report["runs"].values() for r in run.get("accuracy", [])]
+    lines += [] if not accuracy else ["", "## Accuracy, trained end to end", "",
               f"One epoch unless said; held-out accuracy on {N_HELDOUT:,} other Yelp sentences.", "",
               "| run | setting | parameters | n train | wall min | CPU min | held-out acc | load avg (start, end) |",
               "|---|---|---|---:|---:|---:|---:|---|"]
