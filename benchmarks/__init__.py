@@ -9,13 +9,13 @@ KINDS = {
     "speed": ("Speed", tuple(f"speed.{name}" for name in (
         "speed_sti", "speed_classifiers", "speed_content", "speed_pairs", "speed_naturalness", "speed_ray",
         "speed_lexical", "speed_encoder", "speed_bertscore", "speed_lm_judges", "speed_logprop", "speed_end_to_end",
-        "speed_gpu", "bench_gpu", "profile_lm", "annotate_speed"))),
+        "speed_gpu", "bench_gpu", "profile_lm", "annotate_speed", "transformer_recipe", "speed_style_encoder"))),
     "reproductions": ("Reproductions of published results", tuple(f"reproductions.{name}" for name in (
         "mir_style_reproduction", "mir_content_reproduction", "mir_naturalness", "lexicon_quality", "reed_beck_sweep",
         "bible_compliancy", "dualrl_compliancy", "cds_invariance", "cds_multiclass", "remote_agreement"))),
     "studies": ("Studies of the metrics", tuple(f"studies.{name}" for name in (
         "meta_eval", "meta_eval_lm", "fluency_measures", "style_ensemble", "lai_style_investigation", "lm_style_probe",
-        "mask_placeholder", "content_known_answer", "cds_erasure"))),
+        "mask_placeholder", "content_known_answer", "cds_erasure", "meta_eval_style", "lai_case"))),
     "tools": ("The demo and the pictures", ("demo", "explorer_screenshots", "annotate_screenshots")),
 }
 HELPERS = ("common", "clustered")  # shared code of the benchmarks, not run by themselves

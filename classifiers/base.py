@@ -9,7 +9,10 @@ A saved model is a directory with ``tsteval-classifier.json`` (backend name, par
 the size and sha256 of every weight file, an integrity hash over all of these, library versions)
 beside the backend's weights in a safe format (safetensors, JSON or fastText's own binary), and, for a model
 trained by this tsteval, ``training-texts.json``: the hash set of its training texts
-(:mod:`tsteval.classifiers.training_texts`; ``training_texts_`` once loaded, None for an older model).  Loading
+(:mod:`tsteval.classifiers.training_texts`; ``training_texts_`` once loaded, None for an older model).  A text
+classifier's folder also holds ``text-form.json``, the form of the text it was trained on
+(:mod:`tsteval.classifiers.text_forms`; hashed in the manifest like every file), and scoring puts every text into
+that form first.  Loading
 verifies the manifest and every file's hash before any reader sees a file, so a truncated, damaged or
 edited model is one clear error, never a library crash or a silently different model.  Nothing is
 unpickled.
@@ -32,6 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, make_constraint
 
+from tsteval.classifiers.text_forms import TEXT_FORM, in_form, read_text_form, training_form, write_text_form
 from tsteval.classifiers.training_texts import TRAINING_TEXTS, read_training_texts, text_digests, write_training_texts
 from tsteval.core.errors import InputError, LabelMismatchError, TstevalError, quote, read_json
 from tsteval.core.integrity import file_problem, files_under, integrity_hash, record_files, records_problem
@@ -224,6 +228,8 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
             digests = getattr(self, "training_texts_", None)
             if digests is not None:
                 write_training_texts(written, digests)
+            if hasattr(self, "text_form_"):
+                write_text_form(written, self.text_form_)
             names = files_under(written)
             files = record_files(written, names)
             for name in names:
@@ -243,8 +249,9 @@ class SavedClassifier(ClassifierMixin, BaseEstimator):
             raise TstevalError(f"this {type(self).__name__} is not fitted yet; call fit() first")
 
     @abstractmethod
-    def _fit(self, items: list, y: np.ndarray) -> None:
-        """Train on validated items and integer labels indexing ``classes_``."""
+    def _fit(self, items: list, y: np.ndarray) -> list | None:
+        """Train on validated items and integer labels indexing ``classes_``; return the items trained on when
+        only some were (a sample), else None."""
 
     @abstractmethod
     def _predict_proba(self, items: list) -> np.ndarray:
@@ -330,6 +337,8 @@ def load_saved(directory: str | Path, manifest_name: str, resolve: Callable[[str
     model._load_state(directory)
     listed = _read_manifest(directory / manifest_name)["files"]  # verified above: a listed file has its sha256
     model.training_texts_ = read_training_texts(directory) if TRAINING_TEXTS in listed else None
+    if isinstance(model, TextClassifier):  # a model saved before the form was recorded scores texts as given
+        model.text_form_ = read_text_form(directory) if TEXT_FORM in listed else "as-written"
     return model
 
 
@@ -337,16 +346,20 @@ class TextClassifier(SavedClassifier):
     """Base class of all text classifiers."""
 
     def fit(self, texts: Sequence[str], labels: Sequence[object]) -> Self:
-        """Learn from raw texts and their style labels (parameters are validated first, as scikit-learn does)."""
+        """Learn from raw texts and their style labels (parameters are validated first, as scikit-learn does) and
+        record the text form they are written in (``text_form_``)."""
         self._validate_params()
         texts, labels = check_training_data(texts, labels)
-        self._fit(texts, self._encode_labels(labels))
-        self.training_texts_ = text_digests(texts)
+        seen = self._fit(texts, self._encode_labels(labels))
+        self.training_texts_ = text_digests(texts if seen is None else seen)
+        self.text_form_ = training_form(texts)
         return self
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """``(n, k)`` class probabilities in the order of ``classes_``; rows sum to 1."""
-        return self._normalised(check_texts(texts))
+        """``(n, k)`` class probabilities in the order of ``classes_``; rows sum to 1.  The texts are put into the
+        form the model was trained on (``text_form_``) first."""
+        texts = check_texts(texts)
+        return self._normalised(in_form(texts, getattr(self, "text_form_", "as-written")))
 
     @classmethod
     def load(cls, directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:

@@ -98,7 +98,8 @@ def _fit_or_load(backend: str, corpus: Corpus, params: dict | None, seed: int, h
             macro_f1 = float(f1_score(test_y, predicted, average="macro"))
         report = {"backend": backend, "params": model_params, "seed": seed, "heldout": heldout,
                   "n_train": len(train_x), "n_heldout": len(test_x), "classes": corpus.styles,
-                  "accuracy": accuracy, "macro_f1": macro_f1, "train_seconds": round(seconds, 3), "key": key}
+                  "accuracy": accuracy, "macro_f1": macro_f1, "train_seconds": round(seconds, 3), "key": key,
+                  "text_form": model.text_form_}
         text = json.dumps(report, indent=2, default=str)
         if directory is not None:
             model.save(directory / MODEL_DIR)

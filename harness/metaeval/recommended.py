@@ -31,7 +31,7 @@ RULE = "benchmarks/results/meta_eval_lm/profile.md"
 @dataclass(frozen=True)
 class Recommendation:
     """One aspect's metric: a registered metric name and its variant (content: the modification; naturalness:
-    the scorer; style: any classifier the user gives)."""
+    the scorer; style: the classifier backend it was chosen with, scored with any classifier the user gives)."""
 
     aspect: str
     metric: str
@@ -44,10 +44,10 @@ class Recommendation:
 
 
 RECOMMENDED = (
-    Recommendation("style", "style_strength", "", f"{RULE}: the log-odds of the output's target style, +.073 "
-                   "[+.030, +.116] over target_prob pooled across Mir (+.094) and Lai (+.047, not significant); "
-                   f"on the full tables ({EVIDENCE}) +.045 on Mir and +.029 (not significant) on Lai, where every "
-                   "classifier trained here correlates negatively"),
+    Recommendation("style", "style_strength", "transformer", f"{RULE}: the log-odds of the output's target style "
+                   "by MiniLM fine-tuned with the transformer backend's recipe, +.210 [+.094, +.326] over "
+                   "target_prob@fasttext pooled across Mir (+.137) and Lai (+.325); with fastText +.073 (issue 42: "
+                   "benchmarks/results/meta_eval_style.md)"),
     Recommendation("content", "sbert", "none", f"{EVIDENCE}: unmasked MiniLM cosine: +.004 over bleu@none on Mir "
                    "(not significant), +.342 on Lai; no LM column beats it pooled (LogProp's content -.063 with "
                    f"Qwen, {RULE})"),
@@ -73,8 +73,9 @@ def recommended_options(content: list[str], modifications: list[str], naturalnes
     ``"auto"`` or ``"strap"``; the recommended style metric needs a style classifier (``classifiers`` = how many were
     given)."""
     if classifiers == 0:
-        raise TstevalError("--metrics recommended includes the style metric target_prob: give --classifier "
-                           "NAME=DIR (train one with tsteval train-classifier)")
+        raise TstevalError("--metrics recommended includes the style metric style_strength: give --classifier "
+                           "NAME=DIR (train one with tsteval train-classifier transformer, the backend it was chosen "
+                           "with)")
     for r in RECOMMENDED:
         if r.aspect == "content":
             content = [*content, r.metric] if r.metric not in content else content

@@ -33,7 +33,12 @@ from tsteval.metaeval.tables import MetaEvaluation, MetricColumn, Rating, meta_e
 from tsteval.scorecard import Scorecard
 
 DATASETS = ("mir", "lai")
-STYLE_BACKENDS = ("fasttext", "tfidf-lr", "ensemble")
+# The style classifiers of the rated runs: name -> (backend, parameters); the transformer by its default recipe
+# (:mod:`tsteval.classifiers.transformer`), ``fasttext_transformer`` the calibrated mean of fastText and it.
+STYLE_CLASSIFIERS = {"fasttext": ("fasttext", {}), "tfidflr": ("tfidf-lr", {}), "ensemble": ("ensemble", {}),
+                     "transformer": ("transformer", {}),
+                     "fasttext_transformer": ("ensemble", {"members": "fasttext,transformer"})}
+STYLE_BACKENDS = tuple(STYLE_CLASSIFIERS)
 CONTENT = ("bleu", "chrf", "meteor", "rougeL", "wmd", "sbert", "bertscore_p", "bertscore_r", "bertscore_f1")
 MODIFICATIONS = ("none", "mask", "erase")
 NATURALNESS = ("kn3", "smollm2", "unigram", "unigram-pooled")
@@ -68,11 +73,11 @@ def _sample(texts: Sequence[str], size: int, seed: int) -> list[str]:
     return [texts[i] for i in keep]
 
 
-def _classifiers() -> dict[str, object]:
+def _classifiers(names: Sequence[str] = STYLE_BACKENDS) -> dict[str, object]:
+    """The classifier specs of :data:`STYLE_CLASSIFIERS` named ``names``."""
     from tsteval.experiment.manifest.loader import ClassifierSpec
 
-    return {backend.replace("-", ""): ClassifierSpec(backend.replace("-", ""), backend, {}, heldout=0.1)
-            for backend in STYLE_BACKENDS}
+    return {name: ClassifierSpec(name, *STYLE_CLASSIFIERS[name], heldout=0.1) for name in names}
 
 
 def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,

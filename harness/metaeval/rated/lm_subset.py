@@ -6,9 +6,9 @@ Qwen2.5-Coder-1.5B on every rated row takes hours on a 2-core CPU, so the rows a
 inputs drawn by ``numpy.random.default_rng(seed)`` from the sorted distinct inputs, every column on those rows only.
 Each LM scores ``ppl``/``lp_mean``/``slor`` (on the text restored to its written form), ``logprop_content``,
 ``logprop_style`` and the judges with one template each (:data:`JUDGE_TEMPLATES`, fixed before any of these
-numbers); the style classifier is fastText, the content columns ``bleu``, ``sbert`` and ``bertscore_f1`` at
-``none``, the naturalness baseline the Kneser-Ney trigram.  Two comparisons: with the aspect's baseline (the
-meta-evaluation's ``baseline.csv``) and with the recommendation the rule was fixed against
+numbers); the style classifiers :data:`SUBSET_CLASSIFIERS`, the content columns ``bleu``, ``sbert`` and
+``bertscore_f1`` at ``none``, the naturalness baseline the Kneser-Ney trigram.  Two comparisons: with the aspect's
+baseline (the meta-evaluation's ``baseline.csv``) and with the recommendation the rule was fixed against
 (``recommendation.csv``), which :mod:`tsteval.metaeval.profile_rule` reads.
 """
 
@@ -26,6 +26,7 @@ from tsteval.metaeval.rated.datasets import (
     MIR_TEMPLATES,
     Log,
     RatedRun,
+    _classifiers,
     dualrl_form,
     lai_materials,
     mir_materials,
@@ -40,6 +41,8 @@ PRECISION = {"qwen2.5-coder-1.5b": "bf16"}
 # pairs): each model in bfloat16 on the CPU, 2-3x faster than float32 and within .05 nats of it (speed_logprop).
 LOGPROP_PRECISION = "bf16"
 SUBSET_INPUTS = 24
+# The style classifiers on the subset: fastText (the recommendation's), the transformer and their ensemble (issue 42).
+SUBSET_CLASSIFIERS = ("fasttext", "transformer", "fasttext_transformer")
 LM_METRICS = ("logprop_content", "logprop_style", "judge_style", "judge_content", "judge_fluency")
 # One template per judge: those chosen on Lai with SmolLM2 (rated.MIR_TEMPLATES), fixed before these tables.
 JUDGE_TEMPLATES = {name: k for name, k in MIR_TEMPLATES.items() if name != "cond_lp"}
@@ -114,7 +117,6 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
               log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """Score the subset of rated dataset ``name`` and meta-evaluate it twice: against the aspects' baselines (the
     run's result) and against :data:`RULE_RECOMMENDATIONS` (returned beside it)."""
-    from tsteval.experiment.manifest.loader import ClassifierSpec
     from tsteval.experiment.plan.plan import Plan
     from tsteval.experiment.run.execute import run
 
@@ -128,8 +130,8 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
                 human=human, corpus=corpus, seed=seed, threads=threads, precision="fp32")  # as committed
     card = run(plan)
     style_view = dualrl_form(subset) if name == "lai" else subset
-    classifier = {"fasttext": ClassifierSpec("fasttext", "fasttext", {}, heldout=0.1)}
-    style = run(Plan(style_view, classifiers=classifier, corpus=corpus, seed=seed, threads=threads))
+    style = run(Plan(style_view, classifiers=_classifiers(SUBSET_CLASSIFIERS), corpus=corpus, seed=seed,
+                     threads=threads))
     for column in style.metrics:
         card.add(column, style.frame[column].to_numpy(), style.signatures[column])
     notes["seconds_per_model"] = score_language_models(card, plan, models, log)

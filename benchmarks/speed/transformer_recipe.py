@@ -1,0 +1,240 @@
+"""The fast training recipe of the ``transformer`` style classifier, measured (issue 42).
+
+Data: 20,000 Yelp sentences (dev + test without Mir et al.'s rated inputs; a seeded sample stratified by
+sentiment) and 2,000 other ones held out.  Two parts, each a run on one device (``--device``):
+
+* ``speed`` (CPU): training throughput of each step of the recipe, cumulatively (:data:`STEPS`), on
+  :data:`SPEED_BATCHES` batches of 32 after :data:`WARM_BATCHES` untimed ones, through
+  :func:`tsteval.classifiers.transformer.fine_tune`: every text padded to 64 tokens (static padding), padded to its
+  batch's longest (dynamic), batches of similar length, the length cap at 32 tokens, the lowest layers frozen, bf16
+  autocast (only where the CPU computes bf16 natively: ``tsteval.core.devices.native_bf16``); each row's projected
+  minutes for one epoch over 20,000 sentences.
+* ``accuracy``: ``TransformerClassifier`` trained end to end with each setting of :data:`ACCURACY` (the slow full
+  fine-tune only where asked, ``--full``: it takes tens of minutes on 2 cores), its wall time, its process's CPU time
+  and its held-out accuracy.
+
+Every timing carries ``os.getloadavg()`` at its start: the 2-core machine is shared, and a load above 2 means other
+work took CPU time from the run, so its wall time is longer than the 2 cores alone would take.  Results go to
+``results/transformer_recipe.json`` under the run's name (``--run``, default the device), the page to
+``transformer_recipe.md``.
+
+Run: ``python -m benchmarks.speed.transformer_recipe [--part speed|accuracy] [--device cpu|cuda] [--run NAME]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.model_selection import train_test_split
+
+from tsteval.classifiers.transformer import (
+    TransformerClassifier,
+    _from_pretrained,
+    default_model_path,
+    fine_tune,
+    freeze_lower,
+)
+from tsteval.core.devices import native_bf16
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+N_TRAIN = 20_000
+N_HELDOUT = 2_000
+BATCH = 32
+SPEED_BATCHES = 15
+WARM_BATCHES = 2
+# Cumulative steps of the recipe: (label, padding, length-sorted batches, max_length, frozen layers, bf16).
+STEPS = (
+    ("padded to 64 tokens", "static", False, 64, 0, False),
+    ("dynamic padding", "dynamic", False, 64, 0, False),
+    ("+ batches of similar length", "dynamic", True, 64, 0, False),
+    ("+ length cap 32", "dynamic", True, 32, 0, False),
+    ("+ 2 lowest layers frozen", "dynamic", True, 32, 2, False),
+    ("+ 4 lowest layers frozen", "dynamic", True, 32, 4, False),
+    ("+ bf16 autocast, 2 frozen", "dynamic", True, 32, 2, True),
+    ("+ bf16 autocast, 4 frozen", "dynamic", True, 32, 4, True),
+)
+RECIPE = "recipe (the defaults)"
+FULL = "full fine-tune: nothing frozen, fp32, 64 tokens, 2 epochs"
+# Settings trained end to end: (label, TransformerClassifier parameters, run without --full).
+ACCURACY = (
+    (RECIPE, {}, True),
+    ("recipe, 4 layers frozen", {"freeze_layers": 4}, True),
+    ("recipe, 10,000 sentences", {"max_train": 10_000}, True),
+    ("recipe, nothing frozen", {"freeze_layers": 0}, True),
+    (FULL, {"freeze_layers": 0, "precision": "fp32", "max_length": 64, "epochs": 2}, False),
+)
+Split = tuple[list[str], list[str], list[str], list[str]]
+
+
+def data(seed: int = 0) -> Split:
+    """Training and held-out Yelp texts and labels: stratified, seeded, disjoint."""
+    from benchmarks.common import mir_and_yelp
+
+    _, corpus = mir_and_yelp()
+    train_x, rest_x, train_y, rest_y = train_test_split(corpus.texts, corpus.labels, train_size=N_TRAIN,
+                                                        random_state=seed, stratify=corpus.labels)
+    held_x, _, held_y, _ = train_test_split(rest_x, rest_y, train_size=N_HELDOUT, random_state=seed,
+                                            stratify=rest_y)
+    return train_x, train_y, held_x, held_y
+
+
+def speed_row(step: tuple, split: Split, model_path: str, seed: int) -> dict:
+    """Seconds per batch of one recipe step, timed through ``fine_tune`` on a fresh copy of the model."""
+    label, padding, sorted_batches, max_length, frozen, bf16 = step
+    n = (WARM_BATCHES + SPEED_BATCHES) * BATCH
+    torch.manual_seed(seed)
+    tokenizer, model = _from_pretrained(model_path, num_labels=2)
+    freeze_lower(model, frozen)
+    ids = tokenizer(split[0][:n], truncation=True, max_length=max_length)["input_ids"]
+    targets = torch.tensor([int(y) for y in split[1][:n]])
+    marks: list[tuple[float, float]] = []
+
+    def encode(batch: list[int]) -> dict[str, torch.Tensor]:
+        marks.append((time.perf_counter(), time.process_time()))
+        rows = {"input_ids": [ids[i] for i in batch]}
+        if padding == "static":
+            return tokenizer.pad(rows, padding="max_length", max_length=max_length, return_tensors="pt")
+        return tokenizer.pad(rows, return_tensors="pt")
+
+    load = os.getloadavg()[0]
+    fine_tune(model, encode, targets, epochs=1, batch_size=BATCH, lr=5e-5, seed=seed, desc=label, verbose=False,
+              lengths=[len(i) for i in ids] if sorted_batches else None,
+              autocast=torch.bfloat16 if bf16 else None)
+    per_batch = (time.perf_counter() - marks[WARM_BATCHES][0]) / SPEED_BATCHES
+    cpu_per_batch = (time.process_time() - marks[WARM_BATCHES][1]) / SPEED_BATCHES
+    return {"step": label, "padding": padding, "length_sorted": sorted_batches, "max_length": max_length,
+            "frozen_layers": frozen, "bf16": bf16, "seconds_per_batch": round(per_batch, 4),
+            "cpu_seconds_per_batch": round(cpu_per_batch, 4),
+            "projected_minutes": round(per_batch * N_TRAIN / BATCH / 60, 2), "load_average": round(load, 2)}
+
+
+def accuracy_row(label: str, params: dict, split: Split, model_path: str, device: str, seed: int) -> dict:
+    """``TransformerClassifier`` with ``params`` trained on the training split: wall time, held-out accuracy."""
+    train_x, train_y, held_x, held_y = split
+    model = TransformerClassifier(model_path, seed=seed, device=device, verbose=False, **params)
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), time.process_time()
+    model.fit(train_x, train_y)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    accuracy = float(np.mean(model.predict(held_x) == np.array(held_y)))
+    return {"setting": label, "params": params, "n_train": min(len(train_x), model.max_train or len(train_x)),
+            "train_seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "heldout_accuracy": round(accuracy, 4),
+            "load_average": round(load, 2), "load_average_after": round(os.getloadavg()[0], 2)}
+
+
+def machine(device: str) -> dict:
+    """The machine a run took its figures on."""
+    info = {"cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)),
+            "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "python": platform.python_version(),
+            "device": device, "native_bf16": native_bf16(device)}
+    if device.startswith("cuda"):
+        info["gpu"] = torch.cuda.get_device_name()
+    return info
+
+
+def verdict(report: dict) -> dict | None:
+    """The recipe on the CPU run against the best held-out accuracy of any setting on any run."""
+    rows = [(name, r) for name, run in report["runs"].items() for r in run.get("accuracy", [])]
+    recipe = [(name, r) for name, r in rows if r["setting"] == RECIPE and report["runs"][name]["machine"]["device"]
+              == "cpu"]
+    if not recipe:
+        return None
+    best_name, best = max(rows, key=lambda x: x[1]["heldout_accuracy"])
+    name, row = recipe[0]
+    gap = 100 * (best["heldout_accuracy"] - row["heldout_accuracy"])
+    return {"recipe_run": name, "recipe_accuracy": row["heldout_accuracy"], "recipe_minutes": row["train_seconds"] / 60,
+            "best_run": best_name, "best_setting": best["setting"], "best_accuracy": best["heldout_accuracy"],
+            "points_below_best": round(gap, 2), "within_one_point": gap <= 1.0,
+            "within_five_minutes": row["train_seconds"] <= 300}
+
+
+def markdown(report: dict) -> str:
+    """``transformer_recipe.md`` from the report."""
+    lines = ["# The transformer classifier's fast training recipe (Yelp, 20,000 sentences)", "",
+             "Runs (the 1-minute load average at the start of each timing is in its row):", ""]
+    for name, run in report["runs"].items():
+        m = run["machine"]
+        lines.append(f"- `{name}`: {m['device']}{' (' + m['gpu'] + ')' if 'gpu' in m else ''}, {m['affinity']} of "
+                     f"{m['cpu_count']} CPUs, torch {m['torch']} with {m['torch_threads']} threads, bf16 native: "
+                     f"{'yes' if m['native_bf16'] else 'no'}. {run.get('note', '')}".rstrip())
+    for name, run in report["runs"].items():
+        if run.get("speed"):
+            lines += ["", f"## Training speed, step by step (`{name}`)", "",
+                      f"Seconds per batch of {BATCH} (mean of {SPEED_BATCHES} after {WARM_BATCHES} untimed), MiniLM; "
+                      f"projected minutes for one epoch over {N_TRAIN:,} sentences.", "",
+                      "| step | max tokens | frozen layers | bf16 | s/batch | CPU s/batch | projected min | load avg |",
+                      "|---|---:|---:|---|---:|---:|---:|---:|"]
+            lines += [f"| {r['step']} | {r['max_length']} | {r['frozen_layers']} | {'yes' if r['bf16'] else 'no'} | "
+                      f"{r['seconds_per_batch']:.3f} | {r['cpu_seconds_per_batch']:.3f} | "
+                      f"{r['projected_minutes']:.1f} | {r['load_average']:.2f} |" for r in run["speed"]]
+    accuracy = [r for run in report["runs"].values() for r in run.get("accuracy", [])]
+    lines += [] if not accuracy else ["", "## Accuracy, trained end to end", "",
+              f"One epoch unless said; held-out accuracy on {N_HELDOUT:,} other Yelp sentences.", "",
+              "| run | setting | parameters | n train | wall min | CPU min | held-out acc | load avg (start, end) |",
+              "|---|---|---|---:|---:|---:|---:|---|"]
+    lines += [f"| {name} | {r['setting']} | `{json.dumps(r['params'])}` | {r['n_train']:,} | "
+              f"{r['train_seconds'] / 60:.2f} | {r['cpu_seconds'] / 60:.1f} | {r['heldout_accuracy']:.3f} | "
+              f"{r['load_average']:.2f}, {r['load_average_after']:.2f} |"
+              for name, run in report["runs"].items() for r in run.get("accuracy", [])]
+    v = verdict(report)
+    if v:
+        lines += ["", f"The recipe on `{v['recipe_run']}`: {v['recipe_accuracy']:.3f} in {v['recipe_minutes']:.1f} "
+                  f"min; the best held-out accuracy of any row: {v['best_accuracy']:.3f} ({v['best_setting']}, "
+                  f"`{v['best_run']}`), {v['points_below_best']:.2f} points above the recipe's: "
+                  f"{'within' if v['within_one_point'] else 'not within'} 1 point, "
+                  f"{'within' if v['within_five_minutes'] else 'over'} 5 minutes."]
+    return "\n".join(lines) + "\n"
+
+
+def parser() -> argparse.ArgumentParser:
+    """This benchmark's command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("speed", "accuracy"), action="append", help="default: both")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--run", help="the run's name in the results (default: the device)")
+    parser.add_argument("--note", default="", help="a sentence on the machine, shown beside the run")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--full", action="store_true", help="also the slow full fine-tune")
+    parser.add_argument("--setting", action="append", choices=[a[0] for a in ACCURACY], help="only these settings")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    torch.set_num_threads(args.threads)
+    path = args.out / "transformer_recipe.json"
+    report = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
+    split, model_path = data(args.seed), default_model_path()
+    run = report["runs"].setdefault(args.run or args.device, {})
+    run["machine"], run["note"] = machine(args.device), args.note
+    for part in args.part or ["speed", "accuracy"]:
+        if part == "speed" and args.device == "cpu":
+            run["speed"] = [speed_row(step, split, model_path, args.seed) for step in STEPS
+                            if not step[5] or native_bf16("cpu")]  # emulated bf16 is tens of times slower
+            print(run["speed"], flush=True)
+        elif part == "accuracy":  # a setting measured again replaces its row; the others' rows are kept
+            for label, params, default in ACCURACY:
+                if (default or args.full) and (not args.setting or label in args.setting):
+                    row = accuracy_row(label, params, split, model_path, args.device, args.seed)
+                    rows = {r["setting"]: r for r in run.get("accuracy", [])} | {label: row}
+                    run["accuracy"] = [rows[x[0]] for x in ACCURACY if x[0] in rows]
+                    print(row, flush=True)
+                    path.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "transformer_recipe.md").write_text(markdown(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""The committed results of issue 42: the recipe and scoring-speed pages are their JSON rendered, their rates and
+projections recomputed from the raw seconds; the case figures of Lai's outputs recomputed from the data with a
+regular expression; the rated tables hold every style column of the new classifiers, each difference from the
+baseline the difference of the committed correlations."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.speed import speed_style_encoder, transformer_recipe
+from benchmarks.studies import lai_case
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+NEW = ("transformer", "fasttext_transformer")
+STYLE_METRICS = ("target_prob", "style_strength", "sti", "sti_norm")
+
+
+def test_the_recipe_page_is_its_json_and_the_projections_follow_from_the_seconds() -> None:
+    report = json.loads((RESULTS / "transformer_recipe.json").read_text())
+    assert (RESULTS / "transformer_recipe.md").read_text() == transformer_recipe.markdown(report)
+    rows = [r for run in report["runs"].values() for r in run.get("speed", [])]
+    assert [r["step"] for r in rows][:4] == [s[0] for s in transformer_recipe.STEPS][:4]
+    for row in rows:
+        assert row["projected_minutes"] == pytest.approx(row["seconds_per_batch"] * 20_000 / 32 / 60, abs=0.01)
+
+
+def test_the_scoring_speed_page_is_its_json_and_the_rates_follow_from_the_seconds() -> None:
+    report = json.loads((RESULTS / "speed_style_encoder.json").read_text())
+    assert (RESULTS / "speed_style_encoder.md").read_text() == speed_style_encoder.markdown(report)
+    assert [r["classifier"] for r in report["rows"]] == ["fasttext", "transformer"]
+    for row in report["rows"]:
+        assert row["pairs"] == 10_000
+        assert row["pairs_per_s"] == pytest.approx(row["pairs"] / row["seconds"], rel=1e-3)
+
+
+def test_the_case_figures_are_lais_outputs_counted_again(data_root: Path) -> None:
+    report = json.loads((RESULTS / "lai_case.json").read_text())
+    assert (RESULTS / "lai_case.md").read_text() == lai_case.markdown(report)
+    rows = [json.loads(line) for line in (data_root / "lai2022" / "style.json").read_text().splitlines() if line]
+    outputs, ratings = [], []
+    for row in rows:
+        for system in row["sys"].values():
+            outputs.append(system["out"])
+            ratings.append(np.mean([float(v) for k, v in system.items() if k.startswith("human")]))
+    lettered = [i for i, t in enumerate(outputs) if re.search(r"[A-Za-z]", t)]
+    lower = np.array([not re.search(r"[A-Z]", outputs[i]) for i in lettered], dtype=float)
+    case = report["case"]
+    assert (case["outputs"], case["all_lowercase"]) == (len(outputs), int(lower.sum()))
+    r = np.corrcoef(lower, np.array(ratings)[lettered])[0, 1]
+    assert case["r_all_lowercase_rating"] == pytest.approx(r, abs=1e-9)
+    assert all(c["text_form"] == "as-written" for c in report["classifiers"])
+    from transformers import AutoTokenizer
+
+    from tsteval.classifiers.transformer import default_model_path
+
+    uncased = AutoTokenizer.from_pretrained(default_model_path())("Formal Text")["input_ids"] == \
+        AutoTokenizer.from_pretrained(default_model_path())("formal text")["input_ids"]
+    assert {c["backend"]: c["reads_case"] for c in report["classifiers"]}["transformer"] is (not uncased)
+
+
+@pytest.mark.parametrize("folder", ["meta_eval", "meta_eval_lm"])
+@pytest.mark.parametrize("name", ["mir", "lai"])
+def test_the_committed_tables_hold_the_encoder_columns_each_difference_recomputed(folder: str, name: str) -> None:
+    directory = RESULTS / folder / name
+    table, baseline = pd.read_csv(directory / "metaeval.csv"), pd.read_csv(directory / "baseline.csv")
+    notes = json.loads((directory / "notes.json").read_text())
+    assert notes["style_update"]["largest_difference"] <= 1e-9 and notes["style_update"]["checked_columns"]
+    sentence = table[(table["level"] == "sentence") & (table["method"] == "pearson")].set_index(["metric", "rating"])
+    style = baseline[(baseline["aspect"] == "style") & (baseline["level"] == "sentence")
+                     & (baseline["method"] == "pearson")]
+    new = [c for c in notes["style_update"]["classifiers"] if c != "fasttext"]
+    assert "transformer" in new and set(new) <= set(NEW)
+    for classifier in new:
+        for metric in STYLE_METRICS:
+            column = f"{metric}@{classifier}"
+            assert column in notes["style_update"]["added"]
+            row = style[style["metric"] == column].iloc[0]
+            assert row["diff"] == pytest.approx(sentence.loc[(column, row["rating"]), "r"]
+                                                - sentence.loc[(row["baseline"], row["rating"]), "r"], abs=1e-12)
+    counts = pd.read_csv(directory / "counts.csv").set_index("rating")
+    rating = style["rating"].iloc[0]
+    assert counts.loc[rating, "metrics"] == table[table["rating"] == rating]["metric"].nunique()

@@ -1,0 +1,76 @@
+"""The transformer classifier's fast recipe on a tiny randomly initialised BERT (seconds): the sample, the frozen
+layers, the length-sorted batches, transformers' load report kept quiet and the one line said instead (issue 42)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import tiny_bert, torch_threads
+
+from tsteval.classifiers.transformer import BUCKET_BATCHES, TransformerClassifier, freeze_lower, length_batches
+from tsteval.cli.main import main
+
+NOUNS = ("food", "staff", "room", "bar")
+TEXTS = [f"the {n} was {w} ." for w in ("awful", "cold", "bland", "terrible", "bad", "sad") for n in NOUNS] + \
+        [f"the {n} was {w} ." for w in ("great", "warm", "tasty", "lovely", "good", "fine") for n in NOUNS]
+LABELS = ["neg"] * 24 + ["pos"] * 24
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread() -> Iterator[None]:
+    with torch_threads(1):
+        yield
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_bert(tmp_path_factory.mktemp("tinybert"))
+
+
+def test_the_sample_is_what_the_model_is_said_to_have_seen(bert: Path) -> None:
+    model = TransformerClassifier(str(bert), max_train=20, batch_size=8, verbose=False).fit(TEXTS, LABELS)
+    assert len(model.training_texts_) == 20 < len(set(TEXTS))
+    assert model.predict_proba(TEXTS[:3]).shape == (3, 2)
+
+
+def test_freezing_stops_the_embeddings_and_lowest_layers_and_keeps_the_top_one(bert: Path) -> None:
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_pretrained(str(bert), num_labels=2)
+    assert freeze_lower(model, 5) == 1  # two layers: all but the top one
+    trainable = {name.split(".")[1] if name.startswith("bert.") else name.split(".")[0]
+                 for name, p in model.named_parameters() if p.requires_grad}
+    assert "embeddings" not in trainable and "classifier" in trainable
+    assert not any(p.requires_grad for p in model.bert.encoder.layer[0].parameters())
+    assert all(p.requires_grad for p in model.bert.encoder.layer[1].parameters())
+
+
+def test_length_batches_hold_similar_lengths_and_every_example_once() -> None:
+    lengths = [int(x) for x in torch.randint(3, 40, (8 * BUCKET_BATCHES,), generator=torch.Generator().manual_seed(1))]
+    batches = length_batches(lengths, 8, torch.Generator().manual_seed(0))
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    spread = sum(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches) / len(batches)
+    assert spread < 3  # random batches of 8 from 3..39 spread about 28
+
+
+def test_quiet_training_prints_no_load_report_and_verbose_says_one_line_and_the_expected_time(
+        bert: Path, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    (tmp_path / "neg.txt").write_text("\n".join(TEXTS[:24]) + "\n")
+    (tmp_path / "pos.txt").write_text("\n".join(TEXTS[24:]) + "\n")
+    base = ["train-classifier", "transformer", "--style", f"neg={tmp_path / 'neg.txt'}", "--style",
+            f"pos={tmp_path / 'pos.txt'}", "--param", f"model_name_or_path={bert}"]
+    assert main([*base, "--param", "batch_size=8", "--quiet", "--out", str(tmp_path / "q")]) == 0
+    out, err = capfd.readouterr()
+    assert "MISSING" not in out + err and "LOAD REPORT" not in out + err
+    assert "Loading weights" not in err and "Writing model shards" not in err
+    assert "classification head" not in err and out.count("\n") == 1  # the result line only
+    assert json.loads((tmp_path / "q" / "report.json").read_text())["text_form"] == "tokenised-lowercase"
+    assert main([*base, "--param", "batch_size=4", "--out", str(tmp_path / "v")]) == 0  # 11 batches
+    out, err = capfd.readouterr()
+    assert "MISSING" not in out + err and "11 batches of 4, expected to take about" in err
+    said = [line for line in err.splitlines() if "classification head" in line]
+    assert len(said) == 1 and "new 2-way classification head" in said[0], err
