@@ -1,13 +1,14 @@
 """The style columns of the committed rated tables rescored alone, and merged into them (issue 42).
 
 A style column's meta-evaluation depends on its own values, the style rating, the rows every style column has and
-the bootstrap draws, which are drawn from the inputs and the seed only (:mod:`tsteval.metaeval.tables`).  So new
+the bootstrap draws, which are drawn from the inputs and the seed only (:mod:`tsteval.metaeval.tables`). So new
 style classifiers join the committed tables without rescoring the other aspects (the LM columns take an hour on 2
 cores): the rated rows are scored by every classifier of ``names``
 (:data:`tsteval.metaeval.rated.datasets.STYLE_CLASSIFIERS`, trained on the same corpus and exclusions as the
-committed ones), meta-evaluated against the style rating with the table's own baseline, seed and resamples, and their rows replace or join the table's.  The columns the table already
-had are the check: their recomputed rows must equal the committed ones (:data:`TOLERANCE`), else nothing is
-written.  Rows of other columns (the LM judges of style, published scores, other aspects) are kept as they are.
+committed ones), meta-evaluated against the style rating with the table's own baseline, seed and resamples, and
+their rows replace or join the table's. The columns the table already had are the check: their recomputed rows must
+equal the committed ones (:data:`TOLERANCE`), else nothing is written. Rows of other columns (the LM judges of
+style, published scores, other aspects) are kept as they are.
 """
 
 from __future__ import annotations
