@@ -22,7 +22,10 @@ from tsteval.backends.client import ServerError
 from tsteval.backends.llama_server import LlamaServer, free_port
 from tsteval.backends.remote import RemoteLM
 from tsteval.core.errors import TstevalError
-from tsteval.metrics.judges.prompts import chosen_templates, fill
+from tsteval.metrics.judges.cond_lp import cond_lp_matrix, continuations
+from tsteval.metrics.judges.logprop import logprop_scores
+from tsteval.metrics.judges.prefix_scoring import continuation_log_probs
+from tsteval.metrics.judges.prompts import chosen_templates, fill, render
 from tsteval.metrics.judges.rating import expected_rating, judge_matrix
 from tsteval.metrics.naturalness.causal_lm import CausalLM, smollm2_path
 from tsteval.readers.dualrl import load_dualrl
@@ -41,6 +44,11 @@ PAIRS = 6
 # so the quantisation's noise leaves r = 0.849 over the 200.
 RATING_TOLERANCE, RATING_R = 0.15, 0.9
 LP_TOLERANCE, LP_R = 0.15, 0.99
+# cond_lp and LogProp: pairs compared here (each an echo request per prompt: llama-cpp-python 0.2.62 takes seconds
+# for each, sorting the vocabulary in Python for every echoed token) and the tolerances, above the largest
+# differences of benchmarks/results/remote_agreement.md (the same quantisation as above).
+CONTINUATION_PAIRS = 1
+COND_LP_TOLERANCE, LOGPROP_STYLE_TOLERANCE = 0.5, 0.05
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +173,77 @@ def test_values_match_in_process(server: LlamaServer, pairs: tuple[list[str], li
     lm.close()
 
 
+def test_continuations_match_in_process(server: LlamaServer, pairs: tuple[list[str], list[str]],
+                                        tmp_path: Path) -> None:
+    """cond_lp (a plain template) and LogProp (in the chat template) through the server, their prompts rendered by the
+    packaged SmolLM2 tokenizer and decoded to text: the same number of continuation tokens as in process, values
+    within the tolerance measured on DualRL pairs (benchmarks/results/remote_agreement.md).  An empty output is
+    scored too (its end-of-turn token only)."""
+    inputs, outputs = [*pairs[0][:CONTINUATION_PAIRS], pairs[0][2]], [*pairs[1][:CONTINUATION_PAIRS], ""]
+    targets = ["positive"] * len(inputs)
+    lm, local = remote(server.url, tmp_path, max_concurrency=2, tokenizer="smollm2"), CausalLM("smollm2", threads=1)
+    prompts, conts = [render(local, f"Text: {x}", False) for x in inputs], continuations(local, outputs, False)
+    far_tokens, near_tokens = lm.continuation_log_probs(prompts, conts), continuation_log_probs(local, prompts, conts)
+    assert [len(v) for v in far_tokens] == [len(c) for c in conts] == [len(v) for v in near_tokens]
+    far = {"cond_lp": cond_lp_matrix(inputs, outputs, targets, lm, which=[2]),
+           **logprop_scores(inputs, outputs, targets, lm)}
+    near = {"cond_lp": cond_lp_matrix(inputs, outputs, targets, local, which=[2]),
+            **logprop_scores(inputs, outputs, targets, local)}
+    gaps = {name: float(np.max(np.abs(far[name] - near[name]))) for name in far}
+    print(f"continuations: max |diff| {gaps}; {lm.usage}")
+    assert all(np.isfinite(v).all() for v in far.values())
+    assert gaps["cond_lp"] < COND_LP_TOLERANCE and gaps["logprop_content"] < COND_LP_TOLERANCE
+    assert gaps["logprop_style"] < LOGPROP_STYLE_TOLERANCE
+    assert "remote:" in lm.model_id
+    lm.close()
+
+
+def test_a_dry_run_sends_nothing_and_counts_what_the_run_sends(server: LlamaServer, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    """``tsteval score --dry-run`` asks the server nothing (counted at a proxy), writes nothing, and prints per
+    metric the requests that the real run then sends (counted at the proxy) and their prompt tokens (counted again
+    here by the tokenizer); after the run, a dry run finds every request cached."""
+    from tsteval.cli import main
+
+    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "in.txt").write_text("the food was cold .\nthe staff was rude .\n", encoding="utf-8")
+    (tmp_path / "out.txt").write_text("the food was warm .\nthe staff was kind .\n", encoding="utf-8")
+    proxy = Proxy(server.url.removesuffix("/v1"))
+    command = ["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style",
+               "negative", "--target-style", "positive", "--metrics",
+               "judge_content:template=1,cond_lp,lp_mean@smollm2", "--lm-endpoint", proxy.url, "--language-model",
+               ALIAS, "--lm-start-text", START, "--lm-tokenizer", "smollm2", "--quiet"]
+    try:
+        assert main([*command, "--dry-run", "--out", str(tmp_path / "dry")]) == 0
+        printed = capsys.readouterr().out
+        assert sum(proxy.answered.values()) == 0 and not (tmp_path / "dry").exists()
+        rows = {line.split()[0].rstrip(","): [int(v) for v in line.split()[-3:]] for line in printed.splitlines()
+                if line.startswith(("judge_content", "cond_lp", "ppl", "total"))}
+        assert rows["judge_content"][:2] == [2, 0] and rows["cond_lp"][:2] == [3 * 2 * 2, 0]  # 3 templates x 2
+        assert rows["ppl"][:2] == [2, 0] and "nothing was sent" in printed
+        tokenizer = CausalLM("smollm2", threads=1).tokenizer
+        chat = [tokenizer.apply_chat_template([{"role": "user", "content": fill(
+            str(chosen_templates("judge_content", [1])[0]["prompt"]), input=x, output=y, style="positive",
+            source="negative")}], add_generation_prompt=True, tokenize=False)
+            for x, y in (("The food was cold.", "The food was warm."), ("The staff was rude.", "The staff was kind."))]
+        assert rows["judge_content"][2] == sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in chat)
+        assert rows["ppl"][2] == sum(len(tokenizer(START + t, add_special_tokens=False)["input_ids"])
+                                     for t in ("The food was warm.", "The staff was kind."))
+        command[command.index("judge_content:template=1,cond_lp,lp_mean@smollm2")] = "judge_content:template=1," \
+            "lp_mean@smollm2"
+        assert main([*command, "--out", str(tmp_path / "run")]) == 0
+        capsys.readouterr()
+        scoring = sum(proxy.answered.values()) - 3  # less the two probes and the first token's distribution
+        assert scoring == rows["judge_content"][0] + rows["ppl"][0]
+        assert main([*command, "--dry-run", "--out", str(tmp_path / "again")]) == 0
+        again = capsys.readouterr().out
+    finally:
+        proxy.close()
+    total = next(line for line in again.splitlines() if line.startswith("total")).split()
+    assert total[1:3] == ["0", str(scoring)]  # nothing new to send, every request cached
+
+
 def test_both_response_shapes_give_the_same_ratings(server: LlamaServer, pairs: tuple[list[str], list[str]],
                                                     tmp_path: Path) -> None:
     """The server's own shape (top_logprobs dicts) and OpenAI's current one (content[].top_logprobs lists, rewritten
@@ -272,9 +351,9 @@ def test_failures_are_one_line_naming_the_fix(server: LlamaServer, tmp_path: Pat
                 lm.require([metric])
             assert metric in one_line(lacking) and "without --lm-endpoint" in one_line(lacking)
         assert lm.usage["requests"] <= 4  # the probes only: nothing was scored
-    with pytest.raises(TstevalError) as not_yet:
+    with pytest.raises(TstevalError) as no_tokenizer:  # the served name is no tokenizer this machine can load
         remote(server.url, tmp_path).require(["cond_lp"])
-    assert "cond_lp" in one_line(not_yet)
+    assert "cond_lp" in one_line(no_tokenizer) and "--lm-tokenizer" in one_line(no_tokenizer)
 
 
 def test_evaluate_scores_through_the_server(server: LlamaServer, tmp_path: Path,
@@ -290,6 +369,6 @@ def test_evaluate_scores_through_the_server(server: LlamaServer, tmp_path: Path,
     assert not any(str(server.port) in s for s in card.signatures.values())
     value = float(card.frame["lp_mean@smollm2-q4"].iloc[0])
     assert -15 < value < 0 and not math.isnan(float(card.frame["judge_fluency@smollm2-q4"].iloc[0]))
-    with pytest.raises(TstevalError, match="cond_lp is not read from an LM server"):
+    with pytest.raises(TstevalError, match="give --lm-tokenizer"):
         tsteval.evaluate(["a"], ["b"], source_style="negative", target_style="positive", metrics=["cond_lp"],
                          lm_endpoint=server.url, language_model=ALIAS)

@@ -47,6 +47,9 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "api_key_env": ("LAB_KEY", "LAB_KEY", "LAB_KEY", "sk-not-a-variable name", {}),
     "max_concurrency": ("8", 8, 8, 0, {}),
     "lm_start_text": ("<s>", "<s>", "<s>", "two\nlines", {}),
+    "lm_tokenizer": ("HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-360M",
+                     "two\nlines", {}),
+    "dry_run": ("true", True, True, "maybe", {}),  # a switch on the command line: --dry-run
     "batch_tokens": ("512", 512, 512, 0, {}),
     "text_form": ("tokenised-lowercase", "tokenised-lowercase", "tokenised-lowercase", "shouting", {}),
     "style_labels": ("neg=negative,pos=positive", {"neg": "negative", "pos": "positive"},
@@ -90,6 +93,9 @@ def _cli(files: Path, flags: list[str]) -> list[str]:
 def _flags(values: dict[str, object]) -> list[str]:
     flags = []
     for name, value in values.items():
+        if isinstance(OPTIONS[name].default, bool):  # a switch: present or not
+            flags += [OPTIONS[name].flag] if str(value).lower() == "true" else []
+            continue
         text = ",".join(value) if isinstance(value, list) else str(value)
         flags += [OPTIONS[name].flag, text]
     return flags
@@ -148,8 +154,9 @@ def test_a_bad_value_is_the_same_line_in_every_front_end(name: str, files: Path,
         OPTIONS[name].read(bad)
     message = str(error.value)
     assert "\n" not in message and name in message
-    outcome = run_cli(_cli(files, _flags({**extra, name: bad})), capsys)
-    assert outcome.code == 2 and outcome.error == message
+    if not isinstance(OPTIONS[name].default, bool):  # a switch takes no value on the command line
+        outcome = run_cli(_cli(files, _flags({**extra, name: bad})), capsys)
+        assert outcome.code == 2 and outcome.error == message
     with pytest.raises(ManifestError) as error:
         load_manifest(_manifest(files, {**extra, name: bad}, f"bad-{name}"))
     assert f": {OPTIONS[name].manifest}: {message}" in str(error.value)

@@ -5,7 +5,9 @@ bits) and read in process by transformers (the weights de-quantised to float32, 
 Per metric, on the first ``--pairs`` DualRL Yelp pairs (sorted by item, then system; text restored to sentence case):
 the largest absolute difference, the mean one and Pearson's r, with the requests and tokens the server was sent and
 the wall seconds.  ``lp_mean`` reads each output after SmolLM2's BOS ``<|im_start|>`` as text (``--lm-start-text``);
-the judges their first template.  Each metric's figures are written as soon as they are measured, into
+the judges and ``cond_lp`` their first template; ``logprop`` gives ``logprop_content`` and ``logprop_style`` from the
+same requests.  ``cond_lp`` and LogProp render their prompts with the packaged SmolLM2 tokenizer (``--lm-tokenizer
+smollm2``).  Each metric's figures are written as soon as they are measured, into
 ``results/remote_agreement.{json,md}``: the tolerances of ``tests/test_remote_lm.py`` come from here.
 
 Run: ``python -m benchmarks.reproductions.remote_agreement [--pairs 200] [--metrics lp_mean,judge_fluency,...]``.
@@ -24,18 +26,26 @@ import numpy as np
 from benchmarks.speed.speed_lm_judges import _pairs
 from tsteval.backends.llama_server import LlamaServer
 from tsteval.backends.remote import RemoteLM
+from tsteval.metrics.judges.cond_lp import cond_lp_matrix
+from tsteval.metrics.judges.logprop import logprop_scores
 from tsteval.metrics.judges.rating import judge_matrix
 from tsteval.metrics.naturalness.causal_lm import CausalLM, smollm2_path
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 START = "<|im_start|>"
-METRICS = ("lp_mean", "judge_fluency", "judge_content", "judge_style")
+METRICS = ("lp_mean", "judge_fluency", "judge_content", "judge_style", "cond_lp", "logprop")
 
 
-def _values(metric: str, lm: object, inputs: list[str], outputs: list[str], targets: list[str]) -> np.ndarray:
+def _values(metric: str, lm: object, inputs: list[str], outputs: list[str], targets: list[str],
+            ) -> dict[str, np.ndarray]:
+    """The metric's values by column name (``logprop``: both LogProp columns)."""
     if metric == "lp_mean":
-        return np.array([v.mean() for v in lm.token_log_probs(outputs)])
-    return judge_matrix(metric, inputs, outputs, targets, lm, which=[1])[:, 0]
+        return {metric: np.array([v.mean() for v in lm.token_log_probs(outputs)])}
+    if metric == "logprop":
+        return logprop_scores(inputs, outputs, targets, lm)
+    if metric == "cond_lp":
+        return {metric: cond_lp_matrix(inputs, outputs, targets, lm, which=[1])[:, 0]}
+    return {metric: judge_matrix(metric, inputs, outputs, targets, lm, which=[1])[:, 0]}
 
 
 def _write(rows: dict[str, dict[str, object]]) -> None:
@@ -71,17 +81,20 @@ def main() -> None:
     with LlamaServer(smollm2_path(), "smollm2-q4", threads=1) as server, tempfile.TemporaryDirectory() as scratch:
         for metric in args.metrics.split(","):
             lm = RemoteLM(server.url, "smollm2-q4", start_text=START, cache_dir=(args.cache or Path(scratch)) / metric,
-                          max_concurrency=1)
+                          max_concurrency=1, tokenizer="smollm2")
             start = time.perf_counter()
             far = _values(metric, lm, inputs, outputs, targets)
             remote_seconds = time.perf_counter() - start
             start = time.perf_counter()
             near = _values(metric, local, inputs, outputs, targets)
-            gaps = np.abs(far - near)
-            rows[metric] = {"pairs": len(far), "max_abs_diff": float(gaps.max()), "mean_abs_diff": float(gaps.mean()),
-                            "pearson_r": float(np.corrcoef(far, near)[0, 1]), **lm.usage,
-                            "remote_seconds": remote_seconds, "local_seconds": time.perf_counter() - start}
-            print(metric, rows[metric], flush=True)
+            local_seconds = time.perf_counter() - start
+            for column, values in far.items():
+                gaps = np.abs(values - near[column])
+                rows[column] = {"pairs": len(values), "max_abs_diff": float(gaps.max()),
+                                "mean_abs_diff": float(gaps.mean()),
+                                "pearson_r": float(np.corrcoef(values, near[column])[0, 1]), **lm.usage,
+                                "remote_seconds": remote_seconds, "local_seconds": local_seconds}
+                print(column, rows[column], flush=True)
             _write(rows)
             lm.close()
 

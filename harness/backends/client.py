@@ -10,6 +10,8 @@
   asks for where the server says; other answers are one :class:`TstevalError` line naming the fix.
 * **Accounts.** :attr:`Client.usage` counts the requests sent, the answers read from the cache and the prompt and
   completion tokens the server reported; the run writes them into its records.
+* **Dry run.** With ``dry_run`` nothing is sent: a request not in the cache is kept in :attr:`Client.planned` (once
+  per key) and answered by an empty object.
 
 The API key is read from the environment variable named ``api_key_env`` when a request is sent and kept only in
 the ``Authorization`` header: it is in no cache key, log, record or error message.
@@ -127,7 +129,7 @@ class Client:
 
     def __init__(self, endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", max_concurrency: int = 4,
                  retries: int = 6, backoff: float = 0.5, timeout: float = 120.0, cache_dir: Path | None = None,
-                 ) -> None:
+                 dry_run: bool = False) -> None:
         import httpx
 
         self.endpoint = endpoint.rstrip("/")
@@ -137,6 +139,8 @@ class Client:
         self.cache_dir = cache_dir
         self.caches: dict[str, AnswerCache] = {}
         self.usage = Usage()
+        self.dry_run = dry_run
+        self.planned: dict[str, tuple[str, dict[str, object]]] = {}  # the dry run's requests by key
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env, "")
@@ -185,6 +189,9 @@ class Client:
         if known is not None:
             self.usage.add(cached=1)
             return known
+        if self.dry_run:
+            self.planned.setdefault(key, (path, body))
+            return {}
         retries = self.retries if retries is None else retries
         for attempt in range(retries + 1):
             headers = None

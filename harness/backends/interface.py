@@ -3,7 +3,9 @@
 * :meth:`LMBackend.answer_log_probs`: the next-token distribution over given answers after a question put to the
   model (the ``judge_*`` ratings);
 * :meth:`LMBackend.token_log_probs`: the log-probability of each token of given texts after the model's start
-  (``ppl``, ``lp_mean``).
+  (``ppl``, ``lp_mean``);
+* :meth:`LMBackend.continuation_log_probs`: the log-probability of each token of given continuations after given
+  prompts, both token ids of the model's tokenizer (``cond_lp``, ``logprop_*``).
 
 The in-process backend is :class:`tsteval.metrics.naturalness.causal_lm.CausalLM` (transformers; GGUF files
 de-quantised), whose answers :func:`answer_log_probs` reads; the remote one is
@@ -30,6 +32,10 @@ class LMBackend(Protocol):
 
     def token_log_probs(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Each text's token log-probabilities after the model's start."""
+
+    def continuation_log_probs(self, prompts: Sequence[Sequence[int]],
+                               continuations: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """Each continuation's token log-probabilities after its prompt."""
 
 
 def answer_log_probs(lm: object, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:

@@ -12,10 +12,17 @@ answering the two questions of :mod:`tsteval.backends`:
   the server's own start).  The text's tokens are the echoed prompt tokens whose strings, read from the end, make up
   the text.  A token the echo leaves without a value (the first after the start, which llama-cpp-python 0.2 drops)
   is read from the next-token distribution after ``start_text`` (one request for the whole run).
+* **the log-probabilities of a continuation after a prompt** (``cond_lp``, ``logprop_content``, ``logprop_style``):
+  the prompts are rendered as in process, by the served model's own tokenizer and chat template (``tokenizer``:
+  ``--lm-tokenizer``, a Hugging Face id or folder or a packaged model's name; by default the served name where it
+  loads as one), decoded to text with the continuation after them, and sent as one echo completion per distinct
+  (prompt, continuation).  The continuation's values are those of the last echoed tokens that spell it, special
+  tokens (the end of the turn) read as empty (llama-cpp-python) or as written (vLLM), so a server that cuts the
+  boundary differently still scores the same text.
 
 What a server cannot give is refused in one line before any scoring request (:meth:`RemoteLM.require`), after a
-probe of one tiny request per capability (cached like every answer).  ``cond_lp``, ``logprop_*`` and ``slor`` are
-not read from a server yet: asking for them with ``--lm-endpoint`` is refused the same way.
+probe of one tiny request per capability (cached like every answer).  ``slor`` is not read from a server (its
+unigram model needs the server's vocabulary): it is left out with a warning.
 """
 
 from __future__ import annotations
@@ -36,10 +43,11 @@ TOP_LOGPROBS = 20
 # The distribution after the start text, for the token the echo leaves without a value: as many as the server gives.
 FIRST_TOKEN_TOP = 1 << 17
 # What each LM metric needs from a server, and the metrics a server cannot serve yet.
-NEEDS = {"judge_style": "chat", "judge_content": "chat", "judge_fluency": "chat", "ppl": "prompt", "lp_mean": "prompt"}
-NOT_YET = {"cond_lp": "the output's tokens after a chat-rendered prompt", "logprop_content": "the output's tokens "
-           "after a chat-rendered prompt", "logprop_style": "the output's tokens after a chat-rendered prompt",
-           "slor": "the server's vocabulary for its unigram model"}
+NEEDS = {"judge_style": "chat", "judge_content": "chat", "judge_fluency": "chat", "ppl": "prompt", "lp_mean": "prompt",
+         "cond_lp": "prompt", "logprop_content": "prompt", "logprop_style": "prompt"}
+# The metrics whose prompts the served model's tokenizer renders (its chat template).
+RENDERED = frozenset({"cond_lp", "logprop_content", "logprop_style"})
+NOT_YET = {"slor": "the server's vocabulary for its unigram model"}
 LACKS = {"chat": "chat completions with logprobs and at least 5 top_logprobs (one per rating 1-5)",
          "prompt": "prompt log-probabilities (completions with echo and logprobs, or vLLM's prompt_logprobs)"}
 
@@ -76,9 +84,10 @@ def answer_row(tops: Mapping[str, float], answers: Sequence[str]) -> np.ndarray:
     return np.array([tops.get(a, stripped.get(a, -math.inf)) for a in answers])
 
 
-def echoed_tokens(answer: Mapping[str, object]) -> tuple[list[str], list[float | None]]:
-    """The prompt's tokens and their log-probabilities (None where the server gives none) from a completion with
-    ``echo`` and ``logprobs`` or with vLLM's ``prompt_logprobs``, the generated tokens left out."""
+def echoed_tokens(answer: Mapping[str, object]) -> tuple[list[str], list[float | None], int]:
+    """The echoed tokens and their log-probabilities (None where the server gives none) from a completion with
+    ``echo`` and ``logprobs`` or with vLLM's ``prompt_logprobs``, and how many generated tokens the answer counts
+    (the echo may hold them at its end)."""
     choice = (answer.get("choices") or [{}])[0]
     generated = int((answer.get("usage") or {}).get("completion_tokens") or 0)
     if choice.get("prompt_logprobs") is not None:  # vLLM: [None, {id: {logprob, rank, decoded_token}}, ...]
@@ -91,41 +100,76 @@ def echoed_tokens(answer: Mapping[str, object]) -> tuple[list[str], list[float |
             best = next(iter(entry.values()))  # the prompt's own token comes first, before any top ones
             tokens.append(str(best.get("decoded_token", "")))
             values.append(float(best["logprob"]))
-        return tokens, values
+        return tokens, values, 0
     logprobs = choice.get("logprobs") or {}
-    tokens, values = list(logprobs.get("tokens") or []), list(logprobs.get("token_logprobs") or [])
-    keep = len(tokens) - generated
-    return tokens[:keep], values[:keep]
+    return list(logprobs.get("tokens") or []), list(logprobs.get("token_logprobs") or []), generated
 
 
-def text_tokens(text: str, tokens: Sequence[str], values: Sequence[float | None]) -> list[float | None]:
-    """The log-probabilities of the last echoed tokens whose strings make up ``text`` (read from the end).
+def scored_tokens(text: str, answer: Mapping[str, object],
+                  special: Sequence[str] = ()) -> tuple[list[str], list[float | None]]:
+    """The strings and log-probabilities of the last echoed prompt tokens of ``answer`` that spell ``text``
+    (:func:`text_tokens`), the generated tokens left out where the echo holds them: llama-cpp-python 0.2 counts a
+    generated token but leaves it out of the echo when it is the BOS token (it skips every BOS token)."""
+    tokens, values, generated = echoed_tokens(answer)
+    problem = None
+    for cut in dict.fromkeys((generated, 0)):
+        try:
+            return text_tokens(text, tokens[:len(tokens) - cut], values[:len(values) - cut], special)
+        except TstevalError as error:
+            problem = error
+    raise problem
+
+
+def text_tokens(text: str, tokens: Sequence[str], values: Sequence[float | None],
+                special: Sequence[str] = ()) -> tuple[list[str], list[float | None]]:
+    """The strings and log-probabilities of the last tokens whose strings make up ``text`` (read from the end); the
+    ``special`` tokens that close ``text`` are one token each, echoed as ``""`` or as written.
 
     >>> text_tokens("a b", ["<s>", "a", " b"], [None, -1.0, -2.0])
-    [-1.0, -2.0]
+    (['a', ' b'], [-1.0, -2.0])
+    >>> text_tokens("a b<e>", ["<s>", "a", " b", ""], [None, -1.0, -2.0, -3.0], ["<e>"])[1]
+    [-1.0, -2.0, -3.0]
+    >>> text_tokens("<e>", ["<s>", "\\n", "<e>"], [None, -1.0, -3.0], ["<e>"])[1]
+    [-3.0]
     """
-    joined, count = "", 0
-    for token in reversed(tokens):
+    closing = 0
+    while (end := next((t for t in special if t and text.endswith(t)), None)) is not None:
+        text, closing = text[:-len(end)], closing + 1
+    joined, count = "", closing
+    for token in reversed(tokens[:len(tokens) - closing]):
         if len(joined) >= len(text):
             break
-        joined, count = token + joined, count + 1
-    if not joined.endswith(text):
+        joined, count = _without(token, special) + joined, count + 1
+    ends = tokens[len(tokens) - closing:] if closing else []
+    if joined != _without(text, special) or count > len(tokens) or any(_without(t, special) for t in ends):
         raise TstevalError(f"the LM server's echoed tokens do not spell the scored text {text[:60]!r}: the server "
-                           "changes the text it reads (normalisation?); drop --lm-endpoint for ppl/lp_mean")
-    return list(values[len(values) - count:]) if count else []
+                           "changes the text it reads (normalisation?); score this metric in process (a run without "
+                           "--lm-endpoint)")
+    return (list(tokens[len(tokens) - count:]), list(values[len(values) - count:])) if count else ([], [])
+
+
+def _without(text: str, special: Sequence[str]) -> str:
+    for token in special:
+        text = text.replace(token, "")
+    return text
 
 
 class RemoteLM:
     """The model ``model`` of the OpenAI-compatible server at ``endpoint`` (see the module docstring); with the
     default model name and a server listing one model, that one.  ``max_concurrency`` bounds the requests in flight;
-    the key is read from the environment variable ``api_key_env``."""
+    the key is read from the environment variable ``api_key_env``; ``tokenizer``: the served model's tokenizer (a
+    Hugging Face id or folder, or a packaged model's name; default ``model``), which renders the prompts of
+    ``cond_lp`` and ``logprop_*``.  With ``dry_run`` the server is not asked anything (not even its models): the
+    requests a run would send are kept in ``client.planned`` (the server assumed to give what each metric needs),
+    and the values are NaN."""
 
     def __init__(self, endpoint: str, model: str = SMOLLM2, *, api_key_env: str = "OPENAI_API_KEY",
-                 max_concurrency: int = 4, start_text: str = "", cache_dir: Path | None = None,
-                 retries: int = 6, backoff: float = 0.5) -> None:
+                 max_concurrency: int = 4, start_text: str = "", tokenizer: str | None = None,
+                 cache_dir: Path | None = None, retries: int = 6, backoff: float = 0.5, dry_run: bool = False) -> None:
         self.client = Client(endpoint, api_key_env=api_key_env, max_concurrency=max_concurrency, retries=retries,
-                             backoff=backoff, cache_dir=cache_dir)
-        listed = [str(m.get("id")) for m in self.client.get("/models").get("data") or [] if isinstance(m, dict)]
+                             backoff=backoff, cache_dir=cache_dir, dry_run=dry_run)
+        listed = [] if dry_run else [str(m.get("id")) for m in self.client.get("/models").get("data") or []
+                                     if isinstance(m, dict)]
         if model not in listed and model == SMOLLM2 and len(listed) == 1:
             model = listed[0]
         elif listed and model not in listed:
@@ -133,6 +177,8 @@ class RemoteLM:
                                f"--language-model {listed[0]} (metrics.language_model in a manifest, language_model= "
                                "in evaluate)")
         self.model, self.start_text = model, start_text
+        self.tokenizer_source = tokenizer or model
+        self._tokenizer: object = None
         self.served_name = model  # the columns' @NAME (tsteval.metrics.naturalness.lm_names.column_name of it)
         self.fingerprint = ""
         self.capabilities: dict[str, str | None] = {}  # "chat"/"prompt" -> how it is read, None when not given
@@ -154,6 +200,8 @@ class RemoteLM:
 
     def _probe(self, kind: str) -> str | None:
         """How the server gives ``kind`` (``chat``: ratings; ``prompt``: prompt log-probabilities), or None."""
+        if self.client.dry_run:
+            return "chat" if kind == "chat" else "echo"
         try:
             if kind == "chat":
                 answer = self.client.post("/chat/completions", self._chat_body("Answer with a single digit: 1"),
@@ -175,9 +223,37 @@ class RemoteLM:
                 raise
             return None
 
+    @property
+    def tokenizer(self) -> object:
+        """The served model's tokenizer (see the class), loaded once; one line naming ``--lm-tokenizer`` when it
+        cannot be loaded."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            from tsteval.metrics.naturalness.causal_lm import PACKAGED_GGUF, converted_gguf
+
+            source = self.tokenizer_source
+            try:
+                self._tokenizer = AutoTokenizer.from_pretrained(
+                    converted_gguf(PACKAGED_GGUF[source]()) if source in PACKAGED_GGUF else source)
+            except (OSError, ValueError, ImportError) as error:
+                raise TstevalError(f"cond_lp and logprop_* render their prompts with the served model's tokenizer "
+                                   f"and chat template, which cannot be loaded from {source!r} "
+                                   f"({type(error).__name__}): give --lm-tokenizer HF_ID_OR_DIR (metrics.lm.tokenizer "
+                                   "in a manifest, lm_tokenizer= in evaluate)") from None
+        return self._tokenizer
+
+    @property
+    def start_id(self) -> int:
+        """The tokenizer's BOS (else EOS) token, which starts a prompt without a chat template."""
+        start = self.tokenizer.bos_token_id
+        return start if start is not None else self.tokenizer.eos_token_id
+
     def require(self, metrics: Iterable[str]) -> None:
         """Refuse, in one line before any scoring request, an LM metric this server cannot give."""
         for metric in metrics:
+            if metric in RENDERED:
+                _ = self.tokenizer
             if metric in NOT_YET:
                 raise TstevalError(f"{metric} is not read from an LM server yet (it needs {NOT_YET[metric]}): score "
                                    f"it with the in-process model (a run without --lm-endpoint)")
@@ -204,6 +280,8 @@ class RemoteLM:
         self.require(["judge_content"])
         distinct = list(dict.fromkeys(questions))
         replies = self.client.post_many("/chat/completions", [self._chat_body(q) for q in distinct], "LM ratings")
+        if self.client.dry_run:
+            return np.full((len(questions), len(answers)), math.nan)
         self._fingerprint(replies)
         rows = {q: answer_row(top_answers(a), answers) for q, a in zip(distinct, replies, strict=True)}
         return np.array([rows[q] for q in questions]).reshape(len(questions), len(answers))
@@ -212,24 +290,51 @@ class RemoteLM:
         """Natural-log probability of each of the server's tokens of each text, after ``start_text``."""
         self.require(["lp_mean"])
         distinct = list(dict.fromkeys(texts))
-        if self.capabilities["prompt"] == "echo":
-            bodies = [self._echo_body(t) for t in distinct]
-        else:
-            bodies = [self._body(prompt=self.start_text + t, max_tokens=1, prompt_logprobs=0) for t in distinct]
+        bodies = [self._scored_body(self.start_text + t) for t in distinct]
         replies = self.client.post_many("/completions", bodies, "LM log-probabilities")
+        if self.client.dry_run:
+            return [np.full(1, math.nan) for _ in texts]
         self._fingerprint(replies)
         first: dict[str, float] | None = None
         by_text = {}
         for text, reply in zip(distinct, replies, strict=True):
-            tokens, values = echoed_tokens(reply)
-            scored = text_tokens(text, tokens, values)
+            tokens, scored = scored_tokens(text, reply)
             if scored and scored[0] is None:  # the first token after the start: from the distribution there
                 if first is None:
                     first = top_answers(self.client.post("/completions", self._body(
                         prompt=self.start_text, max_tokens=1, logprobs=FIRST_TOKEN_TOP)))
-                scored[0] = first.get(tokens[len(tokens) - len(scored)], math.nan)
+                scored[0] = first.get(tokens[0], math.nan)
             by_text[text] = np.array([math.nan if v is None else v for v in scored], dtype=float)
         return [by_text[t] for t in texts]
+
+    def continuation_log_probs(self, prompts: Sequence[Sequence[int]],
+                               continuations: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """Natural-log probability of each continuation token given its prompt (token ids of :attr:`tokenizer`),
+        one echo completion per distinct (prompt, continuation), read as the module says."""
+        self.require(["cond_lp"])
+        tokenizer = self.tokenizer
+        special = sorted({str(t) for t in tokenizer.all_special_tokens} | {
+            str(t) for t in tokenizer.added_tokens_decoder.values() if getattr(t, "special", False)}, key=len,
+            reverse=True)
+        keys = [(tuple(p), tuple(c)) for p, c in zip(prompts, continuations, strict=True)]
+        distinct = list(dict.fromkeys(keys))
+        texts = tokenizer.batch_decode([[*p, *c] for p, c in distinct], clean_up_tokenization_spaces=False)
+        ends = tokenizer.batch_decode([list(c) for _, c in distinct], clean_up_tokenization_spaces=False)
+        replies = self.client.post_many("/completions", [self._scored_body(t) for t in texts], "LM continuations")
+        if self.client.dry_run:
+            return [np.full(len(c), math.nan) for c in continuations]
+        self._fingerprint(replies)
+        values = {}
+        for key, end, reply in zip(distinct, ends, replies, strict=True):
+            scored = scored_tokens(end, reply, special)[1]
+            values[key] = np.array([math.nan if v is None else v for v in scored], dtype=float)
+        return [values[key] for key in keys]
+
+    def _scored_body(self, prompt: str) -> dict[str, object]:
+        """The request for ``prompt``'s echoed token log-probabilities, as the server gives them."""
+        if self.capabilities["prompt"] == "echo":
+            return self._body(prompt=prompt, max_tokens=1, echo=True, logprobs=0)
+        return self._body(prompt=prompt, max_tokens=1, prompt_logprobs=0)
 
     def _fingerprint(self, replies: Sequence[Mapping[str, object]]) -> None:
         prints = {str(r["system_fingerprint"]) for r in replies if r.get("system_fingerprint")}

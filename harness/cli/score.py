@@ -52,6 +52,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     check_output_directory(args.out, "scorecard", args.overwrite)
     plan = Plan.from_args(args)
     result = execute(plan)
+    if result.requests is not None:  # --dry-run: nothing scored, nothing written
+        print(result.requests.table())
+        return 0
     card = result.card
     summary = card.summary(seed=plan.seed)
     corpus = result.corpus_references

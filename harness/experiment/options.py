@@ -192,6 +192,15 @@ def _line(name: str, value: object) -> str:
     return value
 
 
+def _boolean(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false", "yes", "no", "1", "0"):
+        raise TstevalError(f"{name} must be true or false, not {quote(str(value))}")
+    return text in ("true", "yes", "1")
+
+
 def _text_form(name: str, value: object) -> str:
     from tsteval.core.text_form import TEXT_FORMS
 
@@ -255,7 +264,8 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
     Option("lm_endpoint", None, "the base URL of an OpenAI-compatible server (vLLM, llama.cpp's server, "
            "llama-cpp-python, a hosted API; e.g. http://127.0.0.1:8000/v1) that serves --language-model to the "
-           "judge_* metrics, ppl and lp_mean instead of the in-process model (default: none, in process)", _endpoint,
+           "LM metrics (judge_*, cond_lp, logprop_*, ppl, lp_mean; not slor) instead of the in-process model "
+           "(default: none, in process)", _endpoint,
            "--lm-endpoint", "metrics.lm.endpoint", "URL"),
     Option("api_key_env", "OPENAI_API_KEY", "the environment variable holding the LM server's API key (the key "
            "itself is never written anywhere)", _variable, "--api-key-env", "metrics.lm.api_key_env", "VAR"),
@@ -264,6 +274,13 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("lm_start_text", "", "with --lm-endpoint: the text before each text the server scores for ppl and "
            "lp_mean, the model's start token as text (e.g. <|im_start|> for SmolLM2, as in process; default: the "
            "server's own start)", _line, "--lm-start-text", "metrics.lm.start_text", "TEXT"),
+    Option("dry_run", False, "with --lm-endpoint: print the requests and prompt tokens the run would send to the LM "
+           "server, per metric, and send none (nothing is scored or written)", _boolean, "--dry-run",
+           "metrics.lm.dry_run", ""),
+    Option("lm_tokenizer", None, "with --lm-endpoint: the served model's tokenizer (a Hugging Face id or folder, or "
+           "a packaged model's name), whose chat template renders the prompts of cond_lp and logprop_* (default: "
+           "the served name, where it loads as one)", _language_model, "--lm-tokenizer", "metrics.lm.tokenizer",
+           "ID_OR_DIR"),
     Option("batch_tokens", None, "padded tokens per batch of the causal LM (none: 2048 on a CPU, 16384 on a GPU)",
            _optional_positive, "--batch-tokens", "metrics.batch_tokens", "N"),
     Option("text_form", "auto", "how the transfers are written, for the neural LMs: as-is, tokenised-lowercase "
@@ -304,6 +321,10 @@ def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: 
     """Add the flags of ``names`` to ``parser``; values stay text until :func:`from_args` reads them."""
     for name in names:
         option = OPTIONS[name]
+        if isinstance(option.default, bool):  # a switch
+            parser.add_argument(option.flag, dest=name, action="store_true", default=None,
+                                help=option.help.replace("%", "%%"))
+            continue
         default = option.default if not isinstance(option.default, tuple) else ",".join(option.default)
         parser.add_argument(option.flag, dest=name, metavar=option.metavar,
                             help=f"{option.help} (default: {default or 'none'})".replace("%", "%%"))

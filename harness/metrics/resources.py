@@ -87,8 +87,8 @@ class ResourceOptions:
     neural models (``auto`` resolved by each model on its device; fp16 only on CUDA: refused here, before any model
     is built, on another device);
     ``batch_tokens``: padded tokens per batch of the causal LM (None: its default for the device); ``lm_endpoint``
-    (with ``api_key_env``, ``max_concurrency``, ``lm_start_text``): an OpenAI-compatible server that serves
-    ``language_model`` instead (:class:`~tsteval.backends.remote.RemoteLM`).
+    (with ``api_key_env``, ``max_concurrency``, ``lm_start_text``, ``lm_tokenizer``, ``dry_run``): an
+    OpenAI-compatible server that serves ``language_model`` instead (:class:`~tsteval.backends.remote.RemoteLM`).
     """
 
     device: str = "cpu"
@@ -109,6 +109,8 @@ class ResourceOptions:
     api_key_env: str = "OPENAI_API_KEY"
     max_concurrency: int = 4
     lm_start_text: str = ""
+    lm_tokenizer: str | None = None
+    dry_run: bool = False
     text_form: str = "auto"
     transfers: Transfers | None = None
 
@@ -308,7 +310,8 @@ def build_language_model(resources: Resources, variant: str) -> Built:
         from tsteval.backends.remote import RemoteLM
 
         remote = RemoteLM(options.lm_endpoint, options.language_model or SMOLLM2, api_key_env=options.api_key_env,
-                          max_concurrency=options.max_concurrency, start_text=options.lm_start_text)
+                          max_concurrency=options.max_concurrency, start_text=options.lm_start_text,
+                          tokenizer=options.lm_tokenizer, dry_run=options.dry_run)
         resources.log(f"language model {remote.model!r} of the server {remote.client.endpoint}")
         return Built(remote, remote.model_id)
     lm = CausalLM(options.language_model or SMOLLM2, device=options.device, threads=options.threads,

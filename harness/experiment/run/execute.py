@@ -17,6 +17,7 @@ from tsteval.scorecard import Scorecard
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tsteval.experiment.run.dry_run import Requests
     from tsteval.experiment.run.leakage import Leakage
     from tsteval.experiment.run.overlap import Overlap
     from tsteval.experiment.run.sentences import SentenceJob
@@ -29,7 +30,8 @@ class Run:
     resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
     the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
     leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`); ``lm_server``: with an LM server, its
-    model and the requests and tokens the run spent (:attr:`tsteval.backends.remote.RemoteLM.usage`)."""
+    model and the requests and tokens the run spent (:attr:`tsteval.backends.remote.RemoteLM.usage`); ``requests``:
+    with ``plan.dry_run``, what the run would send to its LM server (nothing else is scored)."""
 
     card: Scorecard
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -40,6 +42,7 @@ class Run:
     warnings: list[str] = field(default_factory=list)
     leakage: Leakage | None = None
     lm_server: dict[str, object] | None = None
+    requests: Requests | None = None
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
@@ -91,6 +94,11 @@ def _execute(plan: Plan, log: Log) -> Run:
             + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
                       for name, n in plan.baseline_notes.items() if n))
     resources = Resources(resource_options(plan), log)
+    if plan.dry_run:
+        from tsteval.experiment.run.dry_run import lm_requests
+
+        result.requests = lm_requests(plan, card, resources)
+        return result
     models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
     result.trained = resources.trained
     result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
@@ -242,4 +250,7 @@ def run(plan: Plan, log: Log | None = None) -> Scorecard:
     unless the plan is quiet)."""
     if log is None:
         log = silent if plan.quiet else (lambda message: print(f"[tsteval] {message}", file=sys.stderr))
-    return execute(plan, log).card
+    result = execute(plan, log)
+    if result.requests is not None:
+        print(result.requests.table())
+    return result.card

@@ -171,6 +171,9 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
     plan = Plan.from_manifest(manifest, quiet=quiet, log=log)
     result = execute(plan, log)
     card = result.card
+    if result.requests is not None:  # dry run: nothing scored, nothing written
+        print(result.requests.table())
+        return card
     summary = card.summary(seed=manifest.options.seed, n_resamples=manifest.report.bootstrap_resamples)
     agreements = agreement(card, manifest)
     curves = tradeoffs(card, manifest)

@@ -308,9 +308,12 @@ def _run(lm: object, sequences: list[list[int]], prompt_lengths: Sequence[int],
 
 def continuation_log_probs(lm: object, prompts: Sequence[Sequence[int]],
                            continuations: Sequence[Sequence[int]]) -> list[np.ndarray]:
-    """Natural-log probability of each continuation token given its prompt and the continuation before it."""
+    """Natural-log probability of each continuation token given its prompt and the continuation before it (a model
+    behind an LM server, :class:`~tsteval.backends.remote.RemoteLM`, answers it itself)."""
     import torch
 
+    if hasattr(lm, "continuation_log_probs"):
+        return lm.continuation_log_probs(prompts, continuations)
     if any(not p for p in prompts):
         raise ValueError("every prompt needs at least one token")
     sequences = [[*p, *c] for p, c in zip(prompts, continuations, strict=True)]
