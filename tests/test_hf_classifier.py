@@ -182,6 +182,7 @@ def test_the_columns_are_compared_and_meta_evaluated(scored: Path, model_dir: Pa
     outcome = run_cli(["score", "--table", scored / "transfers.csv", "--classifier", f"snt=hf:{model_dir}",
                        "--classifier-labels", "snt=negative:0,positive:1", "--out", run, "--quiet"], capsys)
     assert outcome.code == 0, outcome.err
+    assert "leakage: classifier snt is ready-made (trained elsewhere" in outcome.err
     outcome = run_cli(["compare", run, "--json", "--resamples", "50", "--metrics", "target_prob@snt,sti@snt"],
                       capsys)
     assert outcome.code == 0, outcome.err
