@@ -52,6 +52,7 @@ BACKENDS: dict[str, str] = {
     "textcnn": "tsteval.classifiers.textcnn:TextCNNClassifier",
     "transformer": "tsteval.classifiers.transformer:TransformerClassifier",
     "ensemble": "tsteval.classifiers.ensemble:EnsembleClassifier",
+    "hf": "tsteval.classifiers.hub:HubClassifier",
 }
 
 

@@ -18,10 +18,14 @@ def _corpus(corpus: Corpus | Mapping[str, Sequence[str]] | None) -> Corpus | Non
     return Corpus(texts, labels, "<evaluate corpus>")
 
 
-def _classifier_source(value: object, corpus: Corpus | None) -> object:
-    """A backend name (not an existing folder) becomes a training spec on ``corpus``; anything else is kept."""
+def _classifier_source(name: str, value: object, corpus: Corpus | None) -> object:
+    """A backend name (not an existing folder) becomes a training spec on ``corpus``, ``hf:ID_OR_DIR`` a ready-made
+    classifier's spec; anything else is kept."""
     from tsteval.classifiers.base import BACKENDS
+    from tsteval.experiment.manifest.specs import HUB, ready_made
 
+    if isinstance(value, str) and value.startswith(f"{HUB}:"):
+        return ready_made(name, value)
     if isinstance(value, str) and value in BACKENDS and not Path(value).is_dir():
         from tsteval.experiment.manifest.loader import ClassifierSpec
 
@@ -47,7 +51,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     ``smollm2``; ``device`` and ``threads`` apply to SmolLM2) or ``recommended``
     (:mod:`tsteval.metrics.selection`): a style metric adds all four style columns, ``ppl`` the ``kn3`` scorer's
     columns, ``joint`` STRAP's J; a metric whose resource is missing (``hh`` without ``hh=``) is one error line.
-    ``classifier`` is a saved folder, a fitted classifier, a backend name trained on ``corpus`` (labelled texts:
+    ``classifier`` is a saved folder, a fitted classifier, ``"hf:ID_OR_DIR"`` (a ready-made Hugging Face
+    sequence-classification model scored as it is; ``classifier_labels`` maps its labels to the styles where they
+    differ), a backend name trained on ``corpus`` (labelled texts:
     a :class:`~tsteval.Corpus` or ``{style: [texts]}``), or ``{NAME: any of these}`` (columns ``sti@NAME``;
     a single classifier is named ``clf``; a backend is trained on all of ``corpus``, through the cache).
     ``lexicon`` (a Lexicon or its file) serves the ``mask``/``remove`` modifications; the ``erase`` modification
@@ -115,7 +121,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     classifiers = {}
     if chosen.style:
         given = classifier if isinstance(classifier, Mapping) else {"clf": classifier}
-        classifiers = {str(name): _classifier_source(value, training) for name, value in given.items()}
+        classifiers = {str(name): _classifier_source(str(name), value, training) for name, value in given.items()}
     if chosen.joint and options["joint"] == "auto":
         options["joint"] = "strap"
     plan = Plan(transfers, classifiers=classifiers, content=tuple(chosen.content), params=chosen.params,

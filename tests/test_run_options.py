@@ -15,6 +15,7 @@ import tsteval
 from tsteval.cli.main import build_parser
 from tsteval.core.errors import TstevalError
 from tsteval.experiment.manifest.loader import ManifestError, load_manifest
+from tsteval.experiment.manifest.specs import ready_made
 from tsteval.experiment.options import OPTIONS
 from tsteval.experiment.plan.plan import Plan
 from tsteval.metrics.content.word_vectors import WordVectors
@@ -54,7 +55,11 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "text_form": ("tokenised-lowercase", "tokenised-lowercase", "tokenised-lowercase", "shouting", {}),
     "style_labels": ("neg=negative,pos=positive", {"neg": "negative", "pos": "positive"},
                      {"neg": "negative", "pos": "positive"}, "neg=", {}),
+    "classifier_labels": ("snt=NEGATIVE:neg,POSITIVE:pos", {"snt": {"NEGATIVE": "neg", "POSITIVE": "pos"}},
+                          {"snt": {"NEGATIVE": "neg", "POSITIVE": "pos"}}, "snt=NEGATIVE", {}),
 }
+# A ready-made classifier, for the option that maps its labels (not loaded when a plan is made).
+HUB_CLASSIFIER = ("snt", "hf:distilbert/distilbert-base-uncased-finetuned-sst-2-english")
 
 
 def test_the_cases_cover_every_option() -> None:
@@ -85,6 +90,8 @@ def _expected(name: str, value: object, files: Path) -> object:
 
 
 def _cli(files: Path, flags: list[str]) -> list[str]:
+    if OPTIONS["classifier_labels"].flag in flags:
+        flags = [*flags, "--classifier", "=".join(HUB_CLASSIFIER)]
     return ["score", "--pairs", str(files / "in.txt"), str(files / "out.txt"), "--source-style", "neg",
             "--target-style", "pos", "--content", "bleu", "--lexicon", str(files / "lexicon.json"), *flags,
             "--out", str(files / "never-written")]
@@ -115,6 +122,8 @@ def _manifest(files: Path, values: dict[str, object], tag: str) -> Path:
         data["classifiers"] = {"lr": {"backend": "tfidf-lr"}}
         data["corpus"] = {"style": {"neg": str(files / "in.txt"), "pos": str(files / "out.txt")}}
         data["metrics"]["style"]["classifiers"] = ["lr"]
+    if "classifier_labels" in data:  # the labels of a ready-made classifier
+        data["classifiers"] = {HUB_CLASSIFIER[0]: {"hf": HUB_CLASSIFIER[1].removeprefix("hf:")}}
     if "attribution" in data["metrics"]["content"]:  # the threshold lives beside its classifier
         data["classifiers"] = {"bert": {"backend": "transformer"}}
         data["corpus"] = {"style": {"neg": str(files / "in.txt"), "pos": str(files / "out.txt")}}
@@ -139,7 +148,8 @@ def test_a_good_value_is_the_same_in_every_front_end(name: str, files: Path) -> 
         manifest = load_manifest(_manifest(files, {name: value}, f"good-{name}"))
         assert manifest.options.attribution_threshold == expected
     transfers = tsteval.Transfers.from_pairs(INPUTS, OUTPUTS, source_style="neg", target_style="pos")
-    plans["python"] = Plan(transfers, content=("bleu",), lexicon=str(files / "lexicon.json"),
+    hub = {HUB_CLASSIFIER[0]: ready_made(*HUB_CLASSIFIER)} if name == "classifier_labels" else {}
+    plans["python"] = Plan(transfers, content=("bleu",), lexicon=str(files / "lexicon.json"), classifiers=hub,
                            **{**extra, name: _value(value, files)})
     for front, plan in plans.items():
         held = getattr(plan, name)

@@ -105,7 +105,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                            epilog=EPILOG_SCORE, formatter_class=argparse.RawDescriptionHelpFormatter)
     score.add_argument("--classifier", action="append", default=[], metavar="NAME=DIR",
                        help=f"a saved style classifier; NAME prefixes its columns ({_names('style')}; "
-                            "repeatable)")
+                            "repeatable); NAME=hf:MODEL takes a ready-made Hugging Face sequence-classification "
+                            "model (a hub id or a save_pretrained folder) as it is, without training "
+                            "(--classifier-labels maps its labels to the styles)")
     src = score.add_argument_group("transfers (choose one)")
     src.add_argument("--pairs", nargs=2, metavar=("INPUTS", "OUTPUTS"),
                      help="aligned line files" + STDIN_HELP + " (for one of the two)")

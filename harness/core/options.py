@@ -55,3 +55,26 @@ def key_values(items: Sequence[str], flag: str, value: str = "VALUE", column_nam
                                f"give each {flag} a different NAME")
         pairs[key] = text
     return pairs
+
+
+def label_maps(text: str, flag: str) -> dict[str, dict[str, str]]:
+    """``NAME=LABEL:STYLE,LABEL:STYLE,NAME2=...`` (``--classifier-labels``) as ``{NAME: {LABEL: STYLE}}``: an item
+    with ``=`` starts a classifier's mapping, the items after it continue it; a malformed item is an error.
+
+    >>> label_maps("fr=formal:1,informal:0,tox=toxic:1,neutral:0", "--classifier-labels")
+    {'fr': {'formal': '1', 'informal': '0'}, 'tox': {'toxic': '1', 'neutral': '0'}}
+    """
+    maps: dict[str, dict[str, str]] = {}
+    current = None
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        name, sep, pair = item.rpartition("=")
+        if sep:
+            current = maps.setdefault(check_column_name(name.strip(), flag), {})
+        label, colon, style = pair.rpartition(":")
+        if current is None or not colon or not label.strip() or not style.strip():
+            raise TstevalError(f"{flag}: {quote(item)} must look like NAME=LABEL:STYLE,LABEL:STYLE (e.g. "
+                               "sentiment=NEGATIVE:0,POSITIVE:1)")
+        if label.strip() in current:
+            raise TstevalError(f"{flag}: the label {quote(label.strip())} is mapped twice")
+        current[label.strip()] = style.strip()
+    return maps

@@ -224,6 +224,25 @@ def _style_labels(name: str, value: object) -> Mapping[str, str]:
     return MappingProxyType({label.strip(): text.strip() for label, text in pairs.items()})
 
 
+def _classifier_labels(name: str, value: object) -> Mapping[str, Mapping[str, str]]:
+    """``NAME=LABEL:STYLE,...`` (the command line) or ``{NAME: {LABEL: STYLE}}`` (a manifest, Python): which style
+    each label of a ready-made classifier's model scores."""
+    from tsteval.core.options import check_column_name, label_maps
+
+    if isinstance(value, str):
+        maps = label_maps(value, name)
+    elif isinstance(value, Mapping) and all(isinstance(m, Mapping) for m in value.values()):
+        maps = {check_column_name(str(n), name): {str(k).strip(): str(v).strip() for k, v in m.items()}
+                for n, m in value.items()}
+    else:
+        raise TstevalError(f"{name} must map each classifier NAME to {{LABEL: STYLE}} (e.g. {{sentiment: "
+                           f"{{NEGATIVE: '0', POSITIVE: '1'}}}}), not {quote(str(value))}")
+    empty = [n for n, m in maps.items() if not m or not all(k and v for k, v in m.items())]
+    if empty:
+        raise TstevalError(f"{name}: the mapping of {quote(empty[0])} is empty or has an empty label or style")
+    return MappingProxyType({n: MappingProxyType(m) for n, m in maps.items()})
+
+
 OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("device", "cpu", "where neural models run (the sentence encoder, SmolLM2): cpu, cuda, cuda:N or auto "
            "(CUDA when present)", _device, "--device", "device", "DEVICE"),
@@ -289,6 +308,11 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("style_labels", MappingProxyType({}), "what each style label means, LABEL=NAME,... (0=negative,"
            "1=positive): LM prompts and reports name styles by it (default: the reader's names, else the labels)",
            _style_labels, "--style-labels", "transfers.style_labels", "LABEL=NAME,..."),
+    Option("classifier_labels", MappingProxyType({}), "which run style each label of a ready-made classifier's "
+           "model scores (--classifier NAME=hf:MODEL), NAME=LABEL:STYLE,... (sentiment=NEGATIVE:0,POSITIVE:1; "
+           "several classifiers one after another); needed where the model's labels (config.id2label) are neither "
+           "the styles nor their --style-labels names", _classifier_labels, "--classifier-labels",
+           "classifier_labels", "NAME=LABEL:STYLE,..."),
 )})
 
 

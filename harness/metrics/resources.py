@@ -86,6 +86,8 @@ class ResourceOptions:
     ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs); ``precision``: of the
     neural models (``auto`` resolved by each model on its device; fp16 only on CUDA: refused here, before any model
     is built, on another device);
+    ``style_labels``: what each style label means, and ``classifier_labels``: by ready-made classifier, its model's
+    label -> style (:mod:`tsteval.classifiers.hub`);
     ``batch_tokens``: padded tokens per batch of the causal LM (None: its default for the device); ``lm_endpoint``
     (with ``api_key_env``, ``max_concurrency``, ``lm_start_text``, ``lm_tokenizer``, ``dry_run``): an
     OpenAI-compatible server that serves ``language_model`` instead (:class:`~tsteval.backends.remote.RemoteLM`).
@@ -112,6 +114,8 @@ class ResourceOptions:
     lm_tokenizer: str | None = None
     dry_run: bool = False
     text_form: str = "auto"
+    style_labels: Mapping[str, str] = field(default_factory=dict)
+    classifier_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     transfers: Transfers | None = None
 
     def __post_init__(self) -> None:

@@ -31,6 +31,8 @@ through :class:`~tsteval.experiment.manifest.reader.Reader`.  Schema (``?`` = op
       max_per_style?: N              # seeded subsample per style (for small runs)
     classifiers?:
       NAME: {backend: fasttext|textcnn|tfidf-lr|transformer, params?: {...}, heldout?: 0.1, corpus?: {...}}
+      NAME: {hf: ID_OR_DIR, params?: {batch_size?: 64, max_length?: N}}   # ready-made: scored as it is
+    classifier_labels?: {NAME: {LABEL: STYLE}}   # a ready-made model's labels -> the run's styles
     lexicon?: {file: path} | {build: {penalty?: l1, C?: 3.0, D?: 2.0}}
     metrics:
       names?: [sti, bleu, ppl, ...]  # any registered metric by name, routed as ``tsteval score --metrics``
@@ -78,6 +80,7 @@ from tsteval.core.options import COLUMN_NAME
 from tsteval.experiment.manifest.reader import ManifestError, Reader
 from tsteval.experiment.manifest.safe_yaml import parse_yaml
 from tsteval.experiment.manifest.specs import (
+    HUB,
     AttributionSpec,
     ClassifierSpec,
     CompareSpec,
@@ -95,6 +98,7 @@ from tsteval.experiment.manifest.specs import (
     SystemSpec,
     TradeoffSpec,
     TransfersSpec,
+    ready_made,
 )
 from tsteval.experiment.options import OPTIONS, RunOptions
 from tsteval.metrics import registry
@@ -222,6 +226,9 @@ def _classifiers(r: Reader, value: object) -> dict[str, ClassifierSpec]:
         key = f"classifiers.{name}"
         if "@" in str(name):
             raise r.error(key, "classifier names cannot contain '@' (it separates metric and classifier)")
+        if isinstance(entry, dict) and "hf" in entry:
+            out[str(name)] = _ready_made(r, str(name), entry, key)
+            continue
         d = r.mapping(entry, key, ("backend", "params", "heldout", "corpus"), ("backend",))
         params = d.get("params", {})
         if not isinstance(params, dict):
@@ -234,6 +241,21 @@ def _classifiers(r: Reader, value: object) -> dict[str, ClassifierSpec]:
         _check_params(r, backend, params, f"{key}.params")
         out[str(name)] = ClassifierSpec(str(name), backend, MappingProxyType(dict(params)), heldout, corpus)
     return out
+
+
+def _ready_made(r: Reader, name: str, entry: dict, key: str) -> ClassifierSpec:
+    """``NAME: {hf: ID_OR_DIR, params?: {...}}``: a ready-made classifier (a folder relative to the manifest)."""
+    d = r.mapping(entry, key, ("hf", "params"), ("hf",))
+    params = r.free_mapping(d.get("params", {}), f"{key}.params")
+    if "model" in params or "labels" in params:
+        raise r.error(f"{key}.params", "the model and its labels are given by hf: and classifier_labels:",
+                      fix="remove model and labels from params")
+    try:
+        spec = ready_made(name, f"{HUB}:{r.string(d['hf'], f'{key}.hf')}", r.base)
+    except TstevalError as error:
+        raise r.error(f"{key}.hf", str(error)) from None
+    _check_params(r, HUB, {**spec.params, **params}, f"{key}.params")
+    return ClassifierSpec(name, HUB, MappingProxyType({**spec.params, **params}), 0.0)
 
 
 def _check_params(r: Reader, backend: str, params: dict, key: str) -> None:
@@ -500,6 +522,10 @@ def load_manifest(path: str | Path) -> Manifest:
     if options.engine != "ray" and (options.address is not None or options.workers is not None):
         raise r.error("engine", "address and workers are options of the ray engine", fix="set name: ray")
     classifiers = _classifiers(r, d["classifiers"]) if "classifiers" in d else {}
+    stray = [n for n in options.classifier_labels if getattr(classifiers.get(n), "backend", None) != HUB]
+    if stray:
+        raise r.error(f"classifier_labels.{stray[0]}", "not a ready-made classifier of the manifest",
+                      fix=f"give classifiers: {{{stray[0]}: {{hf: MODEL}}}}, or drop the mapping")
     metrics = _metrics(r, d["metrics"], classifiers, options)
     if not (metrics.style.classifiers or metrics.content.metrics or metrics.naturalness or metrics.judges
             or metrics.compatibility.hh or metrics.compatibility.ah):

@@ -10,7 +10,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from tsteval.core.errors import TstevalError
 from tsteval.experiment.options import RunOptions
+
+HUB = "hf"  # the backend of ready-made classifiers, and their prefix: hf:ID_OR_DIR
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,31 @@ class ClassifierSpec:
     params: Mapping[str, Any]
     heldout: float = 0.1
     corpus: CorpusSpec | None = None
+
+
+def ready_made(name: str, text: str, base: Path | None = None) -> object:
+    """The spec of a ready-made classifier for ``hf:ID_OR_DIR`` (a folder relative to ``base`` when it is one
+    there), else ``text`` itself.
+
+    >>> ready_made("formality", "hf:s-nlp/roberta-base-formality-ranker").params["model"]
+    's-nlp/roberta-base-formality-ranker'
+    >>> ready_made("ft", "clf/")
+    'clf/'
+    """
+    if not text.startswith(f"{HUB}:"):
+        return text
+    model = text.removeprefix(f"{HUB}:").strip()
+    if not model:
+        raise TstevalError(f"classifier {name!r}: {text!r} names no model; give hf:HUB_ID (e.g. "
+                           "hf:s-nlp/roberta-base-formality-ranker) or hf:DIR (a save_pretrained folder)")
+    if base is not None and (base / model).is_dir():
+        model = str((base / model).resolve())
+    return ClassifierSpec(name, HUB, {"model": model}, heldout=0.0)
+
+
+def is_ready_made(source: object) -> bool:
+    """Whether ``source`` is a ready-made classifier's spec (:func:`ready_made`)."""
+    return isinstance(source, ClassifierSpec) and source.backend == HUB
 
 
 @dataclass(frozen=True)
@@ -200,7 +228,7 @@ class Manifest:
         erasers or the retrieve-nearest baseline)."""
         from tsteval.metrics.content.scorer import ERASE
 
-        return (any(c.corpus is None for c in self.classifiers.values())
+        return (any(c.corpus is None and c.backend != HUB for c in self.classifiers.values())
                 or (self.lexicon is not None and self.lexicon.file is None)
                 or self.options.vectors == "word2vec"
                 or (bool(self.metrics.content.metrics) and ERASE in self.options.modifications)

@@ -3,17 +3,21 @@ with its identity for the signatures (the builders of the ``style_classifier`` a
 of :mod:`tsteval.metrics.resources`).
 
 A classifier's identity is the cache key of a trained one, else a hash of its saved manifest (which records a hash
-of every weight file), so the same model gets the same signature whichever way it was given.
+of every weight file), so the same model gets the same signature whichever way it was given.  A ready-made one
+(``hf:ID_OR_DIR``: :func:`~tsteval.experiment.manifest.specs.ready_made`, :mod:`tsteval.classifiers.hub`) is named
+by its model and the sha256 of its weights.
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.signature import content_hash
+from tsteval.experiment.manifest.specs import is_ready_made
 from tsteval.metrics.resources import Resources
 
 CLASSIFIER_MANIFEST = "tsteval-classifier.json"
@@ -37,6 +41,29 @@ def rounded(value: float | None) -> str:
     return "none" if value is None else f"{value:.3f}"
 
 
+def hub_model(resources: Resources, name: str, params: Mapping[str, object]) -> tuple[object, str]:
+    """The ready-made classifier ``name`` loaded for the run's styles on its device and precision, and its
+    identity (:func:`tsteval.classifiers.hub.hub_identity`)."""
+    from tsteval.classifiers.hub import HubClassifier, hub_identity
+
+    options = resources.options
+    frame = options.transfers.frame if options.transfers is not None else None
+    if frame is None:
+        raise TstevalError(f"classifier {name!r} is ready-made: its styles are the run's, and the run has no "
+                           "transfers")
+    styles = sorted({str(s) for column in ("source_style", "target_style") for s in frame[column]})
+    names = {**options.transfers.extra.get("style_labels", {}), **options.style_labels}
+    labels = options.classifier_labels.get(name)
+    start = time.perf_counter()
+    model = HubClassifier.from_params({**params, "labels": dict(labels) if labels else None,
+                                       "device": options.device, "precision": options.precision,
+                                       "verbose": not options.quiet}).ready(styles, names, name)
+    identity = hub_identity(model.model, model.label_map_, model.precision_)
+    resources.log(f"classifier {name}: ready-made {identity} on {model.device_} in "
+                  f"{time.perf_counter() - start:.1f} s")
+    return model, identity
+
+
 def style_model(resources: Resources, name: str, source: object) -> tuple[object, str]:
     """The style classifier ``name`` and its identity, loaded, trained (through the cache) or as given; a trained
     one is recorded in ``resources.trained``."""
@@ -45,6 +72,8 @@ def style_model(resources: Resources, name: str, source: object) -> tuple[object
     from tsteval.experiment.manifest.loader import ClassifierSpec
 
     options = resources.options
+    if is_ready_made(source):
+        return hub_model(resources, name, source.params)
     if isinstance(source, (str, Path)):
         model = load_classifier(source, expected_classes=None)
         if hasattr(model, "verbose"):

@@ -47,8 +47,10 @@ class Plan(RunOptions):
     (keyword-only fields inherited from :class:`~tsteval.experiment.options.RunOptions`, one per option of
     :data:`~tsteval.experiment.options.OPTIONS`).
 
-    ``classifiers`` holds every style classifier by name (folder, fitted model, trained classifier or training
-    spec); ``style`` names those whose columns (``sti@NAME`` ...) are scored (default: all of them).
+    ``classifiers`` holds every style classifier by name (folder, fitted model, trained classifier, training
+    spec, or a ready-made model's spec: :func:`~tsteval.experiment.manifest.specs.ready_made`, its labels mapped to
+    styles by ``classifier_labels``); ``style`` names those whose columns (``sti@NAME`` ...) are scored (default:
+    all of them).
     ``modifications`` are ``none``, ``mask``, ``remove`` (with ``lexicon``: a Lexicon, a lexicon file, or a
     :class:`~tsteval.experiment.manifest.loader.LexiconSpec` built from ``corpus``), ``attribution-mask``/
     ``attribution-delete`` (with ``attribution`` naming a transformer classifier of ``classifiers``) and ``erase``
@@ -129,6 +131,7 @@ class Plan(RunOptions):
     def validate(self) -> None:
         """Every name known and every resource a metric needs given; one-line :class:`TstevalError` otherwise."""
         from tsteval.core.options import check_column_name
+        from tsteval.experiment.manifest.specs import is_ready_made
         from tsteval.metrics import registry
         from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, CONTENT_METRICS, ERASE, erasable
         from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
@@ -139,6 +142,12 @@ class Plan(RunOptions):
         unknown = [n for n in self.style_names if n not in self.classifiers]
         if unknown:
             raise TstevalError(f"style classifiers {unknown} are not among the classifiers {list(self.classifiers)}")
+        hub = [n for n, c in self.classifiers.items() if is_ready_made(c)]
+        stray = [n for n in self.classifier_labels if n not in hub]
+        if stray:
+            raise TstevalError(f"classifier_labels maps the labels of {stray[0]!r}, which is not a ready-made "
+                               f"classifier of the run ({hub or 'none'}); give it as --classifier {stray[0]}=hf:MODEL "
+                               "(manifest: classifiers: {NAME: {hf: MODEL}})")
         unknown = [m for m in self.content if m not in registry.names("content")]
         if unknown:
             raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
@@ -212,10 +221,15 @@ class Plan(RunOptions):
         return plan_of_manifest(manifest, quiet, log)
 
 
+def _plain(value: object) -> object:
+    """``value`` with its (nested) mappings as dicts, which pickle (a mapping proxy does not), for Ray and workers."""
+    return {k: _plain(v) for k, v in value.items()} if isinstance(value, Mapping) else value
+
+
 def resource_options(plan: Plan) -> ResourceOptions:
     """The options ``plan``'s resources are built from: the run options that :class:`ResourceOptions` has fields
     for, and the plan's models and texts."""
-    run_options = {f.name: getattr(plan, f.name) for f in fields(ResourceOptions) if f.name in OPTIONS}
+    run_options = {f.name: _plain(getattr(plan, f.name)) for f in fields(ResourceOptions) if f.name in OPTIONS}
     return ResourceOptions(**run_options, quiet=plan.quiet, corpus=plan.corpus, lexicon=plan.lexicon,
                            classifiers=plan.classifiers, human=plan.human,
                            pair_classifiers={**{f"hh/{n}": c for n, c in plan.hh.items()},

@@ -83,7 +83,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
             corpus_files.setdefault(style, []).extend(paths)
     corpus = lines.load_style_files(corpus_files) if corpus_files else None
     joint = options.pop("joint")
-    return Plan(transfers, classifiers={n: Path(d) for n, d in classifiers.items()}, **{**options,
+    return Plan(transfers, classifiers={n: _classifier(n, d) for n, d in classifiers.items()}, **{**options,
                "modifications": tuple(modes), "joint": "strap" if chosen.joint and joint == "auto" else joint},
                content=tuple(metrics), lexicon=lexicon, attribution=attribution,
                attribution_neutral=lines.read_lines(args.attribution_neutral) if args.attribution_neutral
@@ -91,6 +91,14 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
                hh={n: Path(d) for n, d in pair_classifiers.items()},
                references=_references_of_args(args, metrics), params=params, corpus=corpus, quiet=args.quiet,
                judges=tuple(chosen.judges))
+
+
+def _classifier(name: str, given: str) -> object:
+    """A ``--classifier`` source: a ready-made model's spec for ``hf:ID_OR_DIR``, else the saved folder."""
+    from tsteval.experiment.manifest.specs import ready_made
+
+    source = ready_made(name, given)
+    return Path(source) if isinstance(source, str) else source
 
 
 def _style_files(given: Sequence[str], flag: str, missing: str) -> dict[str, list[str]]:
@@ -108,6 +116,7 @@ def _attribution_of_args(args: argparse.Namespace, classifiers: Mapping[str, str
     """The ``--classifier`` NAME whose transformer attributes the attribution modifications: ``--attribution``, or
     the only transformer among the classifiers."""
     from tsteval.classifiers.base import saved_backend
+    from tsteval.experiment.manifest.specs import HUB
 
     if args.attribution is not None:
         if args.attribution not in classifiers:
@@ -115,7 +124,8 @@ def _attribution_of_args(args: argparse.Namespace, classifiers: Mapping[str, str
                                f"({sorted(classifiers)})")
         chosen = [args.attribution]
     else:
-        chosen = [n for n, d in classifiers.items() if saved_backend(d) == "transformer"]
+        chosen = [n for n, d in classifiers.items()
+                  if not d.startswith(f"{HUB}:") and saved_backend(d) == "transformer"]
         if len(chosen) != 1:
             raise TstevalError("--modification attribution-mask/attribution-delete need one transformer style "
                                "classifier: give --classifier NAME=DIR of backend transformer (train-classifier "

@@ -6,10 +6,10 @@ the reference sets equal to its output on every one of its rows (DualRL's ``Huma
 ``@ref`` scores compare a text with itself, and that is warned about.
 
 The classifier's training texts are known through the hash set saved beside it
-(:mod:`tsteval.classifiers.training_texts`); a classifier without one (saved by an older tsteval) counts as
-``"unknown"``.  Rows of the baseline systems (``baseline:NAME``) are tsteval's own and are not counted.
-:func:`leakage` returns the counts (written to ``leakage.json`` by both ``tsteval score`` and ``tsteval run``, and
-to ``run.json``) and one warning line per finding.
+(:mod:`tsteval.classifiers.training_texts`); a classifier without one (saved by an older tsteval, or ready-made:
+:mod:`tsteval.classifiers.hub`) counts as ``"unknown"``.  Rows of the baseline systems (``baseline:NAME``) are
+tsteval's own and are not counted.  :func:`leakage` returns the counts (written to ``leakage.json`` by both
+``tsteval score`` and ``tsteval run``, and to ``run.json``) and one warning line per finding.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tsteval.classifiers.training_texts import normalised, overlap
+from tsteval.experiment.manifest.specs import HUB
 from tsteval.scorecard import Scorecard
 
 LEAKAGE_FILE = "leakage.json"
@@ -50,8 +51,11 @@ def leakage(card: Scorecard, classifiers: Mapping[str, object],
             entry |= {"references": len(distinct), "references_in_training": _count(distinct, digests)}
         result.counts["classifiers"][name] = entry
         if digests is None:
-            result.warnings.append(f"leakage: classifier {name} records no hash set of its training texts (saved by "
-                                   "an older tsteval): how many scored outputs it was trained on is unknown")
+            why = ("is ready-made (trained elsewhere: see its model card for its training data)"
+                   if getattr(model, "backend", None) == HUB else
+                   "records no hash set of its training texts (saved by an older tsteval)")
+            result.warnings.append(f"leakage: classifier {name} {why}: how many scored outputs it was trained on is "
+                                   "unknown")
             continue
         found = entry["outputs_in_training"]
         if found:
