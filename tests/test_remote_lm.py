@@ -44,11 +44,10 @@ PAIRS = 6
 # so the quantisation's noise leaves r = 0.849 over the 200.
 RATING_TOLERANCE, RATING_R = 0.15, 0.9
 LP_TOLERANCE, LP_R = 0.15, 0.99
-# cond_lp and LogProp: pairs compared here (each an echo request per prompt: llama-cpp-python 0.2.62 takes seconds
-# for each, sorting the vocabulary in Python for every echoed token) and the tolerances, above the largest
-# differences of benchmarks/results/remote_agreement.md (the same quantisation as above).
-CONTINUATION_PAIRS = 1
-COND_LP_TOLERANCE, LOGPROP_STYLE_TOLERANCE = 0.5, 0.05
+# cond_lp and LogProp (an echo request per prompt: llama-cpp-python 0.2.62 takes seconds for each, sorting the
+# vocabulary in Python for every echoed token): tolerances above the largest differences of
+# benchmarks/results/remote_agreement.md (the same quantisation as above).
+CONTINUATION_TOLERANCE, LOGPROP_STYLE_TOLERANCE = 0.5, 0.05
 
 
 @pytest.fixture(scope="module")
@@ -175,26 +174,25 @@ def test_values_match_in_process(server: LlamaServer, pairs: tuple[list[str], li
 
 def test_continuations_match_in_process(server: LlamaServer, pairs: tuple[list[str], list[str]],
                                         tmp_path: Path) -> None:
-    """cond_lp (a plain template) and LogProp (in the chat template) through the server, their prompts rendered by the
-    packaged SmolLM2 tokenizer and decoded to text: the same number of continuation tokens as in process, values
+    """cond_lp (a plain template) and LogProp (in the chat template) through the server, their prompts rendered by
+    the packaged SmolLM2 tokenizer and decoded to text: the same number of continuation tokens as in process, values
     within the tolerance measured on DualRL pairs (benchmarks/results/remote_agreement.md).  An empty output is
-    scored too (its end-of-turn token only)."""
-    inputs, outputs = [*pairs[0][:CONTINUATION_PAIRS], pairs[0][2]], [*pairs[1][:CONTINUATION_PAIRS], ""]
+    scored too (its end token only).  LogProp on one pair: its three chat prompts are the longest echoes here."""
+    inputs, outputs = [pairs[0][0], pairs[0][2]], [pairs[1][0], ""]
     targets = ["positive"] * len(inputs)
     lm, local = remote(server.url, tmp_path, max_concurrency=2, tokenizer="smollm2"), CausalLM("smollm2", threads=1)
     prompts, conts = [render(local, f"Text: {x}", False) for x in inputs], continuations(local, outputs, False)
     far_tokens, near_tokens = lm.continuation_log_probs(prompts, conts), continuation_log_probs(local, prompts, conts)
     assert [len(v) for v in far_tokens] == [len(c) for c in conts] == [len(v) for v in near_tokens]
     far = {"cond_lp": cond_lp_matrix(inputs, outputs, targets, lm, which=[2]),
-           **logprop_scores(inputs, outputs, targets, lm)}
+           **logprop_scores(inputs[:1], outputs[:1], targets[:1], lm)}
     near = {"cond_lp": cond_lp_matrix(inputs, outputs, targets, local, which=[2]),
-            **logprop_scores(inputs, outputs, targets, local)}
+            **logprop_scores(inputs[:1], outputs[:1], targets[:1], local)}
     gaps = {name: float(np.max(np.abs(far[name] - near[name]))) for name in far}
     print(f"continuations: max |diff| {gaps}; {lm.usage}")
     assert all(np.isfinite(v).all() for v in far.values())
-    assert gaps["cond_lp"] < COND_LP_TOLERANCE and gaps["logprop_content"] < COND_LP_TOLERANCE
+    assert gaps["cond_lp"] < CONTINUATION_TOLERANCE and gaps["logprop_content"] < CONTINUATION_TOLERANCE
     assert gaps["logprop_style"] < LOGPROP_STYLE_TOLERANCE
-    assert "remote:" in lm.model_id
     lm.close()
 
 
@@ -242,6 +240,34 @@ def test_a_dry_run_sends_nothing_and_counts_what_the_run_sends(server: LlamaServ
         proxy.close()
     total = next(line for line in again.splitlines() if line.startswith("total")).split()
     assert total[1:3] == ["0", str(scoring)]  # nothing new to send, every request cached
+
+
+def test_a_manifest_dry_run_asks_no_server_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``metrics.lm.dry_run`` in a manifest: nothing listens at the endpoint and nothing is needed there; no run
+    folder; without a tokenizer the prompt tokens are estimated at 4 characters per token (recomputed here)."""
+    from tsteval.cli import main
+
+    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "cache"))
+    rows = [("the food was cold .", "the food was warm ."), ("rude staff !", "kind staff !"),
+            ("the food was cold .", "the food was hot .")]
+    (tmp_path / "t.csv").write_text("input,output,source_style,target_style\n" +
+                                    "".join(f"{x},{y},negative,positive\n" for x, y in rows), encoding="utf-8")
+    manifest = {"transfers": {"table": str(tmp_path / "t.csv")}, "output": str(tmp_path / "run"),
+                "metrics": {"names": ["judge_style:template=1"], "language_model": "lab/served-model",
+                            "lm": {"endpoint": f"http://127.0.0.1:{free_port()}/v1", "dry_run": True}}}
+    (tmp_path / "m.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+    assert main(["run", str(tmp_path / "m.yaml"), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert not (tmp_path / "run").exists() and "estimated at 4 characters per token" in printed
+    line = next(line for line in printed.splitlines() if line.startswith("judge_style")).split()
+    from tsteval.core.text_form import as_written
+
+    written = as_written([t for pair in rows for t in pair], "tokenised-lowercase")[0]
+    template = str(chosen_templates("judge_style", [1])[0]["prompt"])
+    questions = {fill(template, input=written[2 * i], output=written[2 * i + 1], style="positive",
+                      source="negative") for i in range(len(rows))}
+    assert line[1:] == [str(len(questions)), "0", str(sum(math.ceil(len(q) / 4) for q in questions))]
 
 
 def test_both_response_shapes_give_the_same_ratings(server: LlamaServer, pairs: tuple[list[str], list[str]],
@@ -369,6 +395,17 @@ def test_evaluate_scores_through_the_server(server: LlamaServer, tmp_path: Path,
     assert not any(str(server.port) in s for s in card.signatures.values())
     value = float(card.frame["lp_mean@smollm2-q4"].iloc[0])
     assert -15 < value < 0 and not math.isnan(float(card.frame["judge_fluency@smollm2-q4"].iloc[0]))
+    assert "slor@smollm2-q4" not in card.frame.columns  # its unigram model needs the served model's tokenizer
+    # with the tokenizer, slor too: recomputed here from lp_mean and an add-one unigram model of the inputs
+    card = tsteval.evaluate(["the food was cold ."], ["the food was warm ."], source_style="negative",
+                            target_style="positive", metrics=["lp_mean@smollm2"], lm_endpoint=server.url,
+                            language_model=ALIAS, lm_start_text=START, lm_tokenizer="smollm2")
+    tokenizer = CausalLM("smollm2", threads=1).tokenizer
+    counts = Counter(tokenizer("The food was cold.", add_special_tokens=False)["input_ids"])
+    ids = tokenizer("The food was warm.", add_special_tokens=False)["input_ids"]
+    unigram = sum(math.log(counts[t] + 1) - math.log(sum(counts.values()) + len(tokenizer)) for t in ids)
+    assert float(card.frame["slor@smollm2-q4"].iloc[0]) == pytest.approx(value - unigram / len(ids), abs=1e-9)
+    assert "unigram_corpus" in card.signatures["slor@smollm2-q4"]
     with pytest.raises(TstevalError, match="give --lm-tokenizer"):
         tsteval.evaluate(["a"], ["b"], source_style="negative", target_style="positive", metrics=["cond_lp"],
                          lm_endpoint=server.url, language_model=ALIAS)

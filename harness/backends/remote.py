@@ -20,22 +20,26 @@ answering the two questions of :mod:`tsteval.backends`:
   tokens (the end of the turn) read as empty (llama-cpp-python) or as written (vLLM), so a server that cuts the
   boundary differently still scores the same text.
 
+* **SLOR** (``slor``): ``lp_mean``'s sums from the server, less an add-one unigram model of the human texts counted
+  in the served model's tokenizer (:meth:`RemoteLM.fit_unigram`), as in process.
+
 What a server cannot give is refused in one line before any scoring request (:meth:`RemoteLM.require`), after a
-probe of one tiny request per capability (cached like every answer).  ``slor`` is not read from a server (its
-unigram model needs the server's vocabulary): it is left out with a warning.
+probe of one tiny request per capability (cached like every answer).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
 from tsteval.backends.client import Client, ServerError
 from tsteval.core.errors import TstevalError
-from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs
+from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
 from tsteval.metrics.naturalness.packaged import SMOLLM2
 
 # top_logprobs asked for with a rating (OpenAI's largest).
@@ -44,10 +48,10 @@ TOP_LOGPROBS = 20
 FIRST_TOKEN_TOP = 1 << 17
 # What each LM metric needs from a server, and the metrics a server cannot serve yet.
 NEEDS = {"judge_style": "chat", "judge_content": "chat", "judge_fluency": "chat", "ppl": "prompt", "lp_mean": "prompt",
-         "cond_lp": "prompt", "logprop_content": "prompt", "logprop_style": "prompt"}
-# The metrics whose prompts the served model's tokenizer renders (its chat template).
-RENDERED = frozenset({"cond_lp", "logprop_content", "logprop_style"})
-NOT_YET = {"slor": "the server's vocabulary for its unigram model"}
+         "slor": "prompt", "cond_lp": "prompt", "logprop_content": "prompt", "logprop_style": "prompt"}
+# The metrics that need the served model's tokenizer: its chat template renders the prompts, or its tokens count
+# the unigram model.
+RENDERED = frozenset({"cond_lp", "logprop_content", "logprop_style", "slor"})
 LACKS = {"chat": "chat completions with logprobs and at least 5 top_logprobs (one per rating 1-5)",
          "prompt": "prompt log-probabilities (completions with echo and logprobs, or vLLM's prompt_logprobs)"}
 
@@ -182,7 +186,8 @@ class RemoteLM:
         self.served_name = model  # the columns' @NAME (tsteval.metrics.naturalness.lm_names.column_name of it)
         self.fingerprint = ""
         self.capabilities: dict[str, str | None] = {}  # "chat"/"prompt" -> how it is read, None when not given
-        self.unigram = None
+        self.unigram: UnigramLM | None = None
+        self.unigram_corpus = "none"
 
     @property
     def model_id(self) -> str:
@@ -226,7 +231,7 @@ class RemoteLM:
     @property
     def tokenizer(self) -> object:
         """The served model's tokenizer (see the class), loaded once; one line naming ``--lm-tokenizer`` when it
-        cannot be loaded."""
+        cannot be loaded (tried once)."""
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
@@ -237,10 +242,12 @@ class RemoteLM:
                 self._tokenizer = AutoTokenizer.from_pretrained(
                     converted_gguf(PACKAGED_GGUF[source]()) if source in PACKAGED_GGUF else source)
             except (OSError, ValueError, ImportError) as error:
-                raise TstevalError(f"cond_lp and logprop_* render their prompts with the served model's tokenizer "
-                                   f"and chat template, which cannot be loaded from {source!r} "
-                                   f"({type(error).__name__}): give --lm-tokenizer HF_ID_OR_DIR (metrics.lm.tokenizer "
-                                   "in a manifest, lm_tokenizer= in evaluate)") from None
+                self._tokenizer = TstevalError(
+                    f"cond_lp, logprop_* and slor need the served model's tokenizer (its chat template, its tokens), "
+                    f"which cannot be loaded from {source!r} ({type(error).__name__}): give --lm-tokenizer "
+                    "HF_ID_OR_DIR (metrics.lm.tokenizer in a manifest, lm_tokenizer= in evaluate)")
+        if isinstance(self._tokenizer, TstevalError):
+            raise self._tokenizer
         return self._tokenizer
 
     @property
@@ -254,9 +261,6 @@ class RemoteLM:
         for metric in metrics:
             if metric in RENDERED:
                 _ = self.tokenizer
-            if metric in NOT_YET:
-                raise TstevalError(f"{metric} is not read from an LM server yet (it needs {NOT_YET[metric]}): score "
-                                   f"it with the in-process model (a run without --lm-endpoint)")
             kind = NEEDS.get(metric)
             if kind is None:
                 continue
@@ -341,20 +345,45 @@ class RemoteLM:
         if len(prints) == 1 and not self.fingerprint:
             self.fingerprint = prints.pop()
 
+    @property
+    def has_tokenizer(self) -> bool:
+        """Whether :attr:`tokenizer` loads (``slor`` needs it)."""
+        try:
+            return self.tokenizer is not None
+        except TstevalError:
+            return False
+
+    def fit_unigram(self, texts: Sequence[str]) -> Self:
+        """Estimate SLOR's add-one unigram model on the human ``texts`` counted in the served model's tokens (no
+        request: :attr:`tokenizer` counts them)."""
+        from tsteval.core.signature import texts_hash
+
+        counts: Counter[int] = Counter()
+        for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]:
+            counts.update(ids)
+        self.unigram, self.unigram_corpus = UnigramLM(counts, len(self.tokenizer)), texts_hash(texts)
+        return self
+
     def sentence_log_probs(self, texts: Sequence[str]) -> SentenceLogProbs:
-        """Summed log-probabilities of each text's tokens and their number (no unigram side: ``slor`` is not read
-        from a server)."""
+        """Summed log-probabilities of each text's tokens (from the server), their number, and once
+        :meth:`fit_unigram` ran the unigram model's sums over the tokenizer's tokens of each text."""
         per_token = self.token_log_probs(texts)
-        return SentenceLogProbs(np.array([float(lp.sum()) for lp in per_token]), np.full(len(texts), np.nan),
+        unigram = np.full(len(texts), np.nan) if self.unigram is None else np.array(
+            [self.unigram.log_prob_sum(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)[
+                "input_ids"]])
+        return SentenceLogProbs(np.array([float(lp.sum()) for lp in per_token]), unigram,
                                 np.array([len(lp) for lp in per_token]))
 
     def signatures(self, text_form: str | None = None) -> dict[str, str]:
-        """How ``ppl`` and ``lp_mean`` were computed (``text_form``: the form the texts were given in)."""
+        """How ``ppl``, ``lp_mean`` and (once :meth:`fit_unigram` ran) ``slor`` were computed (``text_form``: the
+        form the texts were given in)."""
         from tsteval.metrics.naturalness.causal_lm import DECLARED
 
         fields = {"lm": self.model_id, "start": f"text:{self.start_text}" if self.start_text else "server",
                   "unit": "server-token", **({"text": text_form} if text_form else {})}
-        return {name: str(DECLARED[name].signature(("numpy", "httpx"), **fields)) for name in ("ppl", "lp_mean")}
+        unigram = {"unigram": "add-one", "unigram_corpus": self.unigram_corpus, "tokenizer": self.tokenizer_source}
+        return {name: str(DECLARED[name].signature(("numpy", "httpx"), **fields, **(unigram if name == "slor" else {})))
+                for name in ("ppl", "lp_mean", *(("slor",) if self.unigram is not None else ()))}
 
     def close(self) -> None:
         """Close the connections and the answer cache."""

@@ -27,6 +27,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     manifest = replace(manifest, options=replace(manifest.options, **given))  # read over the manifest's
     out = Path(args.out) if args.out else manifest.output
     card = run_experiment(manifest, out=out, quiet=args.quiet, overwrite=args.overwrite)
+    if manifest.options.dry_run:  # the requests were printed; nothing was scored or written
+        return 0
     if args.format != "markdown":
         summary = pd.read_csv(out / "summary.csv", dtype={"system": str, "setting": str})
         print(summary_json(summary, card.signatures, name=manifest.name, rows=len(card.frame), out=str(out))

@@ -283,7 +283,7 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
     Option("lm_endpoint", None, "the base URL of an OpenAI-compatible server (vLLM, llama.cpp's server, "
            "llama-cpp-python, a hosted API; e.g. http://127.0.0.1:8000/v1) that serves --language-model to the "
-           "LM metrics (judge_*, cond_lp, logprop_*, ppl, lp_mean; not slor) instead of the in-process model "
+           "LM metrics (judge_*, cond_lp, logprop_*, ppl, lp_mean, slor) instead of the in-process model "
            "(default: none, in process)", _endpoint,
            "--lm-endpoint", "metrics.lm.endpoint", "URL"),
     Option("api_key_env", "OPENAI_API_KEY", "the environment variable holding the LM server's API key (the key "

@@ -134,7 +134,6 @@ def _execute(plan: Plan, log: Log) -> Run:
 def _remote_lm(plan: Plan, resources: Resources) -> object:
     """With ``plan.lm_endpoint`` and an LM metric to score, the server's model, every LM metric of the plan
     refused in one line before any scoring request where the server cannot give it (else None)."""
-    from tsteval.backends.remote import NOT_YET
     from tsteval.classifiers.corpus_checks import warn
     from tsteval.metrics.naturalness.registry import REMOTE_SCORES
     from tsteval.metrics.selection import CAUSAL_LM_SCORER
@@ -144,9 +143,9 @@ def _remote_lm(plan: Plan, resources: Resources) -> object:
         return None
     remote = resources.get("language_model").value
     remote.require([*plan.judges, *lm_scores])
-    if lm_scores:
-        warn(f"slor is not read from an LM server yet (it needs {NOT_YET['slor']}): ppl and lp_mean are; score slor "
-             "in process (a run without --lm-endpoint)")
+    if lm_scores and not remote.has_tokenizer:
+        warn(f"slor is left out: its unigram model counts the served model's tokens, and no tokenizer loads from "
+             f"{remote.tokenizer_source!r} (give --lm-tokenizer); ppl and lp_mean are scored")
     return remote
 
 

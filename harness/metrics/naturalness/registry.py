@@ -73,14 +73,18 @@ def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: i
 
     _, outputs, form = lm_texts(card, resources.options.text_form)
     lm = resources.get("language_model").value
-    if hasattr(lm, "served_name"):  # a server's model (tsteval.backends.remote): no slor, named as it is served
-        score_language_model(card, lm, column_name(lm.served_name), outputs, form, REMOTE_SCORES)
+    if hasattr(lm, "served_name"):  # a server's model (tsteval.backends.remote), named as it is served
+        if lm.has_tokenizer:  # slor's unigram model counts the served model's tokens
+            lm.fit_unigram(as_written(_human_or_inputs(card, human), form)[0])
+        score_language_model(card, lm, column_name(lm.served_name), outputs, form,
+                             (*REMOTE_SCORES, "slor") if lm.has_tokenizer else REMOTE_SCORES)
         return
     lm.fit_unigram(as_written(_human_or_inputs(card, human), form)[0])
     score_language_model(card, lm, column_name(resources.options.language_model or "smollm2"), outputs, form)
 
 
-# What the causal-LM scorer gives through an LM server (tsteval.backends.remote: slor is not read from one yet).
+# What the causal-LM scorer gives through an LM server without the served model's tokenizer (tsteval.backends.remote:
+# slor's unigram model needs it).
 REMOTE_SCORES = ("ppl", "lp_mean")
 # The scorers that read no neural model: a CUDA run scores them in CPU processes beside the GPU
 # (:mod:`tsteval.experiment.run.overlap`).
