@@ -195,3 +195,21 @@ def test_logprop_speed_page_is_its_json_and_names_the_cpu_capability() -> None:
     assert "torch CPU capability AVX512, bf16 native" in page
     for r in report["rows"]:
         assert r["bf16"]["speedup_vs_fp32"] == pytest.approx(r["bf16"]["pairs_per_s"] / r["pairs_per_s"], rel=0.02)
+
+
+def test_remote_agreement_page_is_its_json_and_its_tolerances_hold_the_tests_bounds() -> None:
+    """results/remote_agreement.md from its JSON; the remote-LM tests' tolerances are above the largest measured
+    differences of the metrics they compare (their constants name this page)."""
+    from benchmarks.reproductions import remote_agreement
+
+    rows = json.loads((remote_agreement.RESULTS / "remote_agreement.json").read_text())
+    assert (remote_agreement.RESULTS / "remote_agreement.md").read_text() == remote_agreement.page(rows)
+    import test_remote_lm as remote
+
+    assert rows["judge_fluency"]["max_abs_diff"] < remote.RATING_TOLERANCE
+    assert rows["lp_mean"]["max_abs_diff"] < remote.LP_TOLERANCE and rows["lp_mean"]["pearson_r"] > remote.LP_R
+    for name in ("cond_lp", "logprop_content"):
+        if name in rows:
+            assert rows[name]["max_abs_diff"] < remote.CONTINUATION_TOLERANCE, name
+    if "logprop_style" in rows:
+        assert rows["logprop_style"]["max_abs_diff"] < remote.LOGPROP_STYLE_TOLERANCE

@@ -48,11 +48,8 @@ def _values(metric: str, lm: object, inputs: list[str], outputs: list[str], targ
     return {metric: judge_matrix(metric, inputs, outputs, targets, lm, which=[1])[:, 0]}
 
 
-def _write(rows: dict[str, dict[str, object]]) -> None:
-    """Merge ``rows`` into the results (a metric measured again replaces its row)."""
-    path = RESULTS / "remote_agreement.json"
-    rows = {**(json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}), **rows}
-    path.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+def page(rows: dict[str, dict[str, object]]) -> str:
+    """The Markdown page of ``rows`` (metric -> figures)."""
     lines = ["# Remote (llama-cpp-python 0.2.62, Q4_1) against in-process (transformers, de-quantised) values",
              "", "SmolLM2-135M-Instruct, the first DualRL Yelp pairs (sorted by item, then system); `python -m "
              "benchmarks.reproductions.remote_agreement`.", "",
@@ -61,7 +58,15 @@ def _write(rows: dict[str, dict[str, object]]) -> None:
     lines += [f"| {m} | {r['pairs']} | {r['max_abs_diff']:.4f} | {r['mean_abs_diff']:.4f} | {r['pearson_r']:.5f} | "
               f"{r['requests']} | {r['prompt_tokens']} | {r['remote_seconds']:.0f} | {r['local_seconds']:.0f} |"
               for m, r in rows.items()]
-    (RESULTS / "remote_agreement.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
+
+
+def _write(rows: dict[str, dict[str, object]]) -> None:
+    """Merge ``rows`` into the results (a metric measured again replaces its row)."""
+    path = RESULTS / "remote_agreement.json"
+    rows = {**(json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}), **rows}
+    path.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    (RESULTS / "remote_agreement.md").write_text(page(rows), encoding="utf-8")
 
 
 def parser() -> argparse.ArgumentParser:

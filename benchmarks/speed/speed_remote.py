@@ -111,8 +111,9 @@ def main() -> None:
         score(metric, local, inputs[:2], outputs[:2], targets[:2])  # warm
         load, start = os.getloadavg()[0], time.perf_counter()
         score(metric, local, inputs, outputs, targets)
-        rows.append({"metric": metric, "backend": "in-process", "pairs_per_s": args.pairs /
-                     (time.perf_counter() - start), "load": load})
+        seconds = time.perf_counter() - start
+        rows.append({"metric": metric, "backend": "in-process", "seconds": seconds, "pairs_per_s": args.pairs / seconds,
+                     "load": load})
         print(rows[-1], flush=True)
     with LlamaServer(smollm2_path(), "smollm2-q4", threads=args.threads) as server:
         logged = server_ms(server, 0)[1]
@@ -130,7 +131,7 @@ def main() -> None:
                     spent, logged = server_ms(server, logged)
                     requests = lm.usage["requests"] - sent
                     lm.close()
-                rows.append({"metric": metric, "backend": "server", "concurrency": concurrency,
+                rows.append({"metric": metric, "backend": "server", "concurrency": concurrency, "seconds": seconds,
                              "pairs_per_s": args.pairs / seconds, "requests": requests,
                              "client_ms": 1000 * timed.post / requests, "http_ms": 1000 * timed.http / requests,
                              "overhead_ms": 1000 * (timed.post - timed.http) / requests,

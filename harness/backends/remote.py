@@ -113,7 +113,17 @@ def scored_tokens(text: str, answer: Mapping[str, object],
                   special: Sequence[str] = ()) -> tuple[list[str], list[float | None]]:
     """The strings and log-probabilities of the last echoed prompt tokens of ``answer`` that spell ``text``
     (:func:`text_tokens`), the generated tokens left out where the echo holds them: llama-cpp-python 0.2 counts a
-    generated token but leaves it out of the echo when it is the BOS token (it skips every BOS token)."""
+    generated token but leaves it out of the echo when it is the BOS token (it skips every BOS token).
+
+    >>> def answer(*tokens):  # one generated token counted; the last echoed one is -9.0
+    ...     values = [None, -1.0, -2.0, -9.0][:len(tokens)]
+    ...     return {"usage": {"completion_tokens": 1}, "choices": [{"logprobs": {"tokens": list(tokens),
+    ...                                                                          "token_logprobs": values}}]}
+    >>> scored_tokens(" b<e>", answer("a", " b", "", "\\n"), ["<e>"])[1]  # the generated "\\n" echoed
+    [-1.0, -2.0]
+    >>> scored_tokens(" b<e>", answer("a", " b", ""), ["<e>"])[1]  # a generated BOS left out of the echo
+    [-1.0, -2.0]
+    """
     tokens, values, generated = echoed_tokens(answer)
     problem = None
     for cut in dict.fromkeys((generated, 0)):
