@@ -38,12 +38,12 @@ KEY = "sk-test-0123456789abcdef"
 # value for), too long for the suite.
 PAIRS = 6
 # Above the largest differences measured (benchmarks/results/remote_agreement.md: judge_fluency 0.104 over 200
-# pairs, lp_mean 0.099 over 50; 0.110 over these six): llama.cpp multiplies Q4_1 weights by activations quantised
-# to 8 bits, the in-process model de-quantised weights by float32 activations.  The values are deterministic, so r
-# over these six pairs (0.970 and 0.9995) is a fixed figure; SmolLM2's fluency ratings span a few tenths of a point,
-# so the quantisation's noise leaves r = 0.849 over the 200.
+# pairs, lp_mean 0.235 over 200; 0.054 and 0.110 over these six): llama.cpp multiplies Q4_1 weights by activations
+# quantised to 8 bits, the in-process model de-quantised weights by float32 activations.  The values are
+# deterministic, so r over these six pairs (0.970 and 0.9995) is a fixed figure; SmolLM2's fluency ratings span a
+# few tenths of a point, so the quantisation's noise leaves r = 0.849 over the 200 (lp_mean: 0.9996).
 RATING_TOLERANCE, RATING_R = 0.15, 0.9
-LP_TOLERANCE, LP_R = 0.15, 0.99
+LP_TOLERANCE, LP_R = 0.3, 0.99
 # cond_lp and LogProp (an echo request per prompt: llama-cpp-python 0.2.62 takes seconds for each, sorting the
 # vocabulary in Python for every echoed token): tolerances above the largest differences of
 # benchmarks/results/remote_agreement.md (the same quantisation as above).
