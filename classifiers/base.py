@@ -346,13 +346,21 @@ def load_saved(directory: str | Path, manifest_name: str, resolve: Callable[[str
 class TextClassifier(SavedClassifier):
     """Base class of all text classifiers."""
 
+    def cache_params(self) -> dict:
+        """The parameters that identify what this model learns, for a cache key: ``get_params(deep=False)`` with
+        any machine-dependent choice (such as ``precision="auto"``) resolved on this machine, as ``fit`` would
+        resolve it."""
+        return self.get_params(deep=False)
+
     def fit(self, texts: Sequence[str], labels: Sequence[object]) -> Self:
         """Learn from raw texts and their style labels (parameters are validated first, as scikit-learn does) and
-        record the text form they are written in (``text_form_``)."""
+        record the text form they are written in (``text_form_``) and how many texts it learnt from (``n_train_``:
+        fewer than given where the backend trains on a sample)."""
         self._validate_params()
         texts, labels = check_training_data(texts, labels)
         seen = self._fit(texts, self._encode_labels(labels))
         self.training_texts_ = text_digests(texts if seen is None else seen)
+        self.n_train_ = len(texts if seen is None else seen)
         self.text_form_ = training_form(texts)
         return self
 

@@ -1,10 +1,12 @@
 """Train a style classifier on a corpus with a held-out check, cached by data + config + seed.
 
-The cache key covers the backend, its parameters (seed included), the held-out fraction and the
+The cache key covers the backend, its parameters (seed included; a machine-dependent one such as
+``precision="auto"`` resolved: ``TextClassifier.cache_params``), the held-out fraction and the
 hashes of the texts and labels, so the same request never trains twice and a changed corpus or
 parameter always does.  Each cache entry holds the saved model and ``report.json``; ``cached_dir``
 verifies both against the hashes recorded when the entry was built (rebuilding a damaged entry) before
-either is read here.
+either is read here.  The report's ``n_train`` is how many texts the model learnt from (a backend that samples,
+such as the transformer's ``max_train``, learns from fewer than the training split's ``n_split``).
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ def _fit_or_load(backend: str, corpus: Corpus, params: dict | None, seed: int, h
         raise TstevalError(f"params give seed={params['seed']} but seed={seed}; pass the seed once")
     params["seed"] = seed
     model = _make(backend, params)
-    model_params = {k: v for k, v in model.get_params(deep=False).items() if k not in NON_MODEL_PARAMS}
+    model_params = {k: v for k, v in model.cache_params().items() if k not in NON_MODEL_PARAMS}
     key = content_hash(backend, model_params, heldout, texts_hash(corpus.texts), texts_hash(corpus.labels))
 
     def build(directory: Path | None) -> dict:
@@ -97,7 +99,8 @@ def _fit_or_load(backend: str, corpus: Corpus, params: dict | None, seed: int, h
             accuracy = float(accuracy_score(test_y, predicted))
             macro_f1 = float(f1_score(test_y, predicted, average="macro"))
         report = {"backend": backend, "params": model_params, "seed": seed, "heldout": heldout,
-                  "n_train": len(train_x), "n_heldout": len(test_x), "classes": corpus.styles,
+                  "n_train": model.n_train_, "n_split": len(train_x), "n_heldout": len(test_x),
+                  "classes": corpus.styles,
                   "accuracy": accuracy, "macro_f1": macro_f1, "train_seconds": round(seconds, 3), "key": key,
                   "text_form": model.text_form_}
         text = json.dumps(report, indent=2, default=str)

@@ -75,12 +75,15 @@ def length_batches(lengths: list[int], batch_size: int, generator: torch.Generat
 
 def fine_tune(model: torch.nn.Module, encode: Callable[[list[int]], dict[str, torch.Tensor]], targets: torch.Tensor,
               *, epochs: int, batch_size: int, lr: float, seed: int, desc: str, verbose: bool,
-              lengths: list[int] | None = None, autocast: torch.dtype | None = None) -> None:
+              lengths: list[int] | None = None, autocast: torch.dtype | None = None,
+              on_step: Callable[[int, int], None] | None = None) -> None:
     """Fine-tune a sequence-classification ``model``'s trainable parameters: AdamW, linear schedule with warm-up,
     seeded shuffling; ``encode(indices)`` gives the model inputs of those training examples (labels are
     ``targets``).  With ``lengths`` (tokens per example) batches hold examples of similar length
     (:func:`length_batches`); with ``autocast`` the forward pass runs in that dtype.  Verbose, a progress bar and,
-    after a few batches, one line with the time the whole training is expected to take."""
+    after a few batches, one line with the time the whole training is expected to take.  ``on_step(done, total)``,
+    when given, is called after every batch (a benchmark's checkpoints); the model is put back in training mode after
+    it."""
     device = next(model.parameters()).device
     n = len(targets)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
@@ -106,6 +109,9 @@ def fine_tune(model: torch.nn.Module, encode: Callable[[list[int]], dict[str, to
                 bar.set_postfix(epoch=epoch + 1, loss=f"{output.loss.item():.3f}", refresh=False)
                 bar.update()
                 done += 1
+                if on_step is not None:
+                    on_step(done, total)
+                    model.train()
                 if done == 1:
                     clock = time.perf_counter()
                 elif done == 1 + TIMED_BATCHES and verbose and total > done:
@@ -181,6 +187,8 @@ class TransformerClassifier(TextClassifier):
     module docstring."""
 
     backend = "transformer"
+    # Not a parameter (it changes nothing learnt): a benchmark's ``on_step`` of :func:`fine_tune`, given this model.
+    step_callback: Callable[[TransformerClassifier, int, int], None] | None = None
     libraries = ("torch", "transformers", "safetensors", "numpy")
     _parameter_constraints = {
         "model_name_or_path": [str, None],
@@ -213,6 +221,13 @@ class TransformerClassifier(TextClassifier):
         self.seed = seed
         self.device = device
         self.verbose = verbose
+
+    def cache_params(self) -> dict:
+        """The parameters with ``precision`` resolved on the device training would use (``auto``: bf16 where that
+        device computes it natively, else fp32), so models trained in different precisions never share a key."""
+        params = self.get_params(deep=False)
+        params["precision"] = check_precision(self.precision, resolve_device(self.device).type)
+        return params
 
     def _tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
         batch = self.tokenizer_(texts, padding=True, truncation=True, max_length=self.max_length,
@@ -250,7 +265,9 @@ class TransformerClassifier(TextClassifier):
                       epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
                       desc="transformer", verbose=self.verbose,
                       lengths=[len(i) for i in ids] if self.sort_batches else None,
-                      autocast=torch.bfloat16 if precision == "bf16" else None)
+                      autocast=torch.bfloat16 if precision == "bf16" else None,
+                      on_step=None if self.step_callback is None else
+                      lambda done, total: self.step_callback(self, done, total))
         for parameter in self.model_.parameters():
             parameter.requires_grad_(True)
         return texts

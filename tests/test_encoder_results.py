@@ -30,6 +30,24 @@ def test_the_recipe_page_is_its_json_and_the_projections_follow_from_the_seconds
         assert row["projected_minutes"] == pytest.approx(row["seconds_per_batch"] * 20_000 / 32 / 60, abs=0.01)
 
 
+def test_the_accuracy_curves_follow_their_checkpoints() -> None:
+    report = json.loads((RESULTS / "transformer_recipe.json").read_text())
+    runs = [run for run in report["runs"].values() if run.get("curve")]
+    assert runs and all(run["machine"]["torch_threads"] == 2 for run in runs)
+    for run in runs:
+        for curve in run["curve"]:
+            points = curve["checkpoints"]
+            assert curve["n_train"] == 20_000 and curve["train_seconds"] == points[-1]["train_seconds"]
+            assert points[-1]["epochs"] == curve["params"].get("epochs", 1)
+            assert all(a["train_seconds"] < b["train_seconds"] for a, b in zip(points, points[1:], strict=False))
+        verdict = transformer_recipe.curve_verdict(run)
+        assert verdict["best_accuracy"] == max(p["heldout_accuracy"] for c in run["curve"] for p in c["checkpoints"])
+        for curve, row in zip(run["curve"], verdict["settings"], strict=True):
+            first = next(p for p in curve["checkpoints"]
+                         if round(100 * (verdict["best_accuracy"] - p["heldout_accuracy"]), 6) <= 1)
+            assert row["first_within"]["minutes"] == round(first["train_seconds"] / 60, 2)
+
+
 def test_the_scoring_speed_page_is_its_json_and_the_rates_follow_from_the_seconds() -> None:
     report = json.loads((RESULTS / "speed_style_encoder.json").read_text())
     assert (RESULTS / "speed_style_encoder.md").read_text() == speed_style_encoder.markdown(report)

@@ -74,3 +74,39 @@ def test_quiet_training_prints_no_load_report_and_verbose_says_one_line_and_the_
     assert "MISSING" not in out + err and "11 batches of 4, expected to take about" in err
     said = [line for line in err.splitlines() if "classification head" in line]
     assert len(said) == 1 and "new 2-way classification head" in said[0], err
+
+
+def test_the_curve_checkpoints_every_eighth_epoch_and_the_verdict_finds_the_first_point_near_the_best(
+        bert: Path) -> None:
+    from benchmarks.speed import transformer_recipe as bench
+
+    split = (TEXTS * 3, LABELS * 3, TEXTS[::4], LABELS[::4])  # 144 texts: 18 batches of 8, a checkpoint every 2
+    row = bench.curve_row("tiny", {"batch_size": 8, "epochs": 2}, split, str(bert), "cpu", 0)
+    points = row["checkpoints"]
+    assert [p["batches"] for p in points] == list(range(2, 37, 2))
+    assert points[-1]["epochs"] == 2 and row["n_train"] == 144
+    assert all(a["train_seconds"] <= b["train_seconds"] for a, b in zip(points, points[1:], strict=False))
+    run = {"curve": [row]}
+    verdict = bench.curve_verdict(run)
+    best = max(p["heldout_accuracy"] for p in points)
+    first = next(p for p in points if 100 * (best - p["heldout_accuracy"]) <= bench.WITHIN)
+    assert verdict["best_accuracy"] == best and verdict["settings"][0]["first_within"]["epochs"] == first["epochs"]
+    run["machine"] = {"torch_threads": 1}
+    assert "first within 1 point of best" in "\n".join(bench.curve_markdown("tiny run", run))
+
+
+def test_the_cache_key_records_the_resolved_precision_and_the_report_the_sample_trained_on(bert: Path) -> None:
+    from tsteval.classifiers.training import train_classifier
+    from tsteval.core.devices import native_bf16
+    from tsteval.core.records import Corpus
+
+    model = TransformerClassifier(str(bert), device="cpu")
+    assert model.cache_params()["precision"] == ("bf16" if native_bf16("cpu") else "fp32")
+    assert model.get_params()["precision"] == "auto"
+    corpus = Corpus(TEXTS, LABELS)
+    trained = train_classifier("transformer", corpus, {"model_name_or_path": str(bert), "max_train": 20,
+                                                       "batch_size": 8, "verbose": False}, heldout=0.25,
+                               use_cache=False)
+    assert trained.report["params"]["precision"] in ("bf16", "fp32")
+    assert trained.report["n_train"] == 20 and trained.report["n_split"] == 36
+    assert trained.report["n_train"] == trained.model.n_train_ == len(trained.model.training_texts_)

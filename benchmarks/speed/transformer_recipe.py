@@ -9,6 +9,12 @@ sentiment) and 2,000 other ones held out.  Two parts, each a run on one device (
   batch's longest (dynamic), batches of similar length, the length cap at 32 tokens, the lowest layers frozen, bf16
   autocast (only where the CPU computes bf16 natively: ``tsteval.core.devices.native_bf16``); each row's projected
   minutes for one epoch over 20,000 sentences.
+* ``curve``: held-out accuracy against training time.  ``TransformerClassifier`` trained with each setting of
+  :data:`CURVES` (the recipe as it stops by default, after one epoch; the recipe for :data:`LONG_EPOCHS` epochs, long
+  enough to plateau; the un-capped variant, 64 tokens and nothing frozen, one epoch), the held-out accuracy taken
+  every :data:`CHECKPOINTS_PER_EPOCH`-th of an epoch through ``TransformerClassifier.step_callback``, the clock paused
+  while it is taken.  "Best" is the best held-out accuracy of any checkpoint of any curve of the run;
+  :func:`curve_verdict` gives the first wall minute at which each curve is within :data:`WITHIN` points of it.
 * ``accuracy``: ``TransformerClassifier`` trained end to end with each setting of :data:`ACCURACY` (the slow full
   fine-tune only where asked, ``--full``: it takes tens of minutes on 2 cores), its wall time, its process's CPU time
   and its held-out accuracy.
@@ -18,7 +24,8 @@ work took CPU time from the run, so its wall time is longer than the 2 cores alo
 ``results/transformer_recipe.json`` under the run's name (``--run``, default the device), the page to
 ``transformer_recipe.md``.
 
-Run: ``python -m benchmarks.speed.transformer_recipe [--part speed|accuracy] [--device cpu|cuda] [--run NAME]``.
+Run: ``python -m benchmarks.speed.transformer_recipe [--part speed|curve|accuracy] [--curve LABEL] [--device cpu|cuda]
+[--run NAME]`` (``--part curve`` alone: only the new measurement, about 30 minutes on 2 idle cores).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -71,6 +79,17 @@ ACCURACY = (
     (FULL, {"freeze_layers": 0, "precision": "fp32", "max_length": 64, "epochs": 2}, False),
 )
 Split = tuple[list[str], list[str], list[str], list[str]]
+CHECKPOINTS_PER_EPOCH = 8
+LONG_EPOCHS = 3
+WITHIN = 1.0  # points of held-out accuracy
+FIVE_MINUTES = 300
+CURVE_RECIPE = "recipe, 1 epoch (the default stopping)"
+# Settings whose held-out accuracy is followed through training: (label, TransformerClassifier parameters).
+CURVES = (
+    (CURVE_RECIPE, {}),
+    (f"recipe, {LONG_EPOCHS} epochs", {"epochs": LONG_EPOCHS}),
+    ("64 tokens, nothing frozen, 1 epoch", {"max_length": 64, "freeze_layers": 0}),
+)
 
 
 def data(seed: int = 0) -> Split:
@@ -131,11 +150,73 @@ def accuracy_row(label: str, params: dict, split: Split, model_path: str, device
             "load_average": round(load, 2), "load_average_after": round(os.getloadavg()[0], 2)}
 
 
+def curve_row(label: str, params: dict, split: Split, model_path: str, device: str, seed: int) -> dict:
+    """``TransformerClassifier`` with ``params`` trained on the training split, its held-out accuracy at every
+    checkpoint (:data:`CHECKPOINTS_PER_EPOCH` an epoch, and the last batch) against the wall and CPU seconds of
+    training so far (model loading and tokenising included, the checkpoints' own scoring excluded)."""
+    train_x, train_y, held_x, held_y = split
+    truth = np.array(held_y)
+    model = TransformerClassifier(model_path, seed=seed, device=device, verbose=False, **params)
+    per_epoch = -(-min(len(train_x), model.max_train or len(train_x)) // model.batch_size)
+    every = max(1, per_epoch // CHECKPOINTS_PER_EPOCH)
+    points: list[dict] = []
+    paused = [0.0, 0.0]  # wall and CPU seconds spent scoring the checkpoints
+
+    def checkpoint(classifier: TransformerClassifier, done: int, total: int) -> None:
+        if done % every and done != total:
+            return
+        wall, cpu = time.perf_counter(), time.process_time()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        predicted = classifier.classes_[classifier._predict_proba(held_x).argmax(axis=1)]
+        points.append({"batches": done, "epochs": round(done / per_epoch, 3),
+                       "train_seconds": round(wall - start - paused[0], 1),
+                       "cpu_seconds": round(cpu - cpu_start - paused[1], 1),
+                       "heldout_accuracy": round(float(np.mean(predicted == truth)), 4),
+                       "load_average": round(os.getloadavg()[0], 2)})
+        print(label, json.dumps(points[-1]), file=sys.stderr, flush=True)
+        paused[0] += time.perf_counter() - wall
+        paused[1] += time.process_time() - cpu
+
+    model.step_callback = checkpoint
+    load = os.getloadavg()[0]
+    start, cpu_start = time.perf_counter(), time.process_time()
+    model.fit(train_x, train_y)
+    return {"setting": label, "params": params, "n_train": model.n_train_, "checkpoints": points,
+            "train_seconds": points[-1]["train_seconds"], "load_average": round(load, 2),
+            "load_average_after": round(os.getloadavg()[0], 2)}
+
+
+def curve_verdict(run: dict) -> dict | None:
+    """Best held-out accuracy over every checkpoint of ``run``'s curves, and for each curve the first checkpoint
+    within :data:`WITHIN` points of it: its wall minutes, and whether that is within five minutes."""
+    curves = run.get("curve", [])
+    if not curves:
+        return None
+    best_curve, best = max(((c["setting"], p) for c in curves for p in c["checkpoints"]),
+                           key=lambda x: x[1]["heldout_accuracy"])
+    rows = []
+    for c in curves:
+        near = [p for p in c["checkpoints"]  # rounded: accuracies are multiples of 1/2,000, no float noise
+                if round(100 * (best["heldout_accuracy"] - p["heldout_accuracy"]), 6) <= WITHIN]
+        end = c["checkpoints"][-1]
+        rows.append({"setting": c["setting"], "final_accuracy": end["heldout_accuracy"],
+                     "final_minutes": round(end["train_seconds"] / 60, 2),
+                     "final_points_below_best": round(100 * (best["heldout_accuracy"] - end["heldout_accuracy"]), 2),
+                     "first_within": None if not near else {
+                         "epochs": near[0]["epochs"], "minutes": round(near[0]["train_seconds"] / 60, 2),
+                         "accuracy": near[0]["heldout_accuracy"],
+                         "within_five_minutes": near[0]["train_seconds"] <= FIVE_MINUTES}})
+    return {"best_accuracy": best["heldout_accuracy"], "best_setting": best_curve, "best_epochs": best["epochs"],
+            "best_minutes": round(best["train_seconds"] / 60, 2), "settings": rows}
+
+
 def machine(device: str) -> dict:
     """The machine a run took its figures on."""
     info = {"cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)),
             "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "python": platform.python_version(),
-            "device": device, "native_bf16": native_bf16(device)}
+            "device": device, "native_bf16": native_bf16(device),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "")}
     if device.startswith("cuda"):
         info["gpu"] = torch.cuda.get_device_name()
     return info
@@ -165,7 +246,9 @@ def markdown(report: dict) -> str:
         m = run["machine"]
         lines.append(f"- `{name}`: {m['device']}{' (' + m['gpu'] + ')' if 'gpu' in m else ''}, {m['affinity']} of "
                      f"{m['cpu_count']} CPUs, torch {m['torch']} with {m['torch_threads']} threads, bf16 native: "
-                     f"{'yes' if m['native_bf16'] else 'no'}. {run.get('note', '')}".rstrip())
+                     f"{'yes' if m['native_bf16'] else 'no'}"
+                     f"{', OMP_WAIT_POLICY=' + m['omp_wait_policy'] if m.get('omp_wait_policy') else ''}. "
+                     f"{run.get('note', '')}".rstrip())
     for name, run in report["runs"].items():
         if run.get("speed"):
             lines += ["", f"## Training speed, step by step (`{name}`)", "",
@@ -176,6 +259,8 @@ def markdown(report: dict) -> str:
             lines += [f"| {r['step']} | {r['max_length']} | {r['frozen_layers']} | {'yes' if r['bf16'] else 'no'} | "
                       f"{r['seconds_per_batch']:.3f} | {r['cpu_seconds_per_batch']:.3f} | "
                       f"{r['projected_minutes']:.1f} | {r['load_average']:.2f} |" for r in run["speed"]]
+    for name, run in report["runs"].items():
+        lines += curve_markdown(name, run)
     accuracy = [r for run in report["runs"].values() for r in run.get("accuracy", [])]
     lines += [] if not accuracy else ["", "## Accuracy, trained end to end", "",
               f"One epoch unless said; held-out accuracy on {N_HELDOUT:,} other Yelp sentences.", "",
@@ -195,10 +280,42 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def curve_markdown(name: str, run: dict) -> list[str]:
+    """The page's section on ``run``'s accuracy curves (:func:`curve_row`, :func:`curve_verdict`)."""
+    v = curve_verdict(run)
+    if v is None:
+        return []
+    lines = ["", f"## Held-out accuracy against training time (`{name}`)", "",
+             f"{N_TRAIN:,} training sentences, {run['machine']['torch_threads']} torch threads; held-out accuracy on "
+             f"{N_HELDOUT:,} other Yelp sentences every 1/{CHECKPOINTS_PER_EPOCH} epoch; wall minutes of training "
+             "(loading and tokenising included, the checkpoints' scoring excluded). Best over every checkpoint of "
+             f"every curve below: **{v['best_accuracy']:.3f}** ({v['best_setting']}, epoch {v['best_epochs']:g}, "
+             f"{v['best_minutes']:.1f} min).", "",
+             f"| setting | load avg (start, end) | first within {WITHIN:g} point of best | at the end "
+             "| min per epoch |",
+             "|---|---|---|---|---:|"]
+    for c, r in zip(run["curve"], v["settings"], strict=True):
+        first = r["first_within"]
+        at = ("never" if first is None else f"{first['minutes']:.1f} min (epoch {first['epochs']:g}, "
+              f"{first['accuracy']:.3f}): {'within' if first['within_five_minutes'] else 'over'} 5 min")
+        epochs = c["checkpoints"][-1]["epochs"]
+        lines.append(f"| {c['setting']} | {c['load_average']:.2f}, {c['load_average_after']:.2f} | {at} | "
+                     f"{r['final_accuracy']:.3f} after {r['final_minutes']:.1f} min "
+                     f"({r['final_points_below_best']:.2f} points below best) | {r['final_minutes'] / epochs:.1f} |")
+    lines += ["", "Every checkpoint (epochs: wall minutes, held-out accuracy):", ""]
+    lines += [f"- {c['setting']}: " + "; ".join(f"{p['epochs']:g}: {p['train_seconds'] / 60:.1f} min, "
+                                                f"{p['heldout_accuracy']:.3f}" for p in c["checkpoints"])
+              for c in run["curve"]]
+    return lines
+
+
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("speed", "accuracy"), action="append", help="default: both")
+    parser.add_argument("--part", choices=("speed", "curve", "accuracy"), action="append",
+                        help="default: speed and accuracy (curve, the longest, only when named)")
+    parser.add_argument("--render", action="store_true", help="measure nothing: the page again from the JSON")
+    parser.add_argument("--curve", action="append", choices=[c[0] for c in CURVES], help="only these curves")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
@@ -215,6 +332,9 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     path = args.out / "transformer_recipe.json"
     report = json.loads(path.read_text()) if path.is_file() else {"runs": {}}
+    if args.render:
+        (args.out / "transformer_recipe.md").write_text(markdown(report))
+        return
     split, model_path = data(args.seed), default_model_path()
     run = report["runs"].setdefault(args.run or args.device, {})
     run["machine"], run["note"] = machine(args.device), args.note
@@ -223,6 +343,14 @@ def main(argv: list[str] | None = None) -> None:
             run["speed"] = [speed_row(step, split, model_path, args.seed) for step in STEPS
                             if not step[5] or native_bf16("cpu")]  # emulated bf16 is tens of times slower
             print(run["speed"], flush=True)
+        elif part == "curve":  # a curve measured again replaces its row; the others' rows are kept
+            for label, params in CURVES:
+                if not args.curve or label in args.curve:
+                    row = curve_row(label, params, split, model_path, args.device, args.seed)
+                    rows = {r["setting"]: r for r in run.get("curve", [])} | {label: row}
+                    run["curve"] = [rows[x[0]] for x in CURVES if x[0] in rows]
+                    print(json.dumps(row), flush=True)
+                    path.write_text(json.dumps(report, indent=2) + "\n")
         elif part == "accuracy":  # a setting measured again replaces its row; the others' rows are kept
             for label, params, default in ACCURACY:
                 if (default or args.full) and (not args.setting or label in args.setting):

@@ -11,8 +11,10 @@ new ``recommendation.csv`` tables as ``python -m benchmarks.studies.meta_eval_lm
 profile table is regenerated, and ``results/meta_eval_style.md`` tabulates every style column of the full tables
 (:func:`style_page`).
 
-Run: ``python -m benchmarks.studies.meta_eval_style [--dataset mir|lai] [--rule-only]`` (tens of minutes on 2 cores:
-the transformers train once each, then come from the cache).
+Run: ``python -m benchmarks.studies.meta_eval_style [--dataset mir|lai] [--rule-only] [--retrain transformer]``
+(tens of minutes on 2 cores: the transformers train once each, then come from the cache). ``--retrain``: the named
+classifiers' committed columns are replaced, not checked, as Mir's transformer was when it moved from a
+4,000-sentence sample to the recipe's 20,000.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--subset-only", action="store_true", help="only the rule's subsets (meta_eval_lm)")
     parser.add_argument("--max-train", type=int, help="train the transformers on at most this many texts (default: "
                         "the recipe's max_train)")
+    parser.add_argument("--retrain", type=lambda text: text.split(","), default=[],
+                        help="comma-separated classifiers whose committed columns are replaced, not checked (trained "
+                        "anew on purpose, e.g. on another sample size)")
     return parser
 
 
@@ -105,7 +110,8 @@ def main(argv: list[str] | None = None) -> None:
             if args.subset_only and inputs is None:
                 continue
             start = time.perf_counter()
-            done = update_tables(folder / name, name, args.classifiers, inputs=inputs, max_train=args.max_train)
+            done = update_tables(folder / name, name, args.classifiers, inputs=inputs, max_train=args.max_train,
+                                 retrain=args.retrain)
             print(json.dumps(done), f"{time.perf_counter() - start:.0f} s", flush=True)
     meta_eval_lm.main(["--rule-only"])
     README.write_text(readme_with_table(README.read_text(), meta_eval_lm.profile_table()))

@@ -45,8 +45,8 @@ class Recommendation:
 
 RECOMMENDED = (
     Recommendation("style", "style_strength", "transformer", f"{RULE}: the log-odds of the output's target style "
-                   "by MiniLM fine-tuned with the transformer backend's recipe, +.210 [+.094, +.326] over "
-                   "target_prob@fasttext pooled across Mir (+.137) and Lai (+.325); with fastText +.073 (issue 42: "
+                   "by MiniLM fine-tuned with the transformer backend's recipe, +.232 [+.122, +.342] over "
+                   "target_prob@fasttext pooled across Mir (+.182) and Lai (+.325); with fastText +.073 (issue 42: "
                    "benchmarks/results/meta_eval_style.md)"),
     Recommendation("content", "sbert", "none", f"{EVIDENCE}: unmasked MiniLM cosine: +.004 over bleu@none on Mir "
                    "(not significant), +.342 on Lai; no LM column beats it pooled (LogProp's content -.063 with "

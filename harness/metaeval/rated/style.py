@@ -7,8 +7,10 @@ cores): the rated rows are scored by every classifier of ``names``
 (:data:`tsteval.metaeval.rated.datasets.STYLE_CLASSIFIERS`, trained on the same corpus and exclusions as the
 committed ones), meta-evaluated against the style rating with the table's own baseline, seed and resamples, and
 their rows replace or join the table's. The columns the table already had are the check: their recomputed rows must
-equal the committed ones (:data:`TOLERANCE`), else nothing is written. Rows of other columns (the LM judges of
-style, published scores, other aspects) are kept as they are.
+equal the committed ones (:data:`TOLERANCE`), else nothing is written; the columns of classifiers named in
+``retrain`` (trained anew on purpose, as Mir's transformer on the recipe's sample instead of an earlier smaller one)
+are replaced without that check, and the notes say so. Rows of other columns (the LM judges of style, published
+scores, other aspects) are kept as they are.
 """
 
 from __future__ import annotations
@@ -89,6 +91,15 @@ def _key(frame: pd.DataFrame) -> list[str]:
     return [c for c in ("metric", "source", "baseline", "rating", "aspect", "level", "method") if c in frame.columns]
 
 
+def _of(names: Sequence[str], metrics: Sequence[str]) -> set[str]:
+    """Those of ``metrics`` that are a column of a classifier in ``names`` (``metric@name``).
+
+    >>> sorted(_of(["transformer"], ["sti@transformer", "sti@fasttext_transformer", "sti@fasttext"]))
+    ['sti@transformer']
+    """
+    return {m for m in metrics if m.rpartition("@")[2] in set(names)}
+
+
 def check_recomputed(committed: pd.DataFrame, recomputed: pd.DataFrame, what: str) -> float:
     """The largest difference between the rows of ``recomputed`` and the same rows of ``committed`` (those of the
     metrics both have); a row missing from either, or a difference above :data:`TOLERANCE`, is an error."""
@@ -121,10 +132,11 @@ def merged(committed: pd.DataFrame, recomputed: pd.DataFrame) -> pd.DataFrame:
 
 
 def update_tables(directory: Path, name: str, names: Sequence[str], *, inputs: int | None = None,
-                  max_train: int | None = None, log: Log = print) -> dict:
+                  max_train: int | None = None, retrain: Sequence[str] = (), log: Log = print) -> dict:
     """Rescore the style columns of ``names`` (transformers on at most ``max_train`` texts when given) on rated
     dataset ``name`` and merge them into the meta-evaluation in ``directory`` (its ``recommendation.csv`` too, where
-    it has one); returns what was checked and added."""
+    it has one); the committed columns of ``retrain`` (some of ``names``) are replaced, not checked; returns what was
+    checked, added and replaced."""
     info = json.loads((directory / "metaeval.json").read_text())
     notes = json.loads((directory / "notes.json").read_text())
     title = (directory / "metaeval.md").read_text().splitlines()[0].lstrip("# ").strip()
@@ -135,8 +147,13 @@ def update_tables(directory: Path, name: str, names: Sequence[str], *, inputs: i
                           n_resamples=resamples, seed=seed)
     table, baseline = pd.read_csv(directory / "metaeval.csv"), pd.read_csv(directory / "baseline.csv")
     counts = pd.read_csv(directory / "counts.csv")
-    worst = max(check_recomputed(table, fresh.table, f"{directory}/metaeval.csv"),
-                check_recomputed(baseline, fresh.baseline, f"{directory}/baseline.csv"))
+    replaced = sorted(_of(retrain, card.metrics) & set(table["metric"]))
+
+    def checked(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[~frame["metric"].isin(replaced)]
+
+    worst = max(check_recomputed(table, checked(fresh.table), f"{directory}/metaeval.csv"),
+                check_recomputed(baseline, checked(fresh.baseline), f"{directory}/baseline.csv"))
     used = fresh.counts.set_index("rating").loc[rating.column]
     row = counts["rating"] == rating.column
     if int(used["used"]) != int(counts.loc[row, "used"].iloc[0]):
@@ -153,16 +170,17 @@ def update_tables(directory: Path, name: str, names: Sequence[str], *, inputs: i
         against = meta_evaluate(card, [rating], baselines={rating.column: RULE_RECOMMENDATIONS["style"]},
                                 n_resamples=resamples, seed=seed).baseline
         committed = pd.read_csv(directory / RECOMMENDATION)
-        worst = max(worst, check_recomputed(committed, against, f"{directory}/{RECOMMENDATION}"))
+        worst = max(worst, check_recomputed(committed, checked(against), f"{directory}/{RECOMMENDATION}"))
         recommendation = merged(committed, against)
     notes["metrics"] = [*notes["metrics"], *(m for m in card.metrics if m not in notes["metrics"])]
-    notes["style_update"] = {"classifiers": list(names), "added": added, "checked_columns":
-                             sorted(set(card.metrics) - set(added)), "largest_difference": worst,
+    notes["style_update"] = {"classifiers": list(names), "added": added, "replaced": replaced, "checked_columns":
+                             sorted(set(card.metrics) - set(added) - set(replaced)), "largest_difference": worst,
                              "transformer_max_train": max_train, "module": __name__}
     if recommendation is not None:  # not a file the meta-evaluation writes: out of the way while it rewrites the folder
         (directory / RECOMMENDATION).unlink()
     result.write(directory, overwrite=True, title=title, notes=notes)
     if recommendation is not None:
         recommendation.to_csv(directory / RECOMMENDATION, index=False)
-    log(f"{directory}: {len(added)} style columns added {added}; the committed ones recompute to within {worst:.1g}")
+    log(f"{directory}: {len(added)} style columns added {added}, {len(replaced)} replaced {replaced}; the committed "
+        f"ones recompute to within {worst:.1g}")
     return notes["style_update"]
