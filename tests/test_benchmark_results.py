@@ -213,3 +213,17 @@ def test_remote_agreement_page_is_its_json_and_its_tolerances_hold_the_tests_bou
             assert rows[name]["max_abs_diff"] < remote.CONTINUATION_TOLERANCE, name
     if "logprop_style" in rows:
         assert rows["logprop_style"]["max_abs_diff"] < remote.LOGPROP_STYLE_TOLERANCE
+
+
+def test_remote_speed_page_is_its_json_and_its_rates_and_overheads_follow_from_the_times() -> None:
+    from benchmarks.speed import speed_remote
+
+    results = json.loads((speed_remote.RESULTS / "speed_remote.json").read_text())
+    assert (speed_remote.RESULTS / "speed_remote.md").read_text() == speed_remote.page(results)
+    assert {(r["metric"], r.get("concurrency")) for r in results["rows"]} >= {
+        (m, c) for m in speed_remote.METRICS for c in (None, 1, 2, 4, 8)}
+    for row in results["rows"]:
+        assert row["pairs_per_s"] == pytest.approx(results["pairs"] / row["seconds"])
+        if row["backend"] == "server":
+            assert row["overhead_ms"] == pytest.approx(row["client_ms"] - row["http_ms"])
+            assert 0 < row["server_ms"] < row["http_ms"]  # the server's own time is inside the HTTP call
