@@ -136,8 +136,9 @@ def scored_tokens(text: str, answer: Mapping[str, object],
 
 def text_tokens(text: str, tokens: Sequence[str], values: Sequence[float | None],
                 special: Sequence[str] = ()) -> tuple[list[str], list[float | None]]:
-    """The strings and log-probabilities of the last tokens whose strings make up ``text`` (read from the end); the
-    ``special`` tokens that close ``text`` are one token each, echoed as ``""`` or as written.
+    """The strings and log-probabilities of the last tokens whose strings make up ``text`` (read from the end; a
+    token that also holds text before it counts with it); the ``special`` tokens that close ``text`` are one token
+    each, echoed as ``""`` or as written.
 
     >>> text_tokens("a b", ["<s>", "a", " b"], [None, -1.0, -2.0])
     (['a', ' b'], [-1.0, -2.0])
@@ -155,7 +156,8 @@ def text_tokens(text: str, tokens: Sequence[str], values: Sequence[float | None]
             break
         joined, count = _without(token, special) + joined, count + 1
     ends = tokens[len(tokens) - closing:] if closing else []
-    if joined != _without(text, special) or count > len(tokens) or any(_without(t, special) for t in ends):
+    # endswith: a token the server merged across the boundary counts with the text
+    if closing > len(tokens) or not joined.endswith(_without(text, special)) or any(_without(t, special) for t in ends):
         raise TstevalError(f"the LM server's echoed tokens do not spell the scored text {text[:60]!r}: the server "
                            "changes the text it reads (normalisation?); score this metric in process (a run without "
                            "--lm-endpoint)")
