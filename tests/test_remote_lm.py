@@ -268,6 +268,10 @@ def test_a_manifest_dry_run_asks_no_server_and_writes_nothing(tmp_path: Path, ca
     questions = {fill(template, input=written[2 * i], output=written[2 * i + 1], style="positive",
                       source="negative") for i in range(len(rows))}
     assert line[1:] == [str(len(questions)), "0", str(sum(math.ceil(len(q) / 4) for q in questions))]
+    card = tsteval.evaluate([x for x, _ in rows], [y for _, y in rows], source_style="negative",
+                            target_style="positive", metrics=["judge_style:template=1"], language_model="lab/x",
+                            lm_endpoint=manifest["metrics"]["lm"]["endpoint"], dry_run=True)
+    assert card.metrics == [] and "judge_style" in capsys.readouterr().out  # evaluate: printed, nothing scored
 
 
 def test_both_response_shapes_give_the_same_ratings(server: LlamaServer, pairs: tuple[list[str], list[str]],

@@ -97,7 +97,7 @@ def _execute(plan: Plan, log: Log) -> Run:
     if plan.dry_run:
         from tsteval.experiment.run.dry_run import lm_requests
 
-        result.requests = lm_requests(plan, card, resources)
+        result.requests = lm_requests(plan, Scorecard(card.frame.copy()), resources)  # the card stays unscored
         return result
     models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
     result.trained = resources.trained
