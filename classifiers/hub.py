@@ -216,7 +216,8 @@ class HubClassifier(TextClassifier):
                 batch = self.tokenizer_([texts[i] for i in rows], padding=True, truncation=True,
                                         max_length=self.max_length_, return_tensors="pt").to(self.device_)
                 logits = self.model_(**batch).logits
-                proba[rows] = torch.softmax(logits.double(), dim=1).cpu().numpy() @ self.columns_
+                mapped = torch.softmax(logits.double(), dim=1).cpu().numpy() @ self.columns_
+                proba[rows] = mapped / mapped.sum(axis=1, keepdims=True)  # renormalised over the mapped labels
         return proba
 
     def _save_state(self, directory: Path) -> None:

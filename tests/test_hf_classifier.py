@@ -210,3 +210,17 @@ def test_the_cli_and_a_manifest_take_it(scored: Path, model_dir: Path, capsys: p
     path.write_text(yaml.safe_dump({**manifest, "classifier_labels": {"snt2": LABELS}}))
     with pytest.raises(ManifestError, match=r"hf\.yaml.*classifier_labels\.snt2.*not a ready-made classifier"):
         load_manifest(path)
+
+
+def test_probabilities_are_renormalised_over_the_mapped_labels(model_dir: Path) -> None:
+    """Two labels mapped to one style add up (it reads 1); a label mapped to no style is dropped and each row
+    renormalised over the mapped ones (the other style reads 1)."""
+    from tsteval.classifiers.hub import HubClassifier
+
+    clf = HubClassifier(str(model_dir), labels={"negative": "a", "positive": "a"}, verbose=False)
+    clf.classes_ = np.array(["a", "b"], dtype=object)
+    clf._load(str(model_dir), {}, "x", mapping={"negative": "a", "positive": "a"})
+    proba = clf._predict_proba(["The food was great.", "awful service"])
+    np.testing.assert_allclose(proba, [[1.0, 0.0], [1.0, 0.0]], atol=1e-12)
+    clf._load(str(model_dir), {}, "x", mapping={"positive": "b"})  # negative dropped: b alone, renormalised
+    np.testing.assert_allclose(clf._predict_proba(["The food was great."]), [[0.0, 1.0]], atol=1e-12)
