@@ -274,6 +274,28 @@ def test_a_manifest_dry_run_asks_no_server_and_writes_nothing(tmp_path: Path, ca
     assert card.metrics == [] and "judge_style" in capsys.readouterr().out  # evaluate: printed, nothing scored
 
 
+def test_the_pools_threads_open_one_answer_cache(tmp_path: Path) -> None:
+    """Threads asking for a model's new answer cache at once get one connection (several locked each other out of
+    the new SQLite file: a dry run's first requests come from the pool)."""
+    from tsteval.backends.client import Client
+
+    client = Client("http://127.0.0.1:9/v1", cache_dir=tmp_path, dry_run=True)
+    start = threading.Barrier(8)
+
+    def first() -> object:
+        start.wait()
+        return client._cache("m")
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        opened = list(pool.map(lambda _: first(), range(8)))
+    assert len({id(cache) for cache in opened}) == 1 and len(client.caches) == 1
+    assert client.post_many("/completions", [{"model": "m", "prompt": str(i)} for i in range(16)], "dry") == [{}] * 16
+    assert len(client.planned) == 16
+    client.close()
+
+
 def test_both_response_shapes_give_the_same_ratings(server: LlamaServer, pairs: tuple[list[str], list[str]],
                                                     tmp_path: Path) -> None:
     """The server's own shape (top_logprobs dicts) and OpenAI's current one (content[].top_logprobs lists, rewritten

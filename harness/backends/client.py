@@ -138,6 +138,7 @@ class Client:
         self.http = httpx.Client(timeout=timeout, limits=httpx.Limits(max_connections=max_concurrency))
         self.cache_dir = cache_dir
         self.caches: dict[str, AnswerCache] = {}
+        self.opening = threading.Lock()
         self.usage = Usage()
         self.dry_run = dry_run
         self.planned: dict[str, tuple[str, dict[str, object]]] = {}  # the dry run's requests by key
@@ -171,12 +172,15 @@ class Client:
         return _json(answer, f"{self.endpoint}{path}")
 
     def _cache(self, model: str) -> AnswerCache:
-        if model not in self.caches:
-            from tsteval.core.cache import cache_root
+        """``model``'s answer cache, opened once: the pool's threads asking for it together (a dry run's first
+        requests) share one connection, where several would lock each other out of the new file."""
+        with self.opening:
+            if model not in self.caches:
+                from tsteval.core.cache import cache_root
 
-            root = self.cache_dir or cache_root() / "remote"
-            self.caches[model] = AnswerCache(root / f"{hashlib.sha256(model.encode()).hexdigest()[:24]}.sqlite")
-        return self.caches[model]
+                root = self.cache_dir or cache_root() / "remote"
+                self.caches[model] = AnswerCache(root / f"{hashlib.sha256(model.encode()).hexdigest()[:24]}.sqlite")
+            return self.caches[model]
 
     def post(self, path: str, body: dict[str, object], retries: int | None = None) -> dict[str, object]:
         """The answer to ``POST path`` with ``body`` (whose ``model`` names the model): from the cache, else asked
