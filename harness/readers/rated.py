@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,8 +34,8 @@ from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, quote
 from tsteval.core.records import HP_PREFIX, TRANSFER_COLUMNS, Transfers
 from tsteval.readers.rated_spec import MEAN_RATER, ROW, Question, RatedSet, RatingFile
+from tsteval.readers.tables import _DECIMAL_COMMA, _NUMBER
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _TEXTS = ("input", "output", "reference")
 RATER_COLUMNS = ["system", "setting", "item", "question", "rater", "value"]
 
@@ -245,13 +244,14 @@ def _values(spec: RatedSet, file: RatingFile, question: Question, record: dict, 
 
 
 def _number(raw: object, name: str, path: Path, line: int) -> float:
-    """A numeric field as a float, else one line naming the field."""
+    """A numeric field as a float, else one line naming the field (a decimal comma gets its own hint)."""
     if isinstance(raw, str) and _NUMBER.fullmatch(raw.strip()):
         return float(raw)
     if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw):
         return float(raw)
-    raise InputError(f"{name} is {quote(raw)}, not a number", path=path, line=line,
-                     fix="write a number with a decimal point")
+    comma = isinstance(raw, str) and _DECIMAL_COMMA.fullmatch(raw.strip())
+    raise InputError(f"the rating {quote(name)} is {quote(raw)}, not a number", path=path, line=line,
+                     fix=f"use a decimal point: {raw.replace(',', '.')}" if comma else "write a number")
 
 
 def _value(spec: RatedSet, question: Question, raw: object, path: Path, line: int) -> float | str | None:

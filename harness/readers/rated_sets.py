@@ -46,7 +46,8 @@ LAI = RatedSet(
     constants={"source_style": "informal", "target_style": "formal"},
     questions=(Question("style", "style"), Question("content_src", "content"),
                Question("content_ref", "content", baseline="bleu@ref"), Question("fluency", "naturalness")),
-    keep_out=("input", "reference"), lower_is_better=frozenset({"wmd", "gpt2_ppl"}), style_corpus="gyafc")
+    keep_out=("input", "reference"), lower_is_better=frozenset({"wmd", "gpt2_ppl"}), style_corpus="gyafc",
+    citation="Lai et al. 2022")
 
 _HALVES = (0.0, 0.5, 1.0)
 TOX600 = RatedSet(
@@ -62,6 +63,7 @@ TOX600 = RatedSet(
     style_labels={"toxic": "toxic", "non-toxic": "non-toxic"})
 
 _CAE_Q = "{}_the_candidate_rephrasing_{}"
+_POINTS = (1.0, 2.0, 3.0, 4.0, 5.0)
 CAE_T5 = RatedSet(
     name="cae_t5", title="Laugier et al. (2021), CAE-T5 crowd ratings", task="toxicity", folder="mis_benchmark",
     summary="civil rephrasing of toxic comments, 100 inputs x 5 systems, 5 crowd workers an output (1-5)",
@@ -70,12 +72,13 @@ CAE_T5 = RatedSet(
             "rater": "_worker_id"},
     constants={"source_style": "toxic", "target_style": "civil"},
     systems=("CA rephrasing", "CAET rephrasing", "IE rephrasing", "ST (cond) rephrasing", "ST (multi) rephrasing"),
-    questions=(Question("content", "content",
+    questions=(Question("content", "content", values=_POINTS,
                         field=_CAE_Q.format("does", "preserve_the_nontoxic_content_from_the_original_comment")),
-               Question("fluency", "naturalness", field=_CAE_Q.format("is", "fluent_in_english")),
-               Question("politeness", "style", field=_CAE_Q.format("is", "text_a_polite_comment")),
-               Question("acceptability", field="we_also_ask_you_to_judge_the_overall_acceptability_of_the_rephrasing"
-                                               "_if_it_appeared_in_a_realworld_system")),
+               Question("fluency", "naturalness", values=_POINTS, field=_CAE_Q.format("is", "fluent_in_english")),
+               Question("politeness", "style", values=_POINTS, field=_CAE_Q.format("is", "text_a_polite_comment")),
+               Question("acceptability", values=_POINTS,
+                        field="we_also_ask_you_to_judge_the_overall_acceptability_of_the_rephrasing_if_it_appeared_in_"
+                              "a_realworld_system")),
     style_labels={"toxic": "toxic", "civil": "civil"})
 
 

@@ -111,8 +111,8 @@ class RatedSet:
     means; ``keep_out``: the frame's text columns that no classifier may be trained on; ``style_corpus``: the name of
     the corpus its style classifiers are trained on (an entry of
     :data:`tsteval.metaeval.rated.datasets.STYLE_CORPORA`), None while there is none (no style column is scored);
-    ``lower_is_better``: the published fields that are lower-is-better; ``summary``: one line for the docs and
-    ``--help``.
+    ``lower_is_better``: the published fields that are lower-is-better; ``citation``: how the tables cite its
+    published scores (default: the title); ``summary``: one line for the docs.
     """
 
     name: str
@@ -131,6 +131,7 @@ class RatedSet:
     keep_out: tuple[str, ...] = ("input",)
     style_corpus: str | None = None
     lower_is_better: frozenset[str] = frozenset()
+    citation: str = ""
     summary: str = ""
 
     def __post_init__(self) -> None:
