@@ -245,3 +245,15 @@ def test_an_aggregated_set_names_a_repeated_output(tmp_path: Path) -> None:
     rows = spec.fields | {"item": ROW}
     ok = RatedSet(**{**spec.__dict__, "fields": rows})
     assert read_rated_set(ok, tmp_path).frame["human_content"].tolist() == [4.0, 5.0]
+
+
+def test_a_manifest_reads_any_rated_set(tmp_path: Path, data_root: Path) -> None:
+    from tsteval.experiment.manifest.files import load_transfers
+    from tsteval.experiment.manifest.loader import load_manifest
+
+    path = tmp_path / "detox.yaml"
+    path.write_text("transfers: {published: tox600, systems: [paragedi], sample: 5}\n"
+                    "metrics: {content: {metrics: [bleu]}}\n")
+    frame = load_transfers(load_manifest(path).transfers, seed=0).frame
+    assert set(frame["system"]) == {"paragedi"} and frame["item"].nunique() == 5 and len(frame) == 5
+    assert frame["human_meaning"].notna().all()

@@ -71,6 +71,7 @@ def read_rated_set(spec: str | RatedSet, root: str | Path | None = None) -> Rati
     for file in spec.files:
         path = root / file.path
         questions = spec.file_questions(file)
+        used = _used(spec, file, questions)
         for line, row, record in _records(path, file):
             if any(str(record.get(k)) != v for k, v in file.keep.items()):
                 continue
@@ -96,7 +97,7 @@ def read_rated_set(spec: str | RatedSet, root: str | Path | None = None) -> Rati
             if file.published_tag is not None:
                 aspect = next((q.aspect for q in questions if q.aspect), None)
                 for name, raw in record.items():
-                    if name in _used(spec, file, questions):
+                    if name in used:
                         continue
                     column = f"{spec.name}.{name}@{file.published_tag}"
                     outputs[key][column] = _number(raw, name, path, line)
@@ -301,7 +302,7 @@ def _frame(spec: RatedSet, outputs: dict[tuple, dict], raters: pd.DataFrame, cho
     hp = list(dict.fromkeys(c for out in outputs.values() for c in out if c.startswith(HP_PREFIX)))
 
     def order(key: tuple) -> tuple:
-        return rank[key[0]], *(outputs[key].get(c, math.nan) for c in hp), key[2], key[1]
+        return rank[key[0]], *(outputs[key].get(c, -math.inf) for c in hp), key[2], key[1]
 
     keys = sorted(outputs, key=order)
     hp = list(dict.fromkeys(c for k in keys for c in outputs[k] if c.startswith(HP_PREFIX)))  # as they appear

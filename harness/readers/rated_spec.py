@@ -33,7 +33,7 @@ class Question:
     (default ``name``); ``aspect``: the meta-evaluation aspect it judges (``style``, ``content``, ``naturalness``), or
     None for a judgment kept in the frame but not meta-evaluated (an overall score such as Tox600's ``joint``);
     ``scale``: its inclusive bounds (default: the set's); ``values``: the only values allowed, when the scale is
-    discrete with steps that are not whole numbers (0, 0.5, 1); ``choices``: a categorical judgment (a pairwise one:
+    discrete (1, 2, 3, 4, 5 or 0, 0.5, 1); ``choices``: a categorical judgment (a pairwise one:
     ``input``/``tie``/``output``) kept as text, the majority choice per output (None on a tie), and coded as its
     position in ``choices`` in the per-rater table; ``baseline``: the meta-evaluation baseline column of this rating
     (default: the aspect's); ``judged``: meta-evaluated and imported into the set's study (default: when it has an
