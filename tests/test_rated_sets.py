@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.readers.rated import Ratings, read_rated_set
 from tsteval.readers.rated_sets import rated_set, rated_set_names
-from tsteval.readers.rated_spec import ROW, Question, RatedSet, RatingFile
+from tsteval.readers.rated_spec import INPUT_NUMBER, RATER_INDEX, ROW, Question, RatedSet, RatingFile
 
 # sha256 of frame.to_csv(index=False) + the dtypes, computed from load_mir().frame and load_lai().frame of the
 # per-set loaders this reader replaced (commit 7d61ec5, where the two frames were compared with assert_frame_equal).
@@ -56,8 +57,6 @@ def test_mir_texts_are_the_released_outputs(data_root: Path) -> None:
 
 def test_lai_raters_average_to_the_frame(data_root: Path) -> None:
     rated = _built_in("lai")
-    import json
-
     first = json.loads((data_root / "lai2022" / "fluency.json").read_text(encoding="utf-8").splitlines()[0])
     rows = rated.raters[(rated.raters["question"] == "fluency") & (rated.raters["item"] == 0)]
     assert dict(zip(rows["system"] + "/" + rows["rater"], rows["value"], strict=True)) == {
@@ -257,3 +256,48 @@ def test_a_manifest_reads_any_rated_set(tmp_path: Path, data_root: Path) -> None
     frame = load_transfers(load_manifest(path).transfers, seed=0).frame
     assert set(frame["system"]) == {"paragedi"} and frame["item"].nunique() == 5 and len(frame) == 5
     assert frame["human_meaning"].notna().all()
+
+
+def test_crowd_answers_as_labels_choices_and_anonymous_raters(tmp_path: Path) -> None:
+    """InFormal's layout: a JSON line per pair, a list of three anonymous annotations, the similarity written as text,
+    the pairwise formality judgment a choice (its majority in the frame, its position in the raters table)."""
+    similar = {"Same": 1.0, "Slight": 0.5, "Different": 0.0}
+    spec = RatedSet(
+        name="pairs_hi", title="pairs", task="formality", folder="x", language="hi", scale=(0, 1),
+        files=(RatingFile("hi.jsonl", layout="jsonl", rater_list="annotations", published_tag="authors"),),
+        fields={"input": "candidate_0", "output": "candidate_1", "item": ROW, "rater": RATER_INDEX},
+        constants={"system": "pairs", "source_style": "c0", "target_style": "c1"},
+        questions=(Question("similarity", "content", field="semantic", labels=similar),
+                   Question("more_formal", field="formal", choices=("candidate_0", "Equal", "candidate_1"))))
+    lines = [{"candidate_0": "आप कैसे हैं", "candidate_1": "तुम कैसे हो", "labse": 0.9,
+              "annotations": [{"semantic": "Same", "formal": "candidate_0"}, {"semantic": "Slight", "formal": "Equal"},
+                              {"semantic": "Same", "formal": "candidate_0"}]}]
+    (tmp_path / "hi.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), "utf-8")
+    rated = read_rated_set(spec, tmp_path)
+    row = rated.frame.iloc[0]
+    assert row["input"] == "आप कैसे हैं" and row["human_similarity"] == pytest.approx(2.5 / 3)
+    assert row["human_more_formal"] == "candidate_0" and row["pairs_hi.labse@authors"] == 0.9
+    formal = rated.raters[rated.raters["question"] == "more_formal"]
+    assert formal["rater"].tolist() == ["0", "1", "2"] and formal["value"].tolist() == [0.0, 1.0, 0.0]
+    lines[0]["annotations"][1]["semantic"] = "Unsure"
+    (tmp_path / "hi.jsonl").write_text(json.dumps(lines[0]) + "\n", "utf-8")
+    with pytest.raises(InputError, match=r"hi.jsonl:1: semantic is 'Unsure', not one of \['Same', 'Slight', "
+                                         r"'Different'\] \(fix: write one of the answers"):
+        read_rated_set(spec, tmp_path)
+
+
+def test_outputs_without_input_ids_are_numbered_by_input(tmp_path: Path) -> None:
+    """RUSSE's layout: one row per output, binary aggregated judgments, no input id, the authors' scores beside."""
+    spec = RatedSet(
+        name="ru", title="ru", task="toxicity", folder="x", language="ru", scale=(0, 1),
+        files=(RatingFile("ru.csv", published_tag="authors", published_aspects={"chrf": "content", "cls_in": None}),),
+        fields={"input": "original", "output": "method_output", "system": "participant", "item": INPUT_NUMBER},
+        constants={"source_style": "toxic", "target_style": "neutral"},
+        questions=(Question("content", "content", values=(0.0, 1.0)), Question("J", values=(0.0, 1.0))))
+    (tmp_path / "ru.csv").write_text("original,method_output,participant,content,J,chrf,cls_in\n"
+                                     "какой дебил,кто это,a,1,1,0.5,0.9\nну и бред,это странно,a,0,0,0.2,0.8\n"
+                                     "какой дебил,какой человек,b,1,0,0.4,0.9\n", encoding="utf-8")
+    frame = read_rated_set(spec, tmp_path).frame
+    assert frame[["system", "item", "human_content", "human_J"]].values.tolist() == [
+        ["a", 0, 1.0, 1.0], ["a", 1, 0.0, 0.0], ["b", 0, 1.0, 0.0]]
+    assert [c for c in frame.columns if c.startswith("ru.")] == ["ru.chrf@authors"]

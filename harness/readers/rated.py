@@ -33,7 +33,7 @@ import pandas as pd
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, quote
 from tsteval.core.records import HP_PREFIX, TRANSFER_COLUMNS, Transfers
-from tsteval.readers.rated_spec import MEAN_RATER, ROW, Question, RatedSet, RatingFile
+from tsteval.readers.rated_spec import INPUT_NUMBER, MEAN_RATER, RATER_INDEX, ROW, Question, RatedSet, RatingFile
 from tsteval.readers.tables import _DECIMAL_COMMA, _NUMBER
 
 _TEXTS = ("input", "output", "reference")
@@ -68,6 +68,7 @@ def read_rated_set(spec: str | RatedSet, root: str | Path | None = None) -> Rati
     raters: list[tuple] = []
     choices: dict[tuple, list[str]] = {}
     published: dict[str, tuple[str, bool]] = {}
+    numbers: dict[str, int] = {}  # input text -> its number, for item "@input"
     for file in spec.files:
         path = root / file.path
         questions = spec.file_questions(file)
@@ -75,7 +76,7 @@ def read_rated_set(spec: str | RatedSet, root: str | Path | None = None) -> Rati
         for line, row, record in _records(path, file):
             if any(str(record.get(k)) != v for k, v in file.keep.items()):
                 continue
-            out = _output(spec, record, path, line, row)
+            out = _output(spec, record, path, line, row, numbers)
             key = (out["system"], out["setting"], out["item"])
             _merge(outputs, key, out, path, line)
             row_values: dict[tuple[str, str], float | str] = {}
@@ -97,11 +98,11 @@ def read_rated_set(spec: str | RatedSet, root: str | Path | None = None) -> Rati
             if file.published_tag is not None:
                 aspect = next((q.aspect for q in questions if q.aspect), None)
                 for name, raw in record.items():
-                    if name in used:
+                    if name in used or (name in file.published_aspects and file.published_aspects[name] is None):
                         continue
                     column = f"{spec.name}.{name}@{file.published_tag}"
                     outputs[key][column] = _number(raw, name, path, line)
-                    published[column] = (aspect, name not in spec.lower_is_better)
+                    published[column] = (file.published_aspects.get(name, aspect), name not in spec.lower_is_better)
     table = pd.DataFrame(raters, columns=RATER_COLUMNS)
     frame = _frame(spec, outputs, table, choices, root)
     extra = {"rating_columns": {q.column: q.aspect for q in spec.questions}, "rated_set": spec.name}
@@ -117,8 +118,8 @@ def _records(path: Path, file: RatingFile) -> Iterator[tuple[int, int, dict]]:
     rows as text fields, a ``jsonl-systems`` file's one record per (line, system)."""
     if not path.is_file():
         raise DataNotFoundError(f"the rated-set file {path} is missing")
-    if file.layout == "jsonl-systems":
-        yield from _jsonl_systems(path)
+    if file.layout != "table":
+        yield from _jsonl(path, file)
         return
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle, delimiter="\t" if path.suffix == ".tsv" else ",")
@@ -137,7 +138,8 @@ def _records(path: Path, file: RatingFile) -> Iterator[tuple[int, int, dict]]:
             position += 1
 
 
-def _jsonl_systems(path: Path) -> Iterator[tuple[int, int, dict]]:
+def _jsonl(path: Path, file: RatingFile) -> Iterator[tuple[int, int, dict]]:
+    """A JSON-lines file's records: one a line, or one per system (``jsonl-systems``) or per rater (``rater_list``)."""
     with path.open(encoding="utf-8") as handle:
         position = 0
         for line, text in enumerate(handle, 1):
@@ -148,14 +150,20 @@ def _jsonl_systems(path: Path) -> Iterator[tuple[int, int, dict]]:
             except json.JSONDecodeError as error:
                 raise InputError(f"invalid JSON: {error.msg}", path=path, line=line,
                                  fix="write one JSON object a line") from error
-            if not isinstance(record, dict) or not isinstance(record.get("sys"), dict):
-                raise InputError("expected a JSON object with sys: {SYSTEM: {out: TEXT, ...}}", path=path, line=line)
-            base = {k: v for k, v in record.items() if k != "sys"}
-            for system, scores in record["sys"].items():
-                if not isinstance(scores, dict):
-                    raise InputError(f"system {quote(system)} holds {quote(scores)}, not an object", path=path,
-                                     line=line)
-                yield line, position, {**base, "@system": system, **scores}
+            nested = "sys" if file.layout == "jsonl-systems" else file.rater_list
+            if not isinstance(record, dict) or (nested and not isinstance(record.get(nested), (dict, list))):
+                raise InputError(f"expected a JSON object{f' with {nested}' if nested else ''}", path=path, line=line,
+                                 fix="see the layout in the set's declaration (tsteval.readers.rated_spec)")
+            if nested is None:
+                yield line, position, record
+            else:
+                base = {k: v for k, v in record.items() if k != nested}
+                parts = record[nested].items() if isinstance(record[nested], dict) else enumerate(record[nested])
+                for name, part in parts:
+                    if not isinstance(part, dict):
+                        raise InputError(f"{nested} holds {quote(part)}, not an object", path=path, line=line)
+                    key = "@system" if file.layout == "jsonl-systems" else RATER_INDEX
+                    yield line, position, {**base, key: str(name), **part}
             position += 1
 
 
@@ -173,12 +181,17 @@ def _role(spec: RatedSet, role: str, record: dict, path: Path, line: int, row: i
     return record[name]
 
 
-def _output(spec: RatedSet, record: dict, path: Path, line: int, row: int) -> dict:
-    """The output a record rates: its keys, texts, styles and hyperparameter."""
+def _output(spec: RatedSet, record: dict, path: Path, line: int, row: int, numbers: dict[str, int]) -> dict:
+    """The output a record rates: its keys, texts, styles and hyperparameter (``numbers``: the inputs numbered so
+    far, for the item ``@input``)."""
     out: dict[str, object] = {"path": path, "line": line}
     for role in ("system", "setting", "source_style", "target_style"):
         out[role] = str(_role(spec, role, record, path, line, row))
-    item = _role(spec, "item", record, path, line, row)
+    if spec.fields.get("item") == INPUT_NUMBER:
+        text = _role(spec, "input", record, path, line, row)
+        item: object = numbers.setdefault(text, len(numbers)) if isinstance(text, str) else None
+    else:
+        item = _role(spec, "item", record, path, line, row)
     if isinstance(item, str):
         if not item.strip().lstrip("-").isdigit():
             raise InputError(f"the item {quote(item)} is not a whole number", path=path, line=line,
@@ -264,6 +277,11 @@ def _value(spec: RatedSet, question: Question, raw: object, path: Path, line: in
             raise InputError(f"{question.source} is {quote(raw)}, not one of {list(question.choices)}", path=path,
                              line=line, fix="write one of the choices, or leave the cell empty for no rating")
         return str(raw)
+    if question.labels:
+        if raw not in question.labels:
+            raise InputError(f"{question.source} is {quote(raw)}, not one of {list(question.labels)}", path=path,
+                             line=line, fix="write one of the answers the declaration maps (Question.labels)")
+        raw = question.labels[raw]
     value = _number(raw, question.source, path, line)
     low, high = spec.scale_of(question)
     if not low <= value <= high or (question.values is not None and value not in question.values):
@@ -283,7 +301,8 @@ def _twice(spec: RatedSet, key: tuple, question: Question, rater: str, first: in
 
 def _used(spec: RatedSet, file: RatingFile, questions: tuple[Question, ...]) -> set[str]:
     """The fields of ``file`` that are not published scores."""
-    used = {*spec.fields.values(), *file.rater_fields, *(q.source for q in questions), *file.keep, "@system"}
+    used = {*spec.fields.values(), *file.rater_fields, *(q.source for q in questions), *file.keep, "@system",
+            RATER_INDEX}
     used |= {q.source for q in spec.questions if q.product_of}
     return used | set(spec.hyperparameter or ())
 

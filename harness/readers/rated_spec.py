@@ -9,19 +9,24 @@ form (:func:`tsteval.readers.rated_sets.register_rated_set`).
 
 Field names (``fields``) map a *role* to a field of the file: ``input``, ``output``, ``system``, ``setting``,
 ``item``, ``rater``, ``reference``, ``source_style``, ``target_style``.  A role may be a constant instead
-(``constants``); ``item`` may be ``"@row"``, the record's position in its file (0-based).  Every role but
-``reference`` and ``rater`` needs a field or a constant (``setting`` defaults to ``"default"``).
+(``constants``); ``item`` may be ``"@row"``, the record's position in its file (0-based), or ``"@input"``, the
+input's number in the order the inputs first appear (a file with one row per output and no input ids); ``rater`` may
+be ``"@rater"``, an annotation's position in its record's list (``RatingFile.rater_list``: anonymous crowd workers).
+Every role but ``reference`` and ``rater`` needs a field or a constant (``setting`` defaults to ``"default"``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 ROLES = ("input", "output", "system", "setting", "item", "rater", "reference", "source_style", "target_style")
 ASPECTS = ("style", "content", "naturalness")
-LAYOUTS = ("table", "jsonl-systems")
+LAYOUTS = ("table", "jsonl", "jsonl-systems")
 ROW = "@row"
+INPUT_NUMBER = "@input"
+RATER_INDEX = "@rater"
 MEAN_RATER = "mean"
 
 
@@ -33,7 +38,8 @@ class Question:
     (default ``name``); ``aspect``: the meta-evaluation aspect it judges (``style``, ``content``, ``naturalness``), or
     None for a judgment kept in the frame but not meta-evaluated (an overall score such as Tox600's ``joint``);
     ``scale``: its inclusive bounds (default: the set's); ``values``: the only values allowed, when the scale is
-    discrete (1, 2, 3, 4, 5 or 0, 0.5, 1); ``choices``: a categorical judgment (a pairwise one:
+    discrete (1, 2, 3, 4, 5 or 0, 0.5, 1); ``labels``: answers written as text and their numbers (InFormal's
+    "Slight Difference in Meaning" = 0.5); ``choices``: a categorical judgment (a pairwise one:
     ``input``/``tie``/``output``) kept as text, the majority choice per output (None on a tie), and coded as its
     position in ``choices`` in the per-rater table; ``baseline``: the meta-evaluation baseline column of this rating
     (default: the aspect's); ``judged``: meta-evaluated and imported into the set's study (default: when it has an
@@ -46,6 +52,7 @@ class Question:
     field: str | None = None
     scale: tuple[float, float] | None = None
     values: tuple[float, ...] | None = None
+    labels: Mapping[str, float] = dataclasses.field(default_factory=dict)  # ``field`` is a field's name here
     choices: tuple[str, ...] | None = None
     baseline: str | None = None
     judged: bool | None = None
@@ -78,13 +85,16 @@ class RatingFile:
     """One file of a rated set, relative to its folder.
 
     ``layout``: ``table`` (CSV, or TSV for ``.tsv``; a header row; one row per output, or per output and rater when
-    the set names a ``rater`` field) or ``jsonl-systems`` (Lai et al.'s: one JSON object a line with the fields of
-    the input, and ``sys`` mapping each system to an object with its output's fields: a row per system).
+    the set names a ``rater`` field), ``jsonl`` (one JSON object a line) or ``jsonl-systems`` (Lai et al.'s: one
+    JSON object a line with the fields of the input, and ``sys`` mapping each system to an object with its output's
+    fields: a row per system).  ``rater_list``: a JSON field holding a list of objects, one rater's answers each (a
+    row per rater, the record's other fields shared).
     ``questions``: the names of the set's questions this file holds (default: all).  ``rater_fields``: fields each
     holding one rater's value of the file's question (raters side by side, e.g. ``human_1``, ``human_2``) instead of
     the question's own field.  ``keep``: only the rows whose field equals the value (e.g. ``{"_golden": "false"}``
     leaves out a crowd platform's test questions).  ``published_tag``: every other numeric field is the authors' own
-    score of the file's aspect, a column ``SET.FIELD@TAG``.
+    score of the file's aspect (or of ``published_aspects[FIELD]``; None leaves the field out, e.g. a classifier's
+    score of the input), a column ``SET.FIELD@TAG``.
     """
 
     path: str
@@ -93,10 +103,14 @@ class RatingFile:
     rater_fields: tuple[str, ...] = ()
     keep: Mapping[str, str] = field(default_factory=dict)
     published_tag: str | None = None
+    published_aspects: Mapping[str, str | None] = field(default_factory=dict)
+    rater_list: str | None = None
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
             raise ValueError(f"file {self.path!r}: layout {self.layout!r} is not one of {LAYOUTS}")
+        if self.rater_list is not None and self.layout != "jsonl":
+            raise ValueError(f"file {self.path!r}: a rater_list needs the jsonl layout")
 
 
 @dataclass(frozen=True)
