@@ -5,6 +5,7 @@ the row and the fix."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import hashlib
 import json
@@ -232,6 +233,15 @@ def test_a_malformed_row_is_one_line_naming_file_row_and_fix(tmp_path: Path, row
     assert "\n" not in str(caught.value)
 
 
+def test_a_complete_design_is_checked(tmp_path: Path) -> None:
+    complete = dataclasses.replace(TOY, complete=True)
+    with pytest.raises(InputError, match=r"input 1 has 1 outputs, not one for each of the 2 systems \(fix: rate"):
+        _read(tmp_path, GOOD, complete)
+    rows = [*GOOD, "2\tshut up\tbe quiet\ta\t1\t\tann\n", "1\tyou idiot\tyou fool\tb\t1\t1\tann\n"]
+    with pytest.raises(InputError, match=r"long.tsv:5: 1 outputs lack a meaning rating, e.g. system 'a' item 2"):
+        _read(tmp_path, rows, complete)
+
+
 def test_an_aggregated_set_names_a_repeated_output(tmp_path: Path) -> None:
     spec = RatedSet(name="pairs", title="pairs", task="content", folder="pairs", files=(RatingFile("p.csv"),),
                     fields={"input": "text1", "output": "text2", "item": "id"},
@@ -242,7 +252,7 @@ def test_an_aggregated_set_names_a_repeated_output(tmp_path: Path) -> None:
                                          r"line 2\)"):
         read_rated_set(spec, tmp_path)
     rows = spec.fields | {"item": ROW}
-    ok = RatedSet(**{**spec.__dict__, "fields": rows})
+    ok = dataclasses.replace(spec, fields=rows)
     assert read_rated_set(ok, tmp_path).frame["human_content"].tolist() == [4.0, 5.0]
 
 

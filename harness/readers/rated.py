@@ -335,9 +335,29 @@ def _frame(spec: RatedSet, outputs: dict[tuple, dict], raters: pd.DataFrame, cho
             continue
         index = pd.MultiIndex.from_tuples([(*k, question.name) for k in keys])
         frame[question.column] = means.reindex(index).to_numpy(dtype=float)
+    if spec.complete:
+        _check_complete(spec, outputs, frame, keys, root)
     first = [*TRANSFER_COLUMNS, *(["reference"] if "reference" in frame else []), *hp,
              *(q.column for q in spec.questions)]
     return frame[[*first, *sorted(c for c in frame.columns if c not in first)]]
+
+
+def _check_complete(spec: RatedSet, outputs: dict[tuple, dict], frame: pd.DataFrame, keys: list[tuple],
+                    root: Path) -> None:
+    """Every input has every (system, setting)'s output, and every output every judged rating."""
+    runs = frame[["system", "setting"]].drop_duplicates()
+    per_item = frame.groupby("item")["system"].size()
+    if (per_item != len(runs)).any():
+        item = per_item.index[per_item != len(runs)][0]
+        raise InputError(f"input {item} has {per_item[item]} outputs, not one for each of the {len(runs)} systems",
+                         path=root, fix="rate every system's output of every input, or drop complete=True")
+    for question in spec.judged:
+        unrated = frame[question.column].isna().to_numpy()
+        if unrated.any():
+            out = outputs[keys[int(unrated.argmax())]]
+            raise InputError(f"{unrated.sum()} outputs lack a {question.name} rating, e.g. system "
+                             f"{quote(out['system'])} item {out['item']}", path=out["path"], line=out["line"],
+                             fix="rate every output on every question, or drop complete=True")
 
 
 def _majority(values: list[str]) -> str | None:

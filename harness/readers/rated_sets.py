@@ -47,6 +47,7 @@ LAI = RatedSet(
     questions=(Question("style", "style"), Question("content_src", "content"),
                Question("content_ref", "content", baseline="bleu@ref"), Question("fluency", "naturalness")),
     keep_out=("input", "reference"), lower_is_better=frozenset({"wmd", "gpt2_ppl"}), style_corpus="gyafc",
+    complete=True,
     citation="Lai et al. 2022")
 
 _HALVES = (0.0, 0.5, 1.0)
@@ -56,7 +57,7 @@ TOX600 = RatedSet(
     files=(RatingFile("manual_markup/emnlp_eval_long.tsv"),),
     fields={"input": "original", "output": "rewritten", "system": "source", "item": "idx", "rater": "labeller"},
     constants={"source_style": "toxic", "target_style": "non-toxic"},
-    systems=("condbert", "mask_infill", "paragedi"),
+    systems=("condbert", "mask_infill", "paragedi"), complete=True,
     questions=(Question("style", "style", values=_HALVES), Question("meaning", "content", values=_HALVES),
                Question("fluency", "naturalness", values=_HALVES),
                Question("joint", product_of=("style", "meaning", "fluency"))),
@@ -72,6 +73,7 @@ CAE_T5 = RatedSet(
             "rater": "_worker_id"},
     constants={"source_style": "toxic", "target_style": "civil"},
     systems=("CA rephrasing", "CAET rephrasing", "IE rephrasing", "ST (cond) rephrasing", "ST (multi) rephrasing"),
+    complete=True,
     questions=(Question("content", "content", values=_POINTS,
                         field=_CAE_Q.format("does", "preserve_the_nontoxic_content_from_the_original_comment")),
                Question("fluency", "naturalness", values=_POINTS, field=_CAE_Q.format("is", "fluent_in_english")),

@@ -125,8 +125,9 @@ class RatedSet:
     means; ``keep_out``: the frame's text columns that no classifier may be trained on; ``style_corpus``: the name of
     the corpus its style classifiers are trained on (an entry of
     :data:`tsteval.metaeval.rated.datasets.STYLE_CORPORA`), None while there is none (no style column is scored);
-    ``lower_is_better``: the published fields that are lower-is-better; ``citation``: how the tables cite its
-    published scores (default: the title); ``summary``: one line for the docs.
+    ``lower_is_better``: the published fields that are lower-is-better; ``complete``: every input has an output
+    of every system (and setting), and every output a rating of every judged question (checked); ``citation``: how
+    the tables cite its published scores (default: the title); ``summary``: one line for the docs.
     """
 
     name: str
@@ -145,6 +146,7 @@ class RatedSet:
     keep_out: tuple[str, ...] = ("input",)
     style_corpus: str | None = None
     lower_is_better: frozenset[str] = frozenset()
+    complete: bool = False
     citation: str = ""
     summary: str = ""
 
