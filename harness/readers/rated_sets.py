@@ -6,7 +6,8 @@ Directions were checked against the data: every question below is higher-is-bett
 were read from the platform's own test questions (the ``_golden`` rows' accepted answers: an output of ``[mask]``
 tokens must get content, fluency and acceptability 1; a near copy of the toxic input content 5 and politeness 1-3)
 and from the 28 outputs that copy their input (content 3.1 against 2.1 for the rest; politeness 2.3 against 2.9);
-the mean content rating per output is the ``human`` column of ``mis_benchmark/datasets/CAE.csv``.
+the mean content rating per output is the ``human`` column of ``mis_benchmark/datasets/CAE.csv`` (but for the 12
+outputs that were also test questions, whose every answer that file averages).
 """
 
 from __future__ import annotations
