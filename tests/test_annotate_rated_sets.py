@@ -37,9 +37,11 @@ def test_rated_set_study_reproduces_the_committed_correlations(name: str, data_r
     assert (both["n"] == both["n_committed"]).all()
 
 
-def test_lai_study_has_two_annotators_and_a_ceiling(data_root: Path, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture) -> None:
-    assert main(["annotate", "plan", "--dataset", "lai", "--out", str(tmp_path / "study")]) == 0
+@pytest.mark.parametrize(("name", "shown"), [("lai", ("lai:human\\_1", "lai:human\\_2", "content\\_src")),
+                                           ("tox600", ("tox600:David", "tox600:Varvara", "meaning"))])
+def test_a_rated_set_study_has_its_raters_as_annotators(name: str, shown: tuple[str, ...], data_root: Path,
+                                                        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["annotate", "plan", "--dataset", name, "--out", str(tmp_path / "study")]) == 0
     assert main(["annotate", "agreement", str(tmp_path / "study"), "--resamples", "20"]) == 0
     text = capsys.readouterr().out
-    assert "lai:human\\_1" in text and "lai:human\\_2" in text and "content\\_src" in text
+    assert all(s in text for s in shown)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import datasets
@@ -254,14 +253,16 @@ def test_dualrl_policies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         load_dualrl("toy", systems=["A"])
 
 
-def test_mir_ratings_are_checked_against_the_files(data_root: Path, tmp_path: Path) -> None:
+def test_mir_ratings_are_checked_while_read(data_root: Path, tmp_path: Path) -> None:
+    """A damaged rating is one line naming the row (that the CSV's texts are the released transfer files' lines is
+    tests/test_rated_sets.py's)."""
     mir = tmp_path / "mir2019"
-    shutil.copytree(data_root / "mir2019" / "data", mir / "data")
-    shutil.copytree(data_root / "mir2019" / "transfer_model_outputs", mir / "transfer_model_outputs")
-    ratings = pd.read_csv(data_root / "mir2019" / "human_ratings.csv", keep_default_na=False)
-    ratings.loc[5, "output"] = "something else ."
+    mir.mkdir()
+    ratings = pd.read_csv(data_root / "mir2019" / "human_ratings.csv", keep_default_na=False, dtype=str)
+    ratings.loc[5, "human_style_intensity"] = "7"
     ratings.to_csv(mir / "human_ratings.csv", index=False)
-    with pytest.raises(InputError, match=r"human_ratings.csv:7: 1 rows disagree .* on the output"):
+    with pytest.raises(InputError, match=r"human_ratings.csv:7: human_style_intensity is 7, off the scale of "
+                                         r"style_intensity \(1 to 5\)"):
         load_mir(mir)
 
 

@@ -149,5 +149,5 @@ def test_published_mir_ratings_are_parsed_strictly(tmp_path: Path, capsys: pytes
     manifest = tmp_path / "mir.yaml"
     manifest.write_text("transfers: {published: mir}\nmetrics: {content: {metrics: [chrf]}}\n")
     expect_error(["run", manifest, "--out", tmp_path / "out"], capsys,
-                 f"{root / 'human_ratings.csv'}:4: row 3: the rating 'human_content_preservation' is '4,5', "
+                 f"{root / 'human_ratings.csv'}:4: the rating 'human_content_preservation' is '4,5', "
                  "not a number (fix: use a decimal point: 4.5)")

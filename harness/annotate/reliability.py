@@ -104,6 +104,18 @@ def alpha_resamples(matrix: np.ndarray, weights: np.ndarray, level: str) -> np.n
         return 1.0 - (n - 1) * observed / (2 * n * spread)
 
 
+def ordinal_domain(scale: tuple[float, float], values: np.ndarray) -> np.ndarray | None:
+    """The ordinal scale's whole points with every value between them that the ratings hold (a rated set's means,
+    Tox600's halves); None beyond :data:`PACKAGE_VALUES` values, where :func:`alpha` does without the package.
+
+    >>> ordinal_domain((0, 1), np.array([0.5, 1.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    low, high = scale
+    domain = np.union1d(np.arange(low, high + 1, dtype=float), values)
+    return None if domain.size > PACKAGE_VALUES else domain
+
+
 def split_half(matrix: np.ndarray, splits: int = SPLITS, seed: int = 0) -> tuple[float, int]:
     """Spearman-Brown-corrected split-half reliability of the mean of ``matrix``'s rows (annotators x units) and
     how many units had two raters or more; NaN with fewer than 3 such units.
@@ -217,11 +229,7 @@ def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement
     kinds = study.pairs.set_index("pair_id")["kind"]
     rated = kinds.index[kinds == "rated"].tolist()
     tables = matrices(study.rated(ratings), study.template.names, rated)
-    low, high = study.template.scale
-    # the ordinal scale's points, with any value between them that an imported rated set holds (Mir's means)
-    domain = np.union1d(np.arange(low, high + 1, dtype=float), ratings["value"].to_numpy(dtype=float))
-    if domain.size > PACKAGE_VALUES:
-        domain = None  # alpha() computes it without the package (see there)
+    domain = ordinal_domain(study.template.scale, ratings["value"].to_numpy(dtype=float))
     rng = np.random.default_rng(seed)
     alpha_rows, ceiling_rows, annotator_rows, reasons = [], [], [], {}
     for question, table in tables.items():

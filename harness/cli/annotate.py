@@ -9,6 +9,7 @@ import sys
 
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP
+from tsteval.readers.rated_sets import rated_set_names
 
 EPILOG = """the loop, end to end:
   tsteval annotate plan runs/mine --out study --items 50 --aspects style,content,fluency
@@ -43,13 +44,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from tsteval.core.errors import TstevalError
 
     if (args.run is None) == (args.dataset is None):
-        raise TstevalError("give a RUN folder or --dataset mir|lai")
+        raise TstevalError(f"give a RUN folder or --dataset NAME, one of {rated_set_names()}")
     if args.dataset is not None:
         from tsteval.metaeval.rated.studies import rated_study
 
         info = rated_study(args.dataset, args.out, args.overwrite).info
         print(f"study {info['signature']}: the {args.dataset} rated set, {info['pairs']} pairs, questions "
-              f"{info['questions']}, written to {args.out}")
+              f"{info['questions']}, written to {args.out}; its agreement: tsteval annotate agreement {args.out}")
         return 0
     names = [a for a in args.aspects.split(",") if a] if args.aspects else None
     systems = [s for s in args.systems.split(",") if s] if args.systems else None
@@ -193,8 +194,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     steps = parser.add_subparsers(dest="step", required=True)
     plan = _add(steps, "plan", cmd_plan, "sample a study (inputs stratified by direction, every system's output)")
     plan.add_argument("run", nargs="?", metavar="RUN", help="a folder written by tsteval score or tsteval run")
-    plan.add_argument("--dataset", choices=("mir", "lai"), help="instead of sampling a run: a published rated set "
-                      "as a study, every transfer and rating (meta-eval a run of its transfers against it)")
+    plan.add_argument("--dataset", choices=rated_set_names(), metavar="NAME", help="instead of sampling a run: a "
+                      "published rated set as a study, every transfer and rating (meta-eval a run of its transfers "
+                      f"against it); one of {', '.join(rated_set_names())}")
     plan.add_argument("--out", required=True, help="the study folder to create")
     plan.add_argument("--items", type=_positive, default=50, help="inputs to sample (default 50)")
     plan.add_argument("--aspects", help="the template's questions to ask, comma-separated (default all: "

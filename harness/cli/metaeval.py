@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory
+from tsteval.readers.rated_sets import rated_set_names
 
 EPILOG = """examples:
   tsteval meta-eval --scorecard runs/mine --ratings ratings.csv --key item,system \\
@@ -57,26 +58,36 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     if args.out is None:
         raise TstevalError("give --out FOLDER for the tables")
     if (args.dataset is None) == (args.scorecard is None):
-        raise TstevalError("give --scorecard RUN (with --rating ASPECT=COLUMN ...) or --dataset mir|lai")
+        raise TstevalError("give --scorecard RUN (with --rating ASPECT=COLUMN ...) or --dataset NAME, one of "
+                           f"{rated_set_names()}")
     if args.dataset is not None and (args.rating or args.ratings):
         raise TstevalError("--dataset brings its own ratings: leave out --rating and --ratings")
     if args.scorecard is not None and not args.rating:
         raise TstevalError("--scorecard needs at least one --rating ASPECT=COLUMN, e.g. --rating content=human_content")
     check_output_directory(args.out, "meta-eval", args.overwrite)
     log = (lambda _message: None) if args.quiet else print
+    agreement = ""
     if args.dataset is not None:
         from tsteval.metaeval.rated.datasets import rated_dataset
+        from tsteval.metaeval.rated.rater_agreement import agreement_markdown
 
-        result = rated_dataset(args.dataset, n_resamples=args.resamples, seed=args.seed, log=log).result
+        rated = rated_dataset(args.dataset, n_resamples=args.resamples, seed=args.seed, log=log)
+        result = rated.result
         title = f"Meta-evaluation on the {args.dataset} ratings"
+        agreement = agreement_markdown(rated.notes["agreement"], args.dataset)
+        if "style" in rated.notes:
+            agreement += f"\n- {rated.notes['style']}\n"
     else:
         keys = [k for k in args.key.split(",") if k]
         result = meta_evaluate(args.scorecard, args.rating, args.ratings, keys, baselines=_baselines(args.baseline),
                                n_resamples=args.resamples, seed=args.seed)
         title = "Meta-evaluation"
     result.write(args.out, overwrite=args.overwrite, title=title)
+    if agreement:
+        Path(args.out, "agreement.md").write_text(agreement, encoding="utf-8")
     if not args.quiet:
         print(result.markdown(title))
+        print(agreement)
     print(f"meta-eval: {len(result.table)} correlations and {len(result.baseline)} baseline comparisons written to "
           f"{args.out}")
     return 0
@@ -128,7 +139,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "system, with 95%% intervals from a bootstrap clustered by input, and the difference from a baseline metric "
         "(default bleu@none for content, target_prob for style, the LM's length-normalised score for naturalness) "
         "with its interval and Williams' t.  Writes metaeval.csv, baseline.csv, counts.csv, metaeval.md and "
-        "metaeval.png (tsteval run writes the same files to meta_eval/ of its run folder).",
+        "metaeval.png (tsteval run writes the same files to meta_eval/ of its run folder); with --dataset also "
+        "agreement.md, the raters' agreement (alpha, split-half reliability, noise ceiling).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", nargs="?", metavar="RUN", help="the run (same as --scorecard RUN)")
     parser.add_argument("--scorecard", metavar="RUN", help="a folder written by tsteval score or tsteval run")
@@ -143,8 +155,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(default item,system; e.g. item,system,setting or input,output)")
     parser.add_argument("--baseline", action="append", default=[], metavar="ASPECT=COLUMN",
                         help="the baseline of an aspect or of one rating column (RATING=COLUMN)")
-    parser.add_argument("--dataset", choices=("mir", "lai"),
-                        help="score a built-in rated dataset with every applicable metric and meta-evaluate it")
+    parser.add_argument("--dataset", choices=rated_set_names(), metavar="NAME",
+                        help="score a built-in rated set with every applicable metric and meta-evaluate it, the "
+                        f"raters' agreement beside; one of {', '.join(rated_set_names())} (docs/meta-evaluation.md)")
     parser.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     parser.add_argument("--out", help="output folder (required except with --ratings STUDY)")

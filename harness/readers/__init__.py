@@ -1,2 +1,2 @@
-"""Readers: line files, TSV, tables, Hugging Face datasets, the published datasets of the data root.
+"""Readers: line files, TSV, tables, Hugging Face datasets, the published datasets, rated sets as declarations.
 May import: core."""

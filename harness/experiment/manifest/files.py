@@ -11,10 +11,11 @@ from tsteval.experiment.manifest.specs import CorpusSpec, TransfersSpec
 
 def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
     """The transfers a manifest names (published, table or systems x settings x files), sampled if asked."""
-    from tsteval.readers import dualrl, lines, mir, tables
+    from tsteval.readers import dualrl, lines, tables
+    from tsteval.readers.rated import read_rated_set
 
-    if spec.published == "mir":
-        transfers = mir.load_mir()
+    if spec.published not in (None, "dualrl"):
+        transfers = read_rated_set(spec.published).transfers
     elif spec.published == "dualrl":
         transfers = dualrl.load_dualrl(spec.dataset or "yelp", spec.systems_filter)
     elif spec.table is not None:
@@ -36,7 +37,7 @@ def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
                     parts.append(Transfers(frame, part.origin))
         transfers = Transfers.concat(parts)
     frame = transfers.frame
-    if spec.published == "mir" and spec.systems_filter:
+    if spec.published not in (None, "dualrl") and spec.systems_filter:
         frame = frame[frame["system"].isin(spec.systems_filter)]
     if spec.sample is not None:
         items = np.sort(frame["item"].unique())

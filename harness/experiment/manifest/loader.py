@@ -13,7 +13,8 @@ through :class:`~tsteval.experiment.manifest.reader.Reader`.  Schema (``?`` = op
     seed?: 0
     output?: ../runs/mir             # overridden by ``tsteval run --out``
     transfers:                       # exactly one of published / table / systems
-      published: mir | dualrl        # + dataset?: yelp (dualrl), systems?: [CAAE, ...], sample?: N items
+      published: mir | dualrl | SET  # + dataset?: yelp (dualrl), systems?: [CAAE, ...], sample?: N items; SET: a
+                                     #   rated set (tox600, lai, ...: tsteval.readers.rated_sets)
       table: outputs.csv             # + hp_cols?: [rho]; columns input, output, source_style, target_style, ...
       systems:                       # one entry per system
         - name: CAAE
@@ -103,12 +104,13 @@ from tsteval.experiment.manifest.specs import (
 from tsteval.experiment.options import OPTIONS, RunOptions
 from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
+from tsteval.readers.rated_sets import rated_set_names
 from tsteval.readers.ratings import HUMAN_PREFIX
 
 if TYPE_CHECKING:
     from tsteval.metrics.selection import Selection
 
-PUBLISHED_TRANSFERS = ("mir", "dualrl")
+PUBLISHED_TRANSFERS = ("dualrl", *rated_set_names())  # DualRL's outputs, and every rated set
 PUBLISHED_CORPORA = ("yelp",)
 
 
@@ -120,7 +122,8 @@ def _transfers(r: Reader, value: object) -> TransfersSpec:
         sources.append("systems")
     if len(sources) != 1:
         raise r.error(key, f"give exactly one source of transfers, got {sources or 'none'}",
-                      fix="published: mir | dualrl, table: FILE, or systems: [{name, settings}, ...]")
+                      fix="published: dualrl | a rated set (mir, tox600, ...), table: FILE, or systems: "
+                      "[{name, settings}, ...]")
     sample = r.integer(d["sample"], f"{key}.sample", 1) if "sample" in d else None
     if sources == ["published"]:
         published = r.choice(d["published"], f"{key}.published", PUBLISHED_TRANSFERS, "published transfers")

@@ -1,4 +1,5 @@
-"""The two rated datasets of the data root, scored by every applicable metric and meta-evaluated.
+"""The rated sets of the data root (:mod:`tsteval.readers.rated_sets`, each one declaration), scored by every
+applicable metric and meta-evaluated.
 
 ``mir``: Mir et al. (2019), Yelp sentiment, 12 model settings x 244 inputs; raters judged the *change* of style,
 content preservation and (for 9 settings) the output's naturalness (1-5).  Style classifiers and the naturalness
@@ -14,6 +15,13 @@ not: the style classifiers score a copy of the transfers written the same way
 (:func:`tsteval.core.text_form.tokenise_lowercase`), the other metrics the original text.  The authors' own metric
 scores are judged beside ours (``source`` = ``Lai et al. 2022``).
 
+Every other set (Tox600, CAE-T5, the content-pair sets) is scored by :func:`score_declared`: the content columns
+and the packaged LM's fluency where the set rates naturalness, and style columns only where its declaration names a
+training corpus (``RatedSet.style_corpus``, an entry of :data:`STYLE_CORPORA`); until one is there the run says that
+style is not scored.  The hook for a new corpus (a toxicity corpus for the detox sets): add a function
+``(Ratings) -> (Corpus, notes)`` to :data:`STYLE_CORPORA` that leaves out every text of the set's ``keep_out``
+columns, and name it in the declaration.
+
 Everything expensive goes through the cache (classifiers, lexicon fits), so a rerun is fast.
 """
 
@@ -26,13 +34,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tsteval.core.datapaths import dataset_dir
-from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.text_form import tokenise_lowercase
-from tsteval.metaeval.tables import MetaEvaluation, MetricColumn, Rating, meta_evaluate
+from tsteval.metaeval.tables import JUDGED_BY, MetaEvaluation, MetricColumn, Rating, meta_evaluate, registered_columns
+from tsteval.readers.rated import Ratings, read_rated_set
+from tsteval.readers.rated_sets import LAI, MIR, rated_set
+from tsteval.readers.rated_spec import RatedSet
 from tsteval.scorecard import Scorecard
 
-DATASETS = ("mir", "lai")
+DATASETS = ("mir", "lai")  # the sets of the committed meta-evaluation tables (benchmarks/studies/meta_eval*.py)
 # The style classifiers of the rated runs: name -> (backend, parameters); the transformer by its default recipe
 # (:mod:`tsteval.classifiers.transformer`), ``fasttext_transformer`` the calibrated mean of fastText and it.
 STYLE_CLASSIFIERS = {"fasttext": ("fasttext", {}), "tfidflr": ("tfidf-lr", {}), "ensemble": ("ensemble", {}),
@@ -48,11 +58,17 @@ JUDGES = ("cond_lp", "judge_style", "judge_content", "judge_fluency")
 MIR_TEMPLATES = {"cond_lp": 3, "judge_style": 3, "judge_content": 1, "judge_fluency": 2}
 # Human-written text for the naturalness scorers: a seeded sample keeps the cross-fitted classifiers cheap.
 HUMAN_SAMPLE = 20000
-MIR_RATINGS = (Rating("human_style_intensity", "style"), Rating("human_content_preservation", "content"),
-               Rating("human_naturalness_output", "naturalness"))
-LAI_RATINGS = (Rating("human_style", "style"), Rating("human_content_src", "content"),
-               Rating("human_fluency", "naturalness"))
-LAI_SOURCE = "Lai et al. 2022"
+
+
+def ratings_of(spec: RatedSet, *, primary: bool = False) -> tuple[Rating, ...]:
+    """The set's judged ratings; ``primary``: only each aspect's first (Lai's content vs the input, not the
+    reference)."""
+    judged = [q for q in spec.judged if not primary or q is next(p for p in spec.judged if p.aspect == q.aspect)]
+    return tuple(Rating(q.column, q.aspect) for q in judged)
+
+
+MIR_RATINGS = ratings_of(MIR, primary=True)
+LAI_RATINGS = ratings_of(LAI, primary=True)
 Log = Callable[[str], None]
 
 
@@ -134,7 +150,7 @@ def mir_materials(seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, l
     from tsteval.readers.yelp import load_yelp_corpus
 
     transfers = load_mir()
-    corpus = load_yelp_corpus(exclude=set(transfers.frame["input"]))
+    corpus = load_yelp_corpus(exclude=set(transfers.frame["input"]))  # STYLE_CORPORA["yelp"]
     notes = {"training_texts": len(corpus), "excluded_lines": corpus.removed, "excluded_texts": corpus.removed_texts}
     log(f"Yelp training corpus: {len(corpus)} texts; removed {corpus.removed} lines carrying "
         f"{corpus.removed_texts} of the rated inputs")
@@ -228,22 +244,77 @@ def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") 
     return card, notes
 
 
+def _yelp_corpus(rated: Ratings) -> tuple[Corpus, dict]:
+    from tsteval.readers.yelp import load_yelp_corpus
+
+    corpus = load_yelp_corpus(exclude={t for c in rated.spec.keep_out for t in rated.frame[c]})
+    return corpus, {"training_texts": len(corpus), "excluded_lines": corpus.removed,
+                    "excluded_texts": corpus.removed_texts}
+
+
+def _gyafc_corpus(rated: Ratings) -> tuple[Corpus, dict]:
+    return lai_training_corpus(rated.transfers)
+
+
+# Style training corpora by the name a declaration gives (RatedSet.style_corpus): each leaves out the set's texts.
+STYLE_CORPORA: dict[str, Callable[[Ratings], tuple[Corpus, dict]]] = {"yelp": _yelp_corpus, "gyafc": _gyafc_corpus}
+
+
+def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
+                   language_model: str = "smollm2") -> tuple[Scorecard, dict]:
+    """A set other than Mir's and Lai's: the content columns (no style masking: no lexicon is declared), the LM's
+    fluency where the set rates naturalness, and style columns where its declaration names a training corpus."""
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
+
+    spec, transfers = rated.spec, rated.transfers
+    aspects = {q.aspect for q in spec.judged}
+    naturalness = (language_model,) if "naturalness" in aspects else ()
+    references = ([list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
+                  if "reference" in transfers.frame else None)
+    log(f"scoring {len(transfers.frame)} transfers of {spec.name}: content {list(CONTENT)}"
+        f"{f', naturalness {list(naturalness)}' if naturalness else ''}")
+    card = run(Plan(transfers, content=CONTENT, modifications=("none",), naturalness=naturalness,
+                    references=references, seed=seed, language_model=language_model, precision="fp32"))
+    notes: dict = {}
+    if "style" not in aspects:
+        return card, notes
+    if spec.style_corpus is None:
+        notes["style"] = (f"style not scored: the {spec.name} declaration names no style training corpus yet "
+                          "(RatedSet.style_corpus, an entry of tsteval.metaeval.rated.datasets.STYLE_CORPORA)")
+        log(notes["style"])
+        return card, notes
+    corpus, counts = STYLE_CORPORA[spec.style_corpus](rated)
+    notes.update(counts)
+    style = run(Plan(transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
+    for column in style.metrics:
+        card.add(column, style.frame[column].to_numpy(), style.signatures[column])
+    return card, notes
+
+
 def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print,
                   language_model: str = "smollm2", mir_templates: dict[str, int] | None = None) -> RatedRun:
-    """Score the rated dataset ``name`` (``mir`` or ``lai``) and meta-evaluate every column against its ratings
-    (the LM metrics with ``language_model``; Lai scores every template, Mir one per metric: ``mir_templates``,
-    default :data:`MIR_TEMPLATES`, chosen on Lai with SmolLM2)."""
-    if name not in DATASETS:
-        raise TstevalError(f"unknown rated dataset {name!r}; choose from {list(DATASETS)}")
+    """Score the rated set ``name`` (any of :func:`~tsteval.readers.rated_sets.rated_set_names`) and meta-evaluate
+    every column against each of its judged ratings, the raters' agreement in ``notes["agreement"]`` (the LM metrics
+    with ``language_model``; Lai scores every template, Mir one per metric: ``mir_templates``, default
+    :data:`MIR_TEMPLATES`, chosen on Lai with SmolLM2)."""
+    from tsteval.metaeval.rated.rater_agreement import rated_agreement
+
+    spec = rated_set(name)
+    rated = read_rated_set(spec)
     if name == "mir":
         card, notes = score_mir(seed, log, language_model, mir_templates)
-        result = meta_evaluate(card, list(MIR_RATINGS), n_resamples=n_resamples, seed=seed)
-        return RatedRun(name, card, result, notes)
-    card, notes = score_lai(seed, log, language_model)
-    published = [MetricColumn(column, aspect, higher, LAI_SOURCE)
-                 for column, (aspect, higher) in notes.pop("published").items()]
-    ratings = [*LAI_RATINGS[:2], Rating("human_content_ref", "content"), LAI_RATINGS[2]]
-    baselines = {"human_content_ref": "bleu@ref"}
+    elif name == "lai":
+        card, notes = score_lai(seed, log, language_model)
+    else:
+        card, notes = score_declared(rated, seed, log, language_model)
+    published = [MetricColumn(column, aspect, higher, spec.citation or spec.title)
+                 for column, (aspect, higher) in notes.pop("published", {}).items()]
+    baselines = {q.column: q.baseline for q in spec.judged if q.baseline}
+    scored = {c.aspect for c in (*registered_columns(card), *published)}
+    ratings = [r for r in ratings_of(spec) if scored & set(JUDGED_BY[r.aspect])]  # a style rating needs a style column
     result = meta_evaluate(card, ratings, baselines=baselines, published=published, n_resamples=n_resamples,
                            seed=seed)
+    notes["agreement"] = rated_agreement(rated, seed=seed)
     return RatedRun(name, card, result, notes)
+

@@ -1,10 +1,11 @@
-"""The two published rated sets as studies (``tsteval annotate plan --dataset mir|lai``): every rated transfer a
-pair, every published rating a rating, so that ``tsteval meta-eval RUN --ratings STUDY`` on a run that scored the same
-transfers reproduces the committed tables (``benchmarks/results/meta_eval/``).
+"""The rated sets as studies (``tsteval annotate plan --dataset NAME``): every rated transfer a pair, every published
+rating of a judged question a rating, so that ``tsteval meta-eval RUN --ratings STUDY`` on a run that scored the same
+transfers reproduces the committed tables (``benchmarks/results/meta_eval/``), and ``tsteval annotate agreement``
+computes the raters' agreement.
 
-``mir``: Mir et al. (2019) publish each transfer's mean over its raters (1-5), one annotator here (``mir:mean``);
-the naturalness of the output is rated for 9 of the 12 settings.  ``lai``: Lai et al. (2022)'s two annotators'
-own scores (0-100), ``lai:human_1`` and ``lai:human_2``, so agreement and the noise ceiling can be computed.
+Each rater of the set is an annotator ``SET:RATER`` (Lai et al.'s ``lai:human_1`` and ``lai:human_2``, Tox600's
+five labellers); a set that publishes only each output's mean rating (Mir et al.'s, the content-pair sets) has one,
+``SET:mean``, so its agreement is unavailable and says so.
 """
 
 from __future__ import annotations
@@ -12,66 +13,43 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
-
 from tsteval.annotate.store import Store
 from tsteval.annotate.study import KEYS, KIND, PAIR_COLUMNS, Study, read_pairs, signature
 from tsteval.core.errors import TstevalError
 from tsteval.core.signature import content_hash, package_version
-
-# dataset -> (scale, [(question, aspect, rating column of the loader)])
-RATED = {
-    "mir": ((1, 5), [("style_intensity", "style", "human_style_intensity"),
-                     ("content_preservation", "content", "human_content_preservation"),
-                     ("naturalness_output", "naturalness", "human_naturalness_output")]),
-    "lai": ((0, 100), [("style", "style", "human_style"), ("content_src", "content", "human_content_src"),
-                       ("content_ref", "content", "human_content_ref"), ("fluency", "naturalness", "human_fluency")]),
-}
+from tsteval.readers.rated import Ratings, read_rated_set
 
 
-def _template(name: str) -> str:
-    scale, questions = RATED[name]
-    return "\n".join([f"# The published ratings of the {name} rated set, imported by tsteval annotate plan --dataset.",
-                      f"title: {name} ratings", f"scale: [{scale[0]}, {scale[1]}]", "questions:",
-                      *(f"  - {{name: {q}, aspect: {a}, prompt: the published {c}}}" for q, a, c in questions), ""])
-
-
-def _ratings(name: str, frame: pd.DataFrame, ids: pd.Series) -> list[tuple[str, str, str, float]]:
-    """(annotator, pair, question, value) of every published rating."""
-    _, questions = RATED[name]
-    if name == "mir":
-        return [("mir:mean", pair, q, float(v)) for q, _, column in questions
-                for pair, v in zip(ids, frame[column], strict=True) if pd.notna(v)]
-    from tsteval.readers.lai import load_lai_raters
-
-    raters = load_lai_raters()
-    key = pd.Series(ids.to_numpy(), index=pd.MultiIndex.from_frame(frame[["system", "item"]]))
-    question = {column: q for q, _, column in questions}
-    return [(f"lai:{r.annotator}", key[(r.system, r.item)], question[r.rating], float(r.value))
-            for r in raters.itertuples()]
+def _template(rated: Ratings) -> str:
+    spec = rated.spec
+    scales = {spec.scale_of(q) for q in spec.judged}
+    if len(scales) != 1 or any(float(v) != int(v) for v in next(iter(scales))):
+        raise TstevalError(f"the judged questions of {spec.name} need one integer scale for a study, not {scales}")
+    low, high = (int(v) for v in scales.pop())
+    return "\n".join([f"# The published ratings of the {spec.name} rated set, imported by tsteval annotate plan "
+                      "--dataset.", f"title: {spec.name} ratings", f"scale: [{low}, {high}]", "questions:",
+                      *(f"  - {{name: {q.name}, aspect: {q.aspect}, prompt: the published {q.column}}}"
+                        for q in spec.judged), ""])
 
 
 def rated_study(name: str, out: str | Path, overwrite: bool = False) -> Study:
-    """The rated set ``name`` (``mir`` or ``lai``) as a new study folder ``out``."""
+    """The rated set ``name`` as a new study folder ``out``."""
     from tsteval.annotate.template import parse_template
     from tsteval.core.atomic import check_output_directory, output_directory
 
-    if name not in RATED:
-        raise TstevalError(f"unknown rated set {name!r}; choose from {list(RATED)}")
+    rated = read_rated_set(name)
     check_output_directory(out, KIND, overwrite)
-    if name == "mir":
-        from tsteval.readers.mir import load_mir
-
-        frame = load_mir().frame
-    else:
-        from tsteval.readers.lai import load_lai
-
-        frame = load_lai().frame
-    template = parse_template(_template(name), f"<{name} template>")
+    frame = rated.frame
+    template = parse_template(_template(rated), f"<{name} template>")
     pairs = frame.assign(target_name=frame["target_style"]).astype({k: str for k in KEYS})
     pairs.insert(0, "pair_id", [f"p{i + 1:05d}" for i in range(len(pairs))])
     pairs = pairs.assign(kind="rated", of="")[PAIR_COLUMNS]
-    ratings = _ratings(name, frame, pairs["pair_id"])
+    ids = dict(zip(zip(frame["system"], frame["setting"], frame["item"], strict=True), pairs["pair_id"],
+                   strict=True))
+    judged = {q.name for q in rated.spec.judged}
+    raters = rated.raters[rated.raters["question"].isin(judged)]
+    ratings = [(f"{name}:{r.rater}", ids[(r.system, r.setting, r.item)], r.question, float(r.value))
+               for r in raters.itertuples()]
     info = {"run": f"the {name} rated set", "dataset": name, "items": int(frame["item"].nunique()),
             "systems": sorted(frame["system"].unique()), "seed": 0, "questions": template.names,
             "aspects": {q.name: q.aspect for q in template.questions}, "scale": list(template.scale),
