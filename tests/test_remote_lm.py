@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -337,23 +338,6 @@ def test_both_response_shapes_give_the_same_ratings(server: LlamaServer, pairs: 
     assert ((expected_rating(new) >= 1) & (expected_rating(new) <= 5)).all()
 
 
-def test_injected_429_and_500_are_retried(server: LlamaServer, pairs: tuple[list[str], list[str]],
-                                          tmp_path: Path) -> None:
-    """Two 429s (Retry-After) and a 500 before the server's answers: retried, the same values, three retries."""
-    texts = pairs[1][:2]
-    expected = remote(server.url, tmp_path / "clean").token_log_probs(texts)
-    proxy = Proxy(server.url.removesuffix("/v1"))
-    try:
-        lm = remote(proxy.url, tmp_path / "faulty", max_concurrency=1, backoff=0.05)
-        lm.require(["lp_mean"])  # the probe first, so that the faults meet the scoring requests
-        proxy.faults = [429, 429, 500]
-        values = lm.token_log_probs(texts)
-    finally:
-        proxy.close()
-    assert all(np.array_equal(a, b) for a, b in zip(values, expected, strict=True))
-    assert lm.usage["retries"] == 3 and not proxy.faults
-
-
 def test_killed_server_resumes_from_the_cache_without_repeating_a_request(
         pairs: tuple[list[str], list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server killed mid-run: the run stops with one line; restarted, the rerun reads every earlier answer from
@@ -498,6 +482,8 @@ class StandIn:
             def _reply(self, status: int, answer: dict) -> None:
                 body = json.dumps(answer).encode()
                 self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0.2")
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -596,16 +582,21 @@ def test_two_servers_under_one_name_never_share_answers(tmp_path: Path, monkeypa
 
 def test_server_errors_are_retried_and_reported_as_server_errors(tmp_path: Path) -> None:
     """A 500 and a dropped connection on the first requests (the model list, the probe) are retried and the run
-    goes on; a 500 on every try is one line saying the server answered 500 six times, never a capability missing;
-    a 400 on the probe is the capability missing."""
+    goes on, as are two 429s (waiting the Retry-After asked) and a 500 among the ratings, which come out as without
+    them; a 500 on every try is one line saying the server answered 500 six times, never a capability missing; a 400
+    on the probe is the capability missing."""
     server = StandIn(HIGH)
     try:
         server.faults = ["drop", 500]  # the model list: dropped, then a 500
-        lm = RemoteLM(server.url, cache_dir=tmp_path, backoff=0.01)
+        lm = RemoteLM(server.url, cache_dir=tmp_path, backoff=0.01, max_concurrency=1)
         assert lm.usage["retries"] == 2
         server.faults = ["drop", 503]  # the probe
+        lm.require(["judge_style"])
+        server.faults = [429, 429, 500]  # the ratings: twice Retry-After 0.2 s (the backoff is 0.01 s), a 500
+        start = time.perf_counter()
         values = expected_rating(lm.answer_log_probs(QUESTIONS, list("12345")))
-        assert values == pytest.approx([4.9] * 3, abs=0.1) and lm.usage["retries"] == 4 and not server.faults
+        assert time.perf_counter() - start >= 0.4 and lm.usage["retries"] == 2 + 2 + 3 and not server.faults
+        assert np.array_equal(values, ratings(server.url, tmp_path / "clean")[1])  # as without the faults
         for fault in (500, 400):
             lm = RemoteLM(server.url, cache_dir=tmp_path / "other", backoff=0.01)
             server.faults = [fault] * 6
