@@ -262,7 +262,7 @@ def check_recorded_cost(cost: dict, proxy: Proxy, printed: str) -> None:
     assert {name: {k: counts[k] for k in seen[name]} for name, counts in cost["metrics"].items()} == seen
     assert cost["requests"] == sum(c["requests"] for c in seen.values()) and cost["cached"] == cost["retries"] == 0
     assert cost["prompt_tokens"] == sum(c["prompt_tokens"] for c in seen.values()) > 0
-    assert cost["server"] == proxy.url.replace("/v1", "") + "/v1" and KEY not in json.dumps(cost)
+    assert cost["server"] == proxy.url and KEY not in json.dumps(cost)  # scheme, host, port and path: no key
     total = next(line for line in printed.splitlines() if line.startswith("total")).split()
     assert total[1:] == [str(cost[k]) for k in ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")]
     assert f"LM server {cost['server']} (remote:{ALIAS}@{cost['server']}" in printed
@@ -342,8 +342,8 @@ def test_killed_server_resumes_from_the_cache_without_repeating_a_request(
         pairs: tuple[list[str], list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server killed mid-run: the run stops with one line; restarted, the rerun reads every earlier answer from
     the cache (the restarted server is the same server), and the server answers no scoring request twice (counted
-    by the proxy in front of it); a third run sends only its probe.  The key is in no cache file, error, signature
-    or record."""
+    by the proxy in front of it); a third run asks only for the model list and its probe.  The key is in no cache
+    file, error, signature or record."""
     monkeypatch.setenv("TEST_LM_KEY", KEY)
     texts = list(dict.fromkeys(pairs[1][:8]))
     port = free_port()
