@@ -65,6 +65,9 @@ def label_map(model_labels: Sequence[str], styles: Sequence[str], given: Mapping
     where = f"--classifier-labels {name}"
     if given:
         unknown = [label for label in given if label not in model_labels]
+        if len(given) > len(model_labels):
+            raise TstevalError(f"{where}: the model's head has {len(model_labels)} labels {list(model_labels)}, the "
+                               f"mapping gives {len(given)}; map the model's own labels")
         if unknown:
             raise TstevalError(f"{where}: the model has no label {quote(unknown[0])}; its labels are "
                                f"{list(model_labels)}")
@@ -83,6 +86,32 @@ def label_map(model_labels: Sequence[str], styles: Sequence[str], given: Mapping
         raise TstevalError(f"classifier {name!r}: the model's labels {list(model_labels)} are not the run's styles "
                            f"{list(styles)}; {_fix(name, model_labels, styles)}")
     return mapping
+
+
+def untrained_head(source: str, loaded: Mapping[str, object], labels: int, name: str) -> None:
+    """Refuse, in one line naming ``source``, a checkpoint whose weights transformers had to initialise
+    (``loaded``: its ``output_loading_info``): a classification head missing (a bare encoder, a sentence-transformers
+    folder) or of another number of labels than its config's ``labels``.
+
+    >>> untrained_head("enc/", {"missing_keys": {"classifier.bias", "classifier.weight"}}, 2, "x")
+    Traceback (most recent call last):
+    ...
+    tsteval.core.errors.TstevalError: classifier 'x': enc/ has no trained classification head (classifier.bias, \
+classifier.weight not in the checkpoint: transformers would initialise them at random); give a fine-tuned \
+sequence-classification model, or train one (tsteval train-classifier)
+    """
+    missing = sorted(loaded.get("missing_keys") or ())
+    if missing:
+        shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+        raise TstevalError(f"classifier {name!r}: {source} has no trained classification head ({shown} not in the "
+                           "checkpoint: transformers would initialise them at random); give a fine-tuned "
+                           "sequence-classification model, or train one (tsteval train-classifier)")
+    mismatched = sorted(loaded.get("mismatched_keys") or (), key=str)
+    if mismatched:
+        key, stored, wanted = mismatched[0]
+        raise TstevalError(f"classifier {name!r}: {source}'s classification head has {list(stored)[0]} labels "
+                           f"({key} {list(stored)}), its config.json {labels} ({list(wanted)}); give the checkpoint "
+                           "its own config.json, whose id2label names one label per output of the head")
 
 
 @cache
@@ -190,7 +219,9 @@ class HubClassifier(TextClassifier):
         """Tokenizer and model from ``source`` on the device; the label mapping resolved (or ``mapping`` as saved)."""
         self.device_ = torch.device(resolve_device(self.device))
         self.precision_ = check_precision(self.precision, self.device_.type)
-        self.tokenizer_, model = _from_pretrained(source)
+        self.tokenizer_, (model, loaded) = _from_pretrained(source, output_loading_info=True,
+                                                            ignore_mismatched_sizes=True)
+        untrained_head(source, loaded, model.config.num_labels, name)
         self.model_ = model.to(self.device_).eval()
         model_labels = [str(model.config.id2label[i]) for i in range(model.config.num_labels)]
         styles = [str(c) for c in self.classes_]

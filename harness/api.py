@@ -104,7 +104,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                                          target_style=target_style, system=system, setting=setting)
     from tsteval.metrics.selection import check_models, select
 
-    chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh))
+    chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh), served=options["lm_endpoint"] is not None)
     check_models(chosen, options["language_model"])
     options["modifications"] = (*options["modifications"],
                                 *(m for m in chosen.modifications if m not in options["modifications"]))

@@ -20,7 +20,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.run.ray_engine",
            "tsteval.annotate.template", "tsteval.annotate.store", "tsteval.annotate.reliability",
            "tsteval.annotate.platforms", "tsteval.metaeval.profile_file",
-           "tsteval.backends.client", "tsteval.backends.remote", "tsteval.backends.options"]
+           "tsteval.backends.client", "tsteval.backends.remote", "tsteval.backends.options",
+           "tsteval.experiment.run.outputs", "tsteval.metrics.naturalness.packaged", "tsteval.classifiers.hub"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from badinput import run_cli
+from badinput import expect_error, run_cli
 from conftest import read_slice
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -224,3 +224,32 @@ def test_probabilities_are_renormalised_over_the_mapped_labels(model_dir: Path) 
     np.testing.assert_allclose(proba, [[1.0, 0.0], [1.0, 0.0]], atol=1e-12)
     clf._load(str(model_dir), {}, "x", mapping={"positive": "b"})  # negative dropped: b alone, renormalised
     np.testing.assert_allclose(clf._predict_proba(["The food was great."]), [[0.0, 1.0]], atol=1e-12)
+
+
+def test_a_checkpoint_without_its_trained_head_is_refused(model_dir: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """The packaged MiniLM (a sentence-transformers folder: a bare encoder) with a label mapping, through the CLI:
+    one line naming the folder and the head transformers would initialise, exit 2, no scorecard; a fine-tuned head
+    whose config.json names three labels for its two outputs: one line naming both counts."""
+    (tmp_path / "in.txt").write_text("bad food .\n", encoding="utf-8")
+    (tmp_path / "out.txt").write_text("good food .\n", encoding="utf-8")
+    encoder = str(default_model_path())
+    expect_error(["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
+                  "--target-style", "1", "--metrics", "target_prob", "--classifier", f"bare=hf:{encoder}",
+                  "--classifier-labels", "bare=LABEL_0:0,LABEL_1:1",
+                  "--out", str(tmp_path / "run"), "--quiet"], capsys,
+                 f"{encoder} has no trained classification head (classifier.bias, classifier.weight not in")
+    assert not (tmp_path / "run").exists()
+    relabelled = tmp_path / "relabelled"
+    shutil.copytree(model_dir, relabelled)
+    config = json.loads((relabelled / "config.json").read_text(encoding="utf-8"))
+    config["id2label"], config["label2id"] = {"0": "negative", "1": "neutral", "2": "positive"}, None
+    (relabelled / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(TstevalError) as caught:
+        HubClassifier(model=str(relabelled), labels=LABELS, verbose=False).ready(["0", "1"], {}, "snt")
+    assert "\n" not in str(caught.value)
+    assert f"{relabelled}'s classification head has 2 labels" in str(caught.value) and "config.json 3" in str(
+        caught.value)
+    with pytest.raises(TstevalError, match="the model's head has 2 labels .* the mapping gives 3"):
+        HubClassifier(model=str(model_dir), labels={**LABELS, "neutral": "0"}, verbose=False).ready(["0", "1"], {},
+                                                                                                 "snt")

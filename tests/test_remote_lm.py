@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -79,6 +80,7 @@ class Proxy:
     def __init__(self, upstream: str, new_shape: bool = False) -> None:
         self.upstream, self.new_shape = upstream, new_shape
         self.answered: Counter[str] = Counter()
+        self.usages: list[tuple[str, dict, dict]] = []  # (path, body, the server's usage) of each answer
         self.faults: list[int] = []
         self.lock = threading.Lock()
         proxy = self
@@ -110,9 +112,12 @@ class Proxy:
                     self._reply(502, b'{"error": "upstream down"}', {})
                     return
                 content = answer.content
+                if method == "GET":
+                    proxy.usages.append((self.path, {}, {}))
                 if answer.status_code == 200 and method == "POST":
                     with proxy.lock:
                         proxy.answered[hashlib.sha256(self.path.encode() + body).hexdigest()] += 1
+                        proxy.usages.append((self.path, json.loads(body), answer.json().get("usage") or {}))
                     if proxy.new_shape and self.path.endswith("/chat/completions"):
                         content = json.dumps(in_current_shape(answer.json())).encode()
                 self._reply(answer.status_code, content, {"Content-Type": "application/json"})
@@ -231,15 +236,36 @@ def test_a_dry_run_sends_nothing_and_counts_what_the_run_sends(server: LlamaServ
         command[command.index("judge_content:template=1,cond_lp,lp_mean@smollm2")] = "judge_content:template=1," \
             "lp_mean@smollm2"
         assert main([*command, "--out", str(tmp_path / "run")]) == 0
-        capsys.readouterr()
+        ran = capsys.readouterr().out
         scoring = sum(proxy.answered.values()) - 3  # less the two probes and the first token's distribution
         assert scoring == rows["judge_content"][0] + rows["ppl"][0]
+        check_recorded_cost(json.loads((tmp_path / "run" / "lm_server.json").read_text()), proxy, ran)
         assert main([*command, "--dry-run", "--out", str(tmp_path / "again")]) == 0
         again = capsys.readouterr().out
     finally:
         proxy.close()
     total = next(line for line in again.splitlines() if line.startswith("total")).split()
     assert total[1:3] == ["0", str(scoring)]  # nothing new to send, every request cached
+
+
+def check_recorded_cost(cost: dict, proxy: Proxy, printed: str) -> None:
+    """``lm_server.json`` of a ``score`` run of ``judge_content`` and ``lp_mean`` against what the proxy saw the
+    server answer: per metric the requests and the tokens of the server's ``usage``, the probes apart; printed."""
+    probes = {"Answer with a single digit: 1", START + "Hello world"}
+    seen: dict[str, Counter] = {}
+    for path, body, usage in proxy.usages:
+        text = body.get("prompt") or body["messages"][0]["content"] if body else ""
+        name = "probes" if text in probes or not body else "judge_content" if path.endswith("/chat/completions") else \
+            "ppl, lp_mean, slor"
+        seen.setdefault(name, Counter()).update(requests=1, prompt_tokens=usage.get("prompt_tokens", 0),
+                                                completion_tokens=usage.get("completion_tokens", 0))
+    assert {name: {k: counts[k] for k in seen[name]} for name, counts in cost["metrics"].items()} == seen
+    assert cost["requests"] == sum(c["requests"] for c in seen.values()) and cost["cached"] == cost["retries"] == 0
+    assert cost["prompt_tokens"] == sum(c["prompt_tokens"] for c in seen.values()) > 0
+    assert cost["server"] == proxy.url and KEY not in json.dumps(cost)  # scheme, host, port and path: no key
+    total = next(line for line in printed.splitlines() if line.startswith("total")).split()
+    assert total[1:] == [str(cost[k]) for k in ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")]
+    assert f"LM server {cost['server']} (remote:{ALIAS}@{cost['server']}" in printed
 
 
 def test_a_manifest_dry_run_asks_no_server_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture,
@@ -312,28 +338,12 @@ def test_both_response_shapes_give_the_same_ratings(server: LlamaServer, pairs: 
     assert ((expected_rating(new) >= 1) & (expected_rating(new) <= 5)).all()
 
 
-def test_injected_429_and_500_are_retried(server: LlamaServer, pairs: tuple[list[str], list[str]],
-                                          tmp_path: Path) -> None:
-    """Two 429s (Retry-After) and a 500 before the server's answers: retried, the same values, three retries."""
-    texts = pairs[1][:2]
-    expected = remote(server.url, tmp_path / "clean").token_log_probs(texts)
-    proxy = Proxy(server.url.removesuffix("/v1"))
-    try:
-        lm = remote(proxy.url, tmp_path / "faulty", max_concurrency=1, backoff=0.05)
-        lm.require(["lp_mean"])  # the probe first, so that the faults meet the scoring requests
-        proxy.faults = [429, 429, 500]
-        values = lm.token_log_probs(texts)
-    finally:
-        proxy.close()
-    assert all(np.array_equal(a, b) for a, b in zip(values, expected, strict=True))
-    assert lm.usage["retries"] == 3 and not proxy.faults
-
-
 def test_killed_server_resumes_from_the_cache_without_repeating_a_request(
         pairs: tuple[list[str], list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server killed mid-run: the run stops with one line; restarted, the rerun reads every earlier answer from
-    the cache, and the server answers no request twice (counted by the proxy in front of it); a third run sends
-    nothing.  The key is in no cache file, error, signature or record."""
+    the cache (the restarted server is the same server), and the server answers no scoring request twice (counted
+    by the proxy in front of it); a third run asks only for the model list and its probe.  The key is in no cache
+    file, error, signature or record."""
     monkeypatch.setenv("TEST_LM_KEY", KEY)
     texts = list(dict.fromkeys(pairs[1][:8]))
     port = free_port()
@@ -367,10 +377,13 @@ def test_killed_server_resumes_from_the_cache_without_repeating_a_request(
     finally:
         proxy.close()
         server.stop()
-    assert second.usage["cached"] == answered_before >= 4 and answered_before < len(texts)
-    assert max(proxy.answered.values()) == 1  # no request answered twice
-    assert third.usage["requests"] == 0 and third.usage["cached"] == len(texts) + 2  # + the probe, the first token
-    assert sum(proxy.answered.values()) == len(texts) + 2  # the texts, the probe, the first-token distribution
+    probe = first._echo_body("Hello world")
+    scoring = Counter(json.dumps(body, sort_keys=True) for _, body, _ in proxy.usages if body and body != probe)
+    assert sum(body == probe for _, body, _ in proxy.usages) == 3  # each run probes afresh (never from the cache)
+    assert second.usage["cached"] == answered_before - 1 >= 3 and answered_before - 1 < len(texts)
+    assert max(scoring.values()) == 1  # no scoring request answered twice
+    assert third.usage["requests"] == 2 and third.usage["cached"] == len(texts) + 1  # the model list, the probe
+    assert sum(scoring.values()) == len(texts) + 1  # the texts, the first-token distribution
     records = json.dumps([second.usage, third.usage, second.signatures("as-is"), second.model_id])
     stored = b"".join(p.read_bytes() for p in (tmp_path / "answers").iterdir())
     assert KEY not in records and KEY.encode() not in stored and "TEST_LM_KEY" not in records
@@ -384,25 +397,28 @@ def one_line(error: pytest.ExceptionInfo) -> str:
 
 def test_failures_are_one_line_naming_the_fix(server: LlamaServer, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """A wrong model name, a refused connection, a bad key and a server without log-probabilities."""
+    """A wrong model name, a refused connection (tried six times), a bad key and a server error on the probes (read
+    as a server error, with the server's own message, not as a capability missing)."""
     with pytest.raises(TstevalError) as wrong:
         RemoteLM(server.url, "llama-70b", cache_dir=tmp_path)
     assert f"--language-model {ALIAS}" in one_line(wrong)
     with pytest.raises(TstevalError) as refused:
-        RemoteLM(f"http://127.0.0.1:{free_port()}/v1", ALIAS, cache_dir=tmp_path)
-    assert "cannot reach" in one_line(refused) and "--lm-endpoint" in one_line(refused)
+        RemoteLM(f"http://127.0.0.1:{free_port()}/v1", ALIAS, cache_dir=tmp_path, backoff=0.01)
+    assert "cannot reach" in one_line(refused) and "tried six times" in one_line(refused)
+    assert "--lm-endpoint" in one_line(refused)
     monkeypatch.setenv("TEST_LM_KEY", "sk-wrong-key")
     with LlamaServer(smollm2_path(), ALIAS, threads=1, api_key=KEY, logits_all=False) as locked:
         with pytest.raises(TstevalError) as bad_key:
             RemoteLM(locked.url, ALIAS, api_key_env="TEST_LM_KEY", cache_dir=tmp_path)
         assert "TEST_LM_KEY" in one_line(bad_key) and "sk-wrong-key" not in str(bad_key.value)
         monkeypatch.setenv("TEST_LM_KEY", KEY)
-        lm = RemoteLM(locked.url, ALIAS, api_key_env="TEST_LM_KEY", cache_dir=tmp_path)
-        for metric in ("judge_content", "lp_mean"):
+        lm = RemoteLM(locked.url, ALIAS, api_key_env="TEST_LM_KEY", cache_dir=tmp_path, backoff=0.01)
+        for metric in ("judge_content", "lp_mean"):  # llama-cpp-python answers 500 for logprobs without logits_all
             with pytest.raises(TstevalError) as lacking:
                 lm.require([metric])
-            assert metric in one_line(lacking) and "without --lm-endpoint" in one_line(lacking)
-        assert lm.usage["requests"] <= 4  # the probes only: nothing was scored
+            assert "answered 500 six times (logprobs is not supported for models created with logits_all=False)" \
+                in one_line(lacking) and "needs" not in one_line(lacking)
+        assert lm.usage["requests"] == 1 + 2 * 6  # the model list, each probe six times: nothing was scored
     with pytest.raises(TstevalError) as no_tokenizer:  # the served name is no tokenizer this machine can load
         remote(server.url, tmp_path).require(["cond_lp"])
     assert "cond_lp" in one_line(no_tokenizer) and "--lm-tokenizer" in one_line(no_tokenizer)
@@ -410,15 +426,21 @@ def test_failures_are_one_line_naming_the_fix(server: LlamaServer, tmp_path: Pat
 
 def test_evaluate_scores_through_the_server(server: LlamaServer, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """evaluate(..., lm_endpoint=...) gives the columns under the served name, signatures naming the served model
-    (never the address), and refuses a metric the server cannot give before sending anything."""
+    """evaluate(..., lm_endpoint=...) without a model name: the one the server lists, the columns under the served
+    name (``lp_mean`` named alone too: the served model scores it, not the Kneser-Ney default), signatures naming the
+    server and the model; an explicit ``smollm2`` the server does not serve is refused, not swapped for its model; a
+    metric the server cannot give is refused before anything is sent."""
     monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(TstevalError, match=f"serves \\['{ALIAS}'\\], not 'smollm2': give --language-model {ALIAS}"):
+        tsteval.evaluate(["a"], ["b"], source_style="negative", target_style="positive", metrics=["lp_mean"],
+                         lm_endpoint=server.url, language_model="smollm2")
     card = tsteval.evaluate(["the food was cold ."], ["the food was warm ."], source_style="negative",
-                            target_style="positive", metrics=["judge_fluency:template=1", "lp_mean@smollm2"],
-                            lm_endpoint=server.url, language_model=ALIAS, lm_start_text=START)
+                            target_style="positive", metrics=["judge_fluency:template=1", "lp_mean"],
+                            lm_endpoint=server.url, lm_start_text=START)
     assert {"judge_fluency@smollm2-q4", "lp_mean@smollm2-q4", "ppl@smollm2-q4"} <= set(card.frame.columns)
-    assert "remote:smollm2-q4" in card.signatures["judge_fluency@smollm2-q4"]
-    assert not any(str(server.port) in s for s in card.signatures.values())
+    assert not any(c.endswith("@kn3") for c in card.frame.columns)
+    assert f"lm:remote:smollm2-q4@http://127.0.0.1:{server.port}/v1/models:" in card.signatures[
+        "judge_fluency@smollm2-q4"]  # the server and the model, and a hash of what its model list states
     value = float(card.frame["lp_mean@smollm2-q4"].iloc[0])
     assert -15 < value < 0 and not math.isnan(float(card.frame["judge_fluency@smollm2-q4"].iloc[0]))
     assert "slor@smollm2-q4" not in card.frame.columns  # its unigram model needs the served model's tokenizer
@@ -435,3 +457,193 @@ def test_evaluate_scores_through_the_server(server: LlamaServer, tmp_path: Path,
     with pytest.raises(TstevalError, match="give --lm-tokenizer"):
         tsteval.evaluate(["a"], ["b"], source_style="negative", target_style="positive", metrics=["cond_lp"],
                          lm_endpoint=server.url, language_model=ALIAS)
+
+
+class StandIn:
+    """A stand-in OpenAI-compatible server on 127.0.0.1 for what llama-cpp-python's cannot be made to do: it serves
+    ``model`` chat answers whose first token's top log-probabilities are ``ratings`` (none with ``logprobs`` False,
+    as a server without them), states ``listed`` in its ``/models`` entry and ``fingerprint`` in its answers, and
+    answers the next requests by :attr:`faults` instead (a status, or ``"drop"``: the connection closed unanswered).
+    :attr:`requests` counts what it was sent by path."""
+
+    def __init__(self, ratings: dict[str, float], *, model: str = "default", port: int = 0, logprobs: bool = True,
+                 listed: dict | None = None, fingerprint: str | None = None) -> None:
+        self.ratings, self.model, self.logprobs = ratings, model, logprobs
+        self.listed, self.fingerprint = listed or {}, fingerprint
+        self.requests: Counter[str] = Counter()
+        self.faults: list[int | str] = []
+        self.keys: list[str] = []  # the Authorization headers received
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _reply(self, status: int, answer: dict) -> None:
+                body = json.dumps(answer).encode()
+                self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0.2")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                sent = json.loads(self.rfile.read(length)) if length else {}
+                stand_in.requests[self.path] += 1
+                stand_in.keys.append(self.headers.get("Authorization", ""))
+                fault = stand_in.faults.pop(0) if stand_in.faults else None
+                if fault == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if fault is not None:
+                    self._reply(int(fault), {"error": {"message": "injected"}})
+                    return
+                if self.path.endswith("/models"):
+                    self._reply(200, {"object": "list", "data": [{"id": stand_in.model, "object": "model",
+                                                                  **stand_in.listed}]})
+                    return
+                question = sent["messages"][0]["content"]
+                tops = [{"token": t, "logprob": v} for t, v in stand_in.ratings.items()]
+                logprobs = {"content": [{**tops[0], "top_logprobs": tops}]} if stand_in.logprobs else None
+                self._reply(200, {"object": "chat.completion", "model": stand_in.model,
+                                  **({"system_fingerprint": stand_in.fingerprint} if stand_in.fingerprint else {}),
+                                  "choices": [{"index": 0, "logprobs": logprobs, "finish_reason": "length",
+                                               "message": {"role": "assistant", "content": tops[0]["token"]}}],
+                                  "usage": {"prompt_tokens": len(question.split()), "completion_tokens": 1}})
+
+            do_GET = do_POST = _answer
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.port = self.http.server_address[1]
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def scoring(self) -> int:
+        """The chat requests it answered (probes and ratings)."""
+        return self.requests["/v1/chat/completions"]
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+
+HIGH = {"5": -0.1, "4": -2.5, "3": -4.0, "2": -5.0, "1": -6.0}  # rates about 5
+LOW = {"1": -0.1, "2": -2.5, "3": -4.0, "4": -5.0, "5": -6.0}  # rates about 1
+QUESTIONS = ["Rate: the food was warm.", "Rate: the staff was kind.", "Rate: the food was warm."]
+
+
+def ratings(url: str, cache: Path, **options: object) -> tuple[RemoteLM, np.ndarray]:
+    lm = RemoteLM(url, cache_dir=cache, backoff=0.01, **options)
+    return lm, expected_rating(lm.answer_log_probs(QUESTIONS, list("12345")))
+
+
+def test_two_servers_under_one_name_never_share_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two servers serving different weights under the name ``default``, one cache: the second is asked and gives
+    its own ratings under its own signature; the first restarted on its port resumes from the cache (its probe
+    only); the same port and name with other weights (its model list or fingerprint says so) is asked again.  The
+    key, sent to the servers, is in no cache key, file or signature."""
+    monkeypatch.setenv("TEST_LM_KEY", KEY)
+    cache = tmp_path / "answers"
+    first, second = StandIn(HIGH), StandIn(LOW)
+    try:
+        lm_first, high = ratings(first.url, cache, api_key_env="TEST_LM_KEY")
+        lm_second, low = ratings(second.url, cache, api_key_env="TEST_LM_KEY")
+        assert second.scoring == 1 + 2  # the probe and the two distinct questions: nothing from the first's answers
+        assert high == pytest.approx([4.9] * 3, abs=0.1) and low == pytest.approx([1.1] * 3, abs=0.1)
+        assert [lm_first.model_id, lm_second.model_id] == [f"remote:default@{u}" for u in (first.url, second.url)]
+        port = first.port
+        first.close()
+        first = StandIn(HIGH, port=port)  # restarted
+        again = ratings(first.url, cache)[1]
+        assert first.scoring == 1 and np.array_equal(again, high)  # the probe; every answer from the cache
+        first.close()
+        for changed in ({"listed": {"owned_by": "lab", "meta": {"n_params": 8_030_261_248}}},
+                        {"fingerprint": "fp_requantised"}):
+            first = StandIn(LOW, port=port, **changed)  # other weights behind the same address and name
+            lm, values = ratings(first.url, cache)
+            assert first.scoring == 1 + 2 and values == pytest.approx(low)
+            assert lm.model_id.startswith(f"remote:default@{first.url}") and lm.model_id != lm_first.model_id
+            first.close()
+        assert second.keys[0] == f"Bearer {KEY}"
+    finally:
+        first.close()
+        second.close()
+    stored = b"".join(path.read_bytes() for path in cache.iterdir())
+    assert KEY.encode() not in stored and KEY not in lm_first.model_id + lm_second.model_id
+
+
+def test_server_errors_are_retried_and_reported_as_server_errors(tmp_path: Path) -> None:
+    """A 500 and a dropped connection on the first requests (the model list, the probe) are retried and the run
+    goes on, as are two 429s (waiting the Retry-After asked) and a 500 among the ratings, which come out as without
+    them; a 500 on every try is one line saying the server answered 500 six times, never a capability missing; a 400
+    on the probe is the capability missing."""
+    server = StandIn(HIGH)
+    try:
+        server.faults = ["drop", 500]  # the model list: dropped, then a 500
+        lm = RemoteLM(server.url, cache_dir=tmp_path, backoff=0.01, max_concurrency=1)
+        assert lm.usage["retries"] == 2
+        server.faults = ["drop", 503]  # the probe
+        lm.require(["judge_style"])
+        server.faults = [429, 429, 500]  # the ratings: twice Retry-After 0.2 s (the backoff is 0.01 s), a 500
+        start = time.perf_counter()
+        values = expected_rating(lm.answer_log_probs(QUESTIONS, list("12345")))
+        assert time.perf_counter() - start >= 0.4 and lm.usage["retries"] == 2 + 2 + 3 and not server.faults
+        assert np.array_equal(values, ratings(server.url, tmp_path / "clean")[1])  # as without the faults
+        for fault in (500, 400):
+            lm = RemoteLM(server.url, cache_dir=tmp_path / "other", backoff=0.01)
+            server.faults = [fault] * 6
+            with pytest.raises(TstevalError) as failed:
+                lm.require(["judge_style"])
+            message = one_line(failed)
+            if fault == 500:
+                assert isinstance(failed.value, ServerError) and not server.faults
+                assert f"the LM server {server.url}/chat/completions answered 500 six times (injected)" in message
+                assert "needs" not in message and "running again resumes" in message
+            else:  # the server does not take the request: the capability is missing
+                assert "judge_style needs chat completions with logprobs" in message and len(server.faults) == 5
+    finally:
+        server.close()
+
+
+def test_a_refusal_is_not_cached(tmp_path: Path) -> None:
+    """A server without logprobs is refused; fixed (a newer build), the next run probes again and scores."""
+    server = StandIn(HIGH, logprobs=False)
+    try:
+        with pytest.raises(TstevalError) as refused:
+            ratings(server.url, tmp_path)
+        assert "judge_content needs chat completions with logprobs" in one_line(refused) and server.scoring == 1
+        server.logprobs = True
+        assert ratings(server.url, tmp_path)[1] == pytest.approx([4.9] * 3, abs=0.1)
+        assert server.scoring == 1 + 1 + 2  # the refused probe, the new one, the two questions
+    finally:
+        server.close()
+
+
+def test_what_a_metric_needs_from_a_server_is_declared_on_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new LM metric declares what it needs from a server on its Metric (``server``), and the server is probed for
+    that, with no table of the backend to edit; an LM metric declaring nothing is refused when declared."""
+    from dataclasses import replace
+
+    from tsteval.metrics import registry
+    from tsteval.metrics.base import Metric
+
+    with pytest.raises(ValueError, match="an LM metric declares what it needs from an LM server"):
+        Metric("judge_new", "style", True, (1.0, 5.0), "a new judge", frozenset({"language_model"}))
+    new = replace(registry.METRICS["judge_style"], name="judge_new", server=frozenset({"chat"}))
+    monkeypatch.setattr(registry, "METRICS", {**registry.METRICS, "judge_new": new})
+    server = StandIn(HIGH, logprobs=False)
+    try:
+        lm = RemoteLM(server.url, cache_dir=tmp_path, backoff=0.01)
+        with pytest.raises(TstevalError, match="judge_new needs chat completions with logprobs"):
+            lm.require(["judge_new"])
+        assert server.scoring == 1  # its probe
+    finally:
+        server.close()

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from tsteval.core.text_form import as_written
+from tsteval.metrics.judges.answers import answer_tokens
 from tsteval.metrics.judges.cond_lp import continuations
 from tsteval.metrics.judges.prefix_scoring import (
     PassCost,
@@ -33,7 +34,6 @@ from tsteval.metrics.judges.prefix_scoring import (
     plan_batches,
 )
 from tsteval.metrics.judges.prompts import fill, render, templates
-from tsteval.metrics.judges.rating import answer_tokens
 from tsteval.metrics.naturalness.causal_lm import CausalLM, length_batches, padded_batch
 from tsteval.readers.dualrl import load_dualrl
 

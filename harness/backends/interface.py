@@ -8,7 +8,8 @@
   prompts, both token ids of the model's tokenizer (``cond_lp``, ``logprop_*``).
 
 The in-process backend is :class:`tsteval.metrics.naturalness.causal_lm.CausalLM` (transformers; GGUF files
-de-quantised), whose answers :func:`answer_log_probs` reads; the remote one is
+de-quantised), whose answers :func:`tsteval.metrics.judges.answers.answer_log_probs` reads (:func:`answer_log_probs`
+dispatches to it); the remote one is
 :class:`tsteval.backends.remote.RemoteLM` (any OpenAI-compatible server, through the caching, retrying, bounded
 client of :mod:`tsteval.backends.client`).
 """
@@ -16,6 +17,7 @@ client of :mod:`tsteval.backends.client`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -39,18 +41,18 @@ class LMBackend(Protocol):
 
 
 def answer_log_probs(lm: object, questions: Sequence[str], answers: Sequence[str]) -> np.ndarray:
-    """:meth:`LMBackend.answer_log_probs` of ``lm``: a remote model's own; for an in-process
-    :class:`~tsteval.metrics.naturalness.causal_lm.CausalLM`, the user turn in its chat template (a model without
-    one reads the question plainly, then ``"\\nAnswer:"``), each answer's token (with a space before it where the
-    plain model has that token) read from one forward pass per distinct prompt."""
+    """:meth:`LMBackend.answer_log_probs` of ``lm``: a remote model's own; an in-process
+    :class:`~tsteval.metrics.naturalness.causal_lm.CausalLM`'s read by
+    :func:`tsteval.metrics.judges.answers.answer_log_probs`."""
     if isinstance(lm, LMBackend):
         return lm.answer_log_probs(questions, answers)
-    from tsteval.metrics.judges.prefix_scoring import next_token_log_probs
-    from tsteval.metrics.judges.prompts import render_many
-    from tsteval.metrics.judges.rating import answer_tokens
+    from tsteval.metrics.judges.answers import answer_log_probs as in_process
 
-    tokens, ending = answer_tokens(lm, answers)
-    prompts = [tuple(p) for p in render_many(lm, [q + ending for q in questions], True)]
-    distinct = list(dict.fromkeys(prompts))
-    values = dict(zip(distinct, next_token_log_probs(lm, [list(p) for p in distinct], tokens), strict=True))
-    return np.array([values[p] for p in prompts]).reshape(len(questions), len(answers))
+    return in_process(lm, questions, answers)
+
+
+def accounting(lm: object, metric: str) -> AbstractContextManager:
+    """Count what ``lm``'s server is sent inside the block under ``metric`` too (a remote model's
+    :meth:`~tsteval.backends.client.Client.accounting`); nothing for an in-process model."""
+    client = getattr(lm, "client", None)
+    return client.accounting(metric) if client is not None else nullcontext()

@@ -23,8 +23,10 @@ answering the two questions of :mod:`tsteval.backends`:
 * **SLOR** (``slor``): ``lp_mean``'s sums from the server, less an add-one unigram model of the human texts counted
   in the served model's tokenizer (:meth:`RemoteLM.fit_unigram`), as in process.
 
-What a server cannot give is refused in one line before any scoring request (:meth:`RemoteLM.require`), after a
-probe of one tiny request per capability (cached like every answer).
+What a server cannot give is refused in one line before any scoring request (:meth:`RemoteLM.require`: what each LM
+metric needs is declared on its :class:`~tsteval.metrics.base.Metric`), after a probe of one tiny request per
+capability, sent afresh by every run (a refusal is never cached; the first probe's ``system_fingerprint`` joins the
+server's identity, :meth:`tsteval.backends.client.Client.identity`, before any answer is read from the cache).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Self
 
 import numpy as np
 
-from tsteval.backends.client import Client, ServerError
+from tsteval.backends.client import RETRIED, Client, ServerError
 from tsteval.core.errors import TstevalError
 from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
 from tsteval.metrics.naturalness.packaged import SMOLLM2
@@ -46,12 +48,8 @@ from tsteval.metrics.naturalness.packaged import SMOLLM2
 TOP_LOGPROBS = 20
 # The distribution after the start text, for the token the echo leaves without a value: as many as the server gives.
 FIRST_TOKEN_TOP = 1 << 17
-# What each LM metric needs from a server, and the metrics a server cannot serve yet.
-NEEDS = {"judge_style": "chat", "judge_content": "chat", "judge_fluency": "chat", "ppl": "prompt", "lp_mean": "prompt",
-         "slor": "prompt", "cond_lp": "prompt", "logprop_content": "prompt", "logprop_style": "prompt"}
-# The metrics that need the served model's tokenizer: its chat template renders the prompts, or its tokens count
-# the unigram model.
-RENDERED = frozenset({"cond_lp", "logprop_content", "logprop_style", "slor"})
+# A /models ``created`` time this close to the time of asking (s) is the time of asking, not of the weights.
+NOW_SECONDS = 600
 LACKS = {"chat": "chat completions with logprobs and at least 5 top_logprobs (one per rating 1-5)",
          "prompt": "prompt log-probabilities (completions with echo and logprobs, or vLLM's prompt_logprobs)"}
 
@@ -170,75 +168,123 @@ def _without(text: str, special: Sequence[str]) -> str:
     return text
 
 
-class RemoteLM:
-    """The model ``model`` of the OpenAI-compatible server at ``endpoint`` (see the module docstring); with the
-    default model name and a server listing one model, that one.  ``max_concurrency`` bounds the requests in flight;
-    the key is read from the environment variable ``api_key_env``; ``tokenizer``: the served model's tokenizer (a
-    Hugging Face id or folder, or a packaged model's name; default ``model``), which renders the prompts of
-    ``cond_lp`` and ``logprop_*``.  With ``dry_run`` the server is not asked anything (not even its models): the
-    requests a run would send are kept in ``client.planned`` (the server assumed to give what each metric needs),
-    and the values are NaN."""
+def stated_weights(entry: Mapping[str, object], now: float) -> dict[str, object]:
+    """What a server's ``/models`` entry states about the model's weights: the entry less its id, its object type, its
+    access permissions (vLLM gives each a new random id) and a ``created`` time within :data:`NOW_SECONDS` of ``now``
+    (vLLM and llama.cpp's server stamp the time of asking; Ollama gives the time the weights were made).
 
-    def __init__(self, endpoint: str, model: str = SMOLLM2, *, api_key_env: str = "OPENAI_API_KEY",
+    >>> stated_weights({"id": "m", "object": "model", "created": 1000, "owned_by": "vllm", "root": "org/m",
+    ...                 "permission": [{"id": "modelperm-1"}]}, now=1001.5)
+    {'owned_by': 'vllm', 'root': 'org/m'}
+    >>> stated_weights({"id": "m", "created": 1000, "owned_by": "library"}, now=90000.0)
+    {'created': 1000, 'owned_by': 'library'}
+    """
+    kept = {}
+    for name, value in entry.items():
+        if name in ("id", "object", "permission", "permissions") or value in (None, "", [], {}):
+            continue
+        if name == "created" and isinstance(value, int | float) and abs(value - now) < NOW_SECONDS:
+            continue
+        kept[name] = value
+    return kept
+
+
+class RemoteLM:
+    """The model ``model`` of the OpenAI-compatible server at ``endpoint`` (see the module docstring); without one
+    (None), the model the server lists when it lists one.  ``max_concurrency`` bounds the requests in flight; the key
+    is read from the environment variable ``api_key_env``; ``tokenizer``: the served model's tokenizer (a Hugging Face
+    id or folder, or a packaged model's name; default ``model``), which renders the prompts of ``cond_lp`` and
+    ``logprop_*``.  With ``dry_run`` the server is not asked anything (not even its models): the requests a run
+    would send are kept in ``client.planned`` (the server assumed to give what each metric needs, and to be as it
+    stated at its last run), and the values are NaN."""
+
+    def __init__(self, endpoint: str, model: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
                  max_concurrency: int = 4, start_text: str = "", tokenizer: str | None = None,
-                 cache_dir: Path | None = None, retries: int = 6, backoff: float = 0.5, dry_run: bool = False) -> None:
+                 cache_dir: Path | None = None, retries: int = 5, backoff: float = 0.5, dry_run: bool = False) -> None:
+        import time
+
         self.client = Client(endpoint, api_key_env=api_key_env, max_concurrency=max_concurrency, retries=retries,
                              backoff=backoff, cache_dir=cache_dir, dry_run=dry_run)
-        listed = [] if dry_run else [str(m.get("id")) for m in self.client.get("/models").get("data") or []
-                                     if isinstance(m, dict)]
-        if model not in listed and model == SMOLLM2 and len(listed) == 1:
+        with self.client.accounting("probes"):
+            entries = {} if dry_run else {str(m.get("id")): m for m in self.client.get("/models").get("data") or []
+                                          if isinstance(m, dict)}
+        listed = list(entries)
+        if model is None and len(listed) == 1:
             model = listed[0]
         elif listed and model not in listed:
-            raise TstevalError(f"the LM server at {self.client.endpoint} serves {listed}, not {model!r}: give "
-                               f"--language-model {listed[0]} (metrics.language_model in a manifest, language_model= "
-                               "in evaluate)")
+            raise TstevalError(f"the LM server at {self.client.endpoint} serves {listed}"
+                               + (f", not {model!r}" if model else "") + f": give --language-model {listed[0]} "
+                               "(metrics.language_model in a manifest, language_model= in evaluate)")
+        model = model or SMOLLM2  # a dry run asks nothing: the packaged model's name
         self.model, self.start_text = model, start_text
+        weights = {} if dry_run else stated_weights(entries.get(model, {}), time.time())
+        self.client.stated[model] = self.client.last_stated(model) if dry_run else (
+            {"models": weights} if weights else {})
         self.tokenizer_source = tokenizer or model
         self._tokenizer: object = None
         self.served_name = model  # the columns' @NAME (tsteval.metrics.naturalness.lm_names.column_name of it)
-        self.fingerprint = ""
         self.capabilities: dict[str, str | None] = {}  # "chat"/"prompt" -> how it is read, None when not given
         self.unigram: UnigramLM | None = None
         self.unigram_corpus = "none"
 
     @property
     def model_id(self) -> str:
-        """The model's name in signatures: ``remote:ID`` as the server reports it (``#FINGERPRINT`` where it gives
-        one); never the endpoint's address or key."""
-        return f"remote:{self.model}" + (f"#{self.fingerprint}" if self.fingerprint else "")
+        """The model's name in signatures: ``remote:ID@SERVER`` (the id the server serves it under, the base URL's
+        scheme, host, port and path), ``#FINGERPRINT`` where the server gives one, and ``/models:HASH`` where its
+        model list states something about the weights; never the key."""
+        from tsteval.core.signature import content_hash
+
+        stated = self.client.stated.get(self.model, {})
+        fingerprint, weights = stated.get("fingerprint"), stated.get("models")
+        return (f"remote:{self.model}@{self.client.server}" + (f"#{fingerprint}" if fingerprint else "")
+                + (f"/models:{content_hash(weights, length=8)}" if weights else ""))
 
     @property
     def usage(self) -> dict[str, int]:
         """The requests sent and answers read from the cache, and the tokens the server counted."""
         return self.client.usage.as_dict()
 
+    @property
+    def accounts(self) -> dict[str, dict[str, int]]:
+        """:attr:`usage` per metric as the scorers named them, and ``probes``: what each run asks first (the model
+        list, one request per capability)."""
+        return {name: usage.as_dict() for name, usage in self.client.accounts.items()}
+
     def _body(self, **fields: object) -> dict[str, object]:
         return {"model": self.model, "temperature": 0, **fields}
 
     def _probe(self, kind: str) -> str | None:
-        """How the server gives ``kind`` (``chat``: ratings; ``prompt``: prompt log-probabilities), or None."""
+        """How the server gives ``kind`` (``chat``: ratings; ``prompt``: prompt log-probabilities), or None, from
+        fresh requests (never cached: a refusal is probed again by the next run); a server error (retried first)
+        or an unreachable server is raised as one, never read as a capability missing."""
         if self.client.dry_run:
             return "chat" if kind == "chat" else "echo"
-        try:
-            if kind == "chat":
-                answer = self.client.post("/chat/completions", self._chat_body("Answer with a single digit: 1"),
-                                          retries=0)
-                return "chat" if len(top_answers(answer)) >= 5 else None
-            for how, body in (("echo", self._echo_body("Hello world")), ("prompt_logprobs", self._body(
-                    prompt=self.start_text + "Hello world", max_tokens=1, prompt_logprobs=0))):
+        tries = [("chat", "/chat/completions", self._chat_body("Answer with a single digit: 1"))] if kind == "chat" \
+            else [("echo", "/completions", self._echo_body("Hello world")), ("prompt_logprobs", "/completions",
+                  self._body(prompt=self.start_text + "Hello world", max_tokens=1, prompt_logprobs=0))]
+        with self.client.accounting("probes"):
+            for how, path, body in tries:
                 try:
-                    answer = self.client.post("/completions", body, retries=0)
+                    answer = self.client.post(path, body, fresh=True)
                 except ServerError as error:
-                    if error.status in (401, 403):
+                    if error.status in (0, 401, 403, *RETRIED):
                         raise
-                    continue
-                if any(v is not None for v in echoed_tokens(answer)[1]):
+                    continue  # the server does not take the request: the capability is missing
+                self._state(answer)
+                given = len(top_answers(answer)) >= 5 if how == "chat" else any(
+                    v is not None for v in echoed_tokens(answer)[1])
+                if given:
                     return how
-            return None
-        except ServerError as error:
-            if error.status in (401, 403) or error.status == 0:
-                raise
-            return None
+        return None
+
+    def _state(self, answer: Mapping[str, object]) -> None:
+        """Add the ``system_fingerprint`` of the run's first live answer to what the server states, and keep it
+        (for a dry run's identity); the probes come before any answer read from the cache."""
+        stated = self.client.stated[self.model]
+        fingerprint = answer.get("system_fingerprint")
+        if fingerprint and "fingerprint" not in stated:
+            stated["fingerprint"] = str(fingerprint)
+        self.client.remember(self.model)
 
     @property
     def tokenizer(self) -> object:
@@ -269,19 +315,25 @@ class RemoteLM:
         return start if start is not None else self.tokenizer.eos_token_id
 
     def require(self, metrics: Iterable[str]) -> None:
-        """Refuse, in one line before any scoring request, an LM metric this server cannot give."""
+        """Refuse, in one line before any scoring request, an LM metric this server cannot give: what it needs is
+        declared on the metric (:attr:`tsteval.metrics.base.Metric.server`)."""
+        from tsteval.metrics.registry import METRICS
+
         for metric in metrics:
-            if metric in RENDERED:
+            needs = METRICS[metric].server
+            if "tokenizer" in needs:
                 _ = self.tokenizer
-            kind = NEEDS.get(metric)
-            if kind is None:
-                continue
-            if kind not in self.capabilities:
-                self.capabilities[kind] = self._probe(kind)
-            if self.capabilities[kind] is None:
-                raise TstevalError(f"{metric} needs {LACKS[kind]}, which the LM server at {self.client.endpoint} does "
-                                   f"not give for {self.model!r}: score {metric} in process (a run without "
-                                   "--lm-endpoint), or serve the model with vLLM or llama.cpp's server")
+            for kind in sorted(needs - {"tokenizer"}):
+                self._require(metric, kind)
+
+    def _require(self, metric: str, kind: str) -> None:
+        """Refuse ``metric`` where the server does not give ``kind`` (probed once per run)."""
+        if kind not in self.capabilities:
+            self.capabilities[kind] = self._probe(kind)
+        if self.capabilities[kind] is None:
+            raise TstevalError(f"{metric} needs {LACKS[kind]}, which the LM server at {self.client.endpoint} does "
+                               f"not give for {self.model!r}: score {metric} in process (a run without "
+                               "--lm-endpoint), or serve the model with vLLM or llama.cpp's server")
 
     def _chat_body(self, question: str) -> dict[str, object]:
         return self._body(messages=[{"role": "user", "content": question}], max_tokens=1, logprobs=True,
@@ -298,7 +350,6 @@ class RemoteLM:
         replies = self.client.post_many("/chat/completions", [self._chat_body(q) for q in distinct], "LM ratings")
         if self.client.dry_run:
             return np.full((len(questions), len(answers)), math.nan)
-        self._fingerprint(replies)
         rows = {q: answer_row(top_answers(a), answers) for q, a in zip(distinct, replies, strict=True)}
         return np.array([rows[q] for q in questions]).reshape(len(questions), len(answers))
 
@@ -310,7 +361,6 @@ class RemoteLM:
         replies = self.client.post_many("/completions", bodies, "LM log-probabilities")
         if self.client.dry_run:
             return [np.full(1, math.nan) for _ in texts]
-        self._fingerprint(replies)
         first: dict[str, float] | None = None
         by_text = {}
         for text, reply in zip(distinct, replies, strict=True):
@@ -339,7 +389,6 @@ class RemoteLM:
         replies = self.client.post_many("/completions", [self._scored_body(t) for t in texts], "LM continuations")
         if self.client.dry_run:
             return [np.full(len(c), math.nan) for c in continuations]
-        self._fingerprint(replies)
         values = {}
         for key, end, reply in zip(distinct, ends, replies, strict=True):
             scored = scored_tokens(end, reply, special)[1]
@@ -351,11 +400,6 @@ class RemoteLM:
         if self.capabilities["prompt"] == "echo":
             return self._body(prompt=prompt, max_tokens=1, echo=True, logprobs=0)
         return self._body(prompt=prompt, max_tokens=1, prompt_logprobs=0)
-
-    def _fingerprint(self, replies: Sequence[Mapping[str, object]]) -> None:
-        prints = {str(r["system_fingerprint"]) for r in replies if r.get("system_fingerprint")}
-        if len(prints) == 1 and not self.fingerprint:
-            self.fingerprint = prints.pop()
 
     @property
     def has_tokenizer(self) -> bool:

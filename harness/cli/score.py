@@ -87,6 +87,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         if corpus is not None and not corpus.empty:
             print(text_table(corpus, lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)) + "\n")
     print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}", file=notices)
+    if result.lm_server is not None:
+        from tsteval.experiment.run.outputs import server_cost_table
+
+        print(server_cost_table(result.lm_server), file=notices)
     return 0
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tsteval.core.errors import TstevalError, quote
-from tsteval.metrics.naturalness.packaged import SMOLLM2, packaged_help
+from tsteval.metrics.naturalness.packaged import DEFAULT_LM, DefaultModel, packaged_help
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,8 @@ def _address(name: str, value: object) -> str | None:
 def _language_model(name: str, value: object) -> str:
     from tsteval.metrics.naturalness.lm_names import check_model_name
 
+    if isinstance(value, DefaultModel):  # read again (a Plan made from read options): still the default
+        return value
     return check_model_name(_text(name, value), name)
 
 
@@ -278,8 +280,9 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("workers", None, "with the ray engine: scoring workers (default: one per CPU of the cluster); locally "
            "with --device cuda: the processes scoring the CPU-side metrics beside the GPU (default: the cores but one)",
            _optional_positive, "--workers", "engine.workers", "N"),
-    Option("language_model", SMOLLM2, "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
-           f"logprop_*, judge_*): a packaged one, {packaged_help()}; or a Hugging Face id or a local folder",
+    Option("language_model", DEFAULT_LM, "the causal LM of every LM metric (ppl/lp_mean/slor@smollm2, cond_lp, "
+           f"logprop_*, judge_*): a packaged one, {packaged_help()}; or a Hugging Face id or a local folder; with "
+           "--lm-endpoint, the name the server serves it under (default: the one it lists)",
            _language_model, "--language-model", "metrics.language_model", "MODEL"),
     Option("lm_endpoint", None, "the base URL of an OpenAI-compatible server (vLLM, llama.cpp's server, "
            "llama-cpp-python, a hosted API; e.g. http://127.0.0.1:8000/v1) that serves --language-model to the "

@@ -10,7 +10,10 @@ data used, as sacreBLEU's ``get_signature()`` does.
 ``needs`` name resources of :data:`tsteval.metrics.resources.RESOURCES` (built once per run and handed to the
 scorer as keyword arguments); ``params`` are the scorer's own keyword arguments with their defaults, settable from
 the command line (``--content bleu:smooth_method=floor``), a manifest and ``tsteval.evaluate``; ``settings`` are
-fixed facts recorded in every signature (the tokenisation, the solver).
+fixed facts recorded in every signature (the tokenisation, the solver).  An LM metric (one that needs the
+``language_model``) declares what it needs from an LM server in ``server``, of :data:`SERVER_NEEDS` (``chat``: chat
+completions with top log-probabilities; ``prompt``: prompt log-probabilities; ``tokenizer``: the served model's
+tokenizer on this machine), which :meth:`tsteval.backends.remote.RemoteLM.require` checks before any scoring request.
 
 >>> from tsteval.metrics.registry import METRICS
 >>> wmd = METRICS["wmd"]
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 # ``joint``: a metric combining the columns of the other aspects (STRAP's J), scored after them.
 Aspect = Literal["style", "content", "naturalness", "compatibility", "joint"]
 ASPECTS: tuple[str, ...] = ("style", "content", "naturalness", "compatibility", "joint")
+SERVER_NEEDS: tuple[str, ...] = ("chat", "prompt", "tokenizer")
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
 
@@ -70,7 +74,8 @@ class Metric:
     parameter to listed values.  ``signature_name`` is the ``metric:`` field of its signatures when that differs
     from ``name`` (``adv_naturalness`` for ``naturalness``).  ``pooled_by`` names the parameters that, when true,
     make every value depend on all the pairs scored together (BERTScore's ``idf``: document frequencies over the
-    inputs): such a metric is scored on the whole table, never per block (:meth:`whole_table`).
+    inputs): such a metric is scored on the whole table, never per block (:meth:`whole_table`).  ``server``: what an
+    LM metric needs from an LM server (see the module docstring).
     """
 
     name: str
@@ -87,6 +92,7 @@ class Metric:
     choices: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
     corpus_scorer: str | None = None
     pooled_by: tuple[str, ...] = ()
+    server: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:
@@ -94,6 +100,9 @@ class Metric:
         unknown = sorted(set(self.needs) - set(RESOURCES))
         if unknown:
             raise ValueError(f"metric {self.name!r}: unknown needs {unknown}; resources: {sorted(RESOURCES)}")
+        if set(self.server) - set(SERVER_NEEDS) or ("language_model" in self.needs) != bool(self.server):
+            raise ValueError(f"metric {self.name!r}: an LM metric declares what it needs from an LM server, of "
+                             f"{SERVER_NEEDS}, and only an LM metric does (server={sorted(self.server)})")
         lo, hi = self.range
         if not lo < hi or math.isnan(lo) or math.isnan(hi):
             raise ValueError(f"metric {self.name!r}: range {self.range} is not an interval")

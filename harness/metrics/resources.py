@@ -312,8 +312,9 @@ def build_language_model(resources: Resources, variant: str) -> Built:
     options = resources.options
     if options.lm_endpoint is not None:
         from tsteval.backends.remote import RemoteLM
+        from tsteval.metrics.naturalness.packaged import named_model
 
-        remote = RemoteLM(options.lm_endpoint, options.language_model or SMOLLM2, api_key_env=options.api_key_env,
+        remote = RemoteLM(options.lm_endpoint, named_model(options.language_model), api_key_env=options.api_key_env,
                           max_concurrency=options.max_concurrency, start_text=options.lm_start_text,
                           tokenizer=options.lm_tokenizer, dry_run=options.dry_run)
         resources.log(f"language model {remote.model!r} of the server {remote.client.endpoint}")

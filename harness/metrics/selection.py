@@ -7,8 +7,8 @@ scorer (``kn3``, ``smollm2``, ``unigram``, ...), a naturalness column family wit
 ``slor@gemma3-270m`` with ``--language-model gemma3-270m``), ``recommended`` (one metric per aspect,
 :mod:`tsteval.metaeval.recommended`) or ``profile:FILE`` (the profile a rating study chose,
 :mod:`tsteval.metaeval.profile_file`).  A naturalness metric named alone is scored by its default scorer (``ppl``,
-``lp_mean``, ``slor``: the Kneser-Ney trigram ``kn3``; ``naturalness``, ``more_natural``: the ``unigram``
-adversarial classifier).
+``lp_mean``, ``slor``: the Kneser-Ney trigram ``kn3``, or under an LM server the served model; ``naturalness``,
+``more_natural``: the ``unigram`` adversarial classifier).
 
 >>> parse_metric("bleu:smooth_method=floor:smooth_value=0.1")
 ('bleu', {'smooth_method': 'floor', 'smooth_value': '0.1'})
@@ -30,6 +30,8 @@ DEFAULT_SCORERS = {"naturalness": "unigram", "more_natural": "unigram", "natural
 RECOMMENDED = "recommended"
 # The naturalness scorer that reads with the run's causal LM; ``ppl@MODEL`` (another model) routes to it too.
 CAUSAL_LM_SCORER = "smollm2"
+# The families it scores, named alone under an LM server (``served``): a user pointing tsteval at a server means it.
+SERVED_FAMILIES = ("ppl", "lp_mean", "slor")
 _CLASSIFIER = "a style classifier (--classifier NAME=DIR; classifier= in evaluate; classifiers: in a manifest)"
 _HH = "an HH pair classifier (--hh NAME=DIR from tsteval train-pairs; hh= in evaluate; metrics.compatibility.hh " \
       "in a manifest)"
@@ -104,9 +106,16 @@ def _scorer(name: str, scorer: str) -> str:
     return scorer
 
 
-def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: bool = False) -> Selection:
+def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: bool = False,
+           served: bool = False) -> Selection:
     """Route every entry (see the module docstring); ``classifiers``, ``hh`` and ``ah`` say whether the run has
-    style classifiers and pair classifiers, so that a metric that needs one it lacks is refused here."""
+    style classifiers and pair classifiers, so that a metric that needs one it lacks is refused here; with
+    ``served`` (an LM server, ``--lm-endpoint``) ``ppl``, ``lp_mean`` and ``slor`` named alone are scored by the
+    served model.
+
+    >>> [select(["lp_mean"], classifiers=False, served=served).naturalness for served in (False, True)]
+    [['kn3'], ['smollm2']]
+    """
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.registry import METRICS
 
@@ -136,7 +145,8 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
             if scorer not in selection.models:
                 selection.models.append(scorer)
         elif metric.aspect == "naturalness":
-            scorers = [_scorer(family, scorer or DEFAULT_SCORERS[family])]
+            alone = CAUSAL_LM_SCORER if served and family in SERVED_FAMILIES else DEFAULT_SCORERS[family]
+            scorers = [_scorer(family, scorer or alone)]
         else:
             scorers = []
             _route(selection, metric.name, metric.aspect, params, classifiers=classifiers, hh=hh, ah=ah)

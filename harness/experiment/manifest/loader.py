@@ -331,7 +331,7 @@ def _references(r: Reader, value: object) -> tuple[Path, ...] | str:
 
 
 def _selected(r: Reader, d: Mapping[str, object], classifiers: Mapping[str, ClassifierSpec],
-              compatibility: CompatibilitySpec) -> Selection:
+              compatibility: CompatibilitySpec, served: bool) -> Selection:
     """``metrics.names`` routed as the command line's ``--metrics`` (:func:`tsteval.metrics.selection.select`)."""
     from tsteval.metrics.selection import Selection, select
 
@@ -339,7 +339,8 @@ def _selected(r: Reader, d: Mapping[str, object], classifiers: Mapping[str, Clas
         return Selection()
     names = r.strings(d["names"], "metrics.names")
     try:
-        return select(names, classifiers=bool(classifiers), hh=bool(compatibility.hh), ah=bool(compatibility.ah))
+        return select(names, classifiers=bool(classifiers), hh=bool(compatibility.hh), ah=bool(compatibility.ah),
+                      served=served)
     except TstevalError as error:
         raise r.error("metrics.names", str(error)) from None
 
@@ -351,7 +352,7 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
     d = r.mapping(value, "metrics", _keys("metrics", "names", "style", "content", "naturalness", "human",
                                           "compatibility"))
     compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
-    chosen = _selected(r, d, classifiers, compatibility)
+    chosen = _selected(r, d, classifiers, compatibility, options.lm_endpoint is not None)
     if chosen.recommended:
         raise r.error("metrics.names", "recommended is a command-line profile (tsteval score --metrics recommended)",
                       fix="name the metrics: target_prob, sbert, lp_mean@kn3")

@@ -34,7 +34,7 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     modes = list(options["modifications"])
     names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
     chosen = select((m for m in (args.metrics or "").split(",") if m.strip()), classifiers=bool(classifiers),
-                    hh=bool(pair_classifiers))
+                    hh=bool(pair_classifiers), served=options["lm_endpoint"] is not None)
     for name in metrics:
         chosen.add_content(name, params.get(name, {}))
     metrics, params = chosen.content, chosen.params

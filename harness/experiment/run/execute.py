@@ -30,7 +30,8 @@ class Run:
     resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
     the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
     leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`); ``lm_server``: with an LM server, its
-    model and the requests and tokens the run spent (:attr:`tsteval.backends.remote.RemoteLM.usage`); ``requests``:
+    model and the requests and tokens the run spent, per metric (:func:`~tsteval.experiment.run.outputs.server_cost`);
+    ``requests``:
     with ``plan.dry_run``, what the run would send to its LM server (nothing else is scored)."""
 
     card: Scorecard
@@ -126,8 +127,9 @@ def _execute(plan: Plan, log: Log) -> Run:
         remote = _remote_lm(plan, resources)
         _score(plan, result, job, rest if overlap is not None else job, resources, models, pairs, overlap, log)
     if remote is not None:
-        result.lm_server = {"model": remote.model_id, **remote.usage}
-        log(f"LM server: {result.lm_server}")
+        from tsteval.experiment.run.outputs import server_cost
+
+        result.lm_server = server_cost(remote)
     return result
 
 

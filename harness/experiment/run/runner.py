@@ -212,4 +212,8 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
         write_explorer(tmp / "explorer.html", card, title=manifest.name, lexicon=result.lexicon,
                        placeholder=plan.placeholder, tradeoff=(manifest.tradeoff.style, manifest.tradeoff.content))
     log(f"run written to {out} in {time.perf_counter() - start:.1f} s")
+    if result.lm_server is not None:
+        from tsteval.experiment.run.outputs import server_cost_table
+
+        print(server_cost_table(result.lm_server))
     return card

