@@ -74,12 +74,10 @@ def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: i
     _, outputs, form = lm_texts(card, resources.options.text_form)
     lm = resources.get("language_model").value
     if hasattr(lm, "served_name"):  # a server's model (tsteval.backends.remote), named as it is served
-        from tsteval.backends.interface import accounting
-
         if lm.has_tokenizer:  # slor's unigram model counts the served model's tokens
             lm.fit_unigram(as_written(_human_or_inputs(card, human), form)[0])
         families = (*REMOTE_SCORES, "slor") if lm.has_tokenizer else REMOTE_SCORES
-        with accounting(lm, ", ".join(families)):
+        with lm.client.accounting(", ".join(families)):  # counted under these metrics (lm_server.json)
             score_language_model(card, lm, column_name(lm.served_name), outputs, form, families)
         return
     lm.fit_unigram(as_written(_human_or_inputs(card, human), form)[0])
