@@ -1,7 +1,14 @@
-"""Shared fixtures: the real data root and small real slices of it.
+"""Shared fixtures: the real data root and small real slices of it; how a parallel run shares out the files.
 
 In CI (``CI`` set) a missing data root fails the run; elsewhere tests that need data skip with
 the reason shown by ``-ra``.
+
+``make test`` runs the suite on two pytest-xdist workers, then the tests marked ``solo`` alone (the packaged Qwen:
+6.2 GB of float32 weights, beside which a second worker would pass the 8 GB budget).  A worker takes whole files
+(:func:`pytest_xdist_make_scheduler`), so a module's fixtures (a model, a trained classifier, a server) are built
+once, as in a serial run; files that start a machine-wide resource (a local Ray cluster) share one worker, one after
+the other; and the files that take longest are handed out first (:func:`pytest_collection_modifyitems`), so that
+neither worker is left with a long file at the end.
 """
 
 from __future__ import annotations
@@ -17,6 +24,57 @@ from tsteval.core.records import Corpus
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+# Files that must not run at the same time as each other, by the name of what they share.
+SHARED = {"test_ray_engine.py": "a local Ray cluster", "test_bertscore.py": "a local Ray cluster"}
+# The longest files first (their summed test durations in make test on the 2-core machine, longest first: remote_lm
+# 471 s, bench_gpu 384, docs 254, metric_plumbing 100, classifiers 98, gemma 88, judges 83, ...); the others keep
+# their order.
+LONGEST_FIRST = ("test_remote_lm.py", "test_bench_gpu.py", "test_docs.py", "test_metric_plumbing.py",
+                 "test_classifiers.py", "test_gemma.py", "test_judges.py", "test_ray_engine.py", "test_fluency.py",
+                 "test_overlap.py", "test_ranking.py", "test_outputs.py", "test_experiment.py",
+                 "test_compare_in_one_run.py", "test_logprop.py", "test_hf_classifier.py", "test_attribution.py",
+                 "test_fasttext_stress.py", "test_significance.py", "test_attribution_guard.py", "test_packaging.py")
+_HELD: list[object] = []  # in a worker: its thread limits, for as long as it lives
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a pytest-xdist worker (make test: one per core), torch, BLAS and OpenMP run one thread, in the worker and in
+    the processes its tests start, whatever a test asks for: two threads per worker would oversubscribe the cores, and
+    OpenMP's waiting threads spin (text-CNN training on a loaded 2-core machine: 24 s of CPU with two threads, 2.3 s
+    with one)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[name] = "1"
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    _HELD.append(threadpool_limits(1))
+    set_threads = torch.set_num_threads
+    set_threads(1)
+    torch.set_num_threads = lambda _threads: set_threads(1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of :data:`LONGEST_FIRST` first, in that order (each file's tests keep theirs)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Whole files to a worker (those of :data:`SHARED` together), in the order collected."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return SHARED.get(Path(file).name, file)
+
+    config.option.loadscopereorder = False  # keep LONGEST_FIRST (xdist would order the files by their test count)
+    return FileScheduling(config, log)
 
 
 def _data_root() -> Path:

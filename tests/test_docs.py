@@ -115,6 +115,20 @@ def test_every_block_runs_or_says_why_not() -> None:
     assert [b.language for b in readme if b.not_run is None and b.output is not None] == ["bash", "python"]
 
 
+def test_the_readme_links_every_page_of_the_site() -> None:
+    """A newcomer who reads only the README finds every hand-written page of the site's navigation in its
+    documentation table (the model-server page too, so that ``--lm-endpoint`` is found)."""
+    nav = re.findall(r"^\s+- [^:]+: ([\w-]+\.md)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Documentation", 1)[1].split("\n## ", 1)[0]
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)\)", table))
+    assert len(nav) >= 15 and "remote-models.md" in nav
+    assert not set(nav) - {"index.md"} - linked, sorted(set(nav) - {"index.md"} - linked)
+    assert all((ROOT / "docs" / page).is_file() for page in linked)
+    row = next(line for line in table.splitlines() if "docs/remote-models.md" in line)
+    assert "`--lm-endpoint" in row
+
+
 def test_expect_matches_lines_in_order_with_ellipses() -> None:
     expect("a\n...\nc\n", "a\nb\nc\n", "here")
     with pytest.raises(AssertionError, match="'c'"):

@@ -4,6 +4,9 @@ and an unknown style is the same one line, before any work."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -106,8 +109,44 @@ def _blas_threads() -> list[int]:
     return [pool["num_threads"] for pool in threadpool_info()]
 
 
-def test_a_worker_runs_one_blas_thread() -> None:
+def _worker_state() -> tuple[list[int], bool]:
+    from tsteval.core.progress import is_quiet
+
+    return _blas_threads(), is_quiet()
+
+
+def test_a_worker_runs_one_blas_thread_and_shows_no_bars() -> None:
     """The workers are the cores: each runs one BLAS/OpenMP thread (else the unigram classifiers' fits, spread
-    over the workers, oversubscribe the machine)."""
-    threads = overlap.worker_pool(1).submit(_blas_threads).result()
+    over the workers, oversubscribe the machine), and stays quiet for as long as it lives."""
+    threads, quiet = overlap.worker_pool(2).submit(_worker_state).result()  # the size the tests above left
     assert threads and set(threads) == {1}
+    assert quiet
+
+
+# In a fresh process: a progress bar of 2 steps of 1.1 s (shown after 2 s) in a worker, and one in the process itself
+BARS = """
+import time
+from tsteval.core.progress import progress
+from tsteval.experiment.run.overlap import worker_pool
+
+def steps(what):
+    for _ in progress(range(2), what):
+        time.sleep(1.1)
+
+if __name__ == "__main__":
+    future = worker_pool(1).submit(steps, "worker-bar")
+    steps("parent-bar")
+    future.result()
+"""
+
+
+def test_a_worker_prints_no_progress_bar(tmp_path: Path) -> None:
+    """A worker's progress bars stay off (they would interleave with the run's own; under ``--quiet`` nothing may
+    show): its standard error, inherited from the process, stays empty while the process's own bar shows."""
+    script = tmp_path / "bars.py"
+    script.write_text(BARS)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert "parent-bar" in done.stderr  # a bar that lasts does show on standard error ...
+    assert "worker-bar" not in done.stderr  # ... but not a worker's

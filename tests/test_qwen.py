@@ -34,6 +34,7 @@ print(json.dumps({"model_type": qwen.model.config.model_type, "layers": qwen.mod
 """
 
 
+@pytest.mark.solo  # run alone by make test: its 7.2 GB beside a second worker would pass the 8 GB budget
 def test_the_packaged_qwen_gives_the_plain_forward_pass_values() -> None:
     done = subprocess.run([sys.executable, "-c", CHILD, str(Path(__file__).parent)], capture_output=True, text=True,
                           timeout=1200)

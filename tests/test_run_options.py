@@ -3,7 +3,10 @@ manifest and the Python API finds the same value, and a bad value the same one-l
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +20,11 @@ from tsteval.core.errors import TstevalError
 from tsteval.experiment.manifest.loader import ManifestError, load_manifest
 from tsteval.experiment.manifest.specs import ready_made
 from tsteval.experiment.options import OPTIONS
-from tsteval.experiment.plan.plan import Plan
+from tsteval.experiment.plan.plan import Plan, resource_options
+from tsteval.metrics import resources
 from tsteval.metrics.content.word_vectors import WordVectors
 from tsteval.metrics.joint.score import JointRecipe
+from tsteval.metrics.resources import ResourceOptions
 
 INPUTS = ["the food was cold .", "rude staff !", "i hated it ."]
 OUTPUTS = ["the food was warm .", "friendly staff !", "i loved it ."]
@@ -154,6 +159,22 @@ def test_a_good_value_is_the_same_in_every_front_end(name: str, files: Path) -> 
     for front, plan in plans.items():
         held = getattr(plan, name)
         assert held == expected or (isinstance(held, JointRecipe) and str(held) == expected), (front, held)
+        built_from = getattr(resource_options(plan), name)  # what the resources are built from: the same value
+        assert built_from == held and pickle.loads(pickle.dumps(built_from)) == held, (front, built_from)
+
+
+def test_resource_options_take_every_run_option_and_default_from_options() -> None:
+    """:class:`ResourceOptions` declares no run option of its own: each field and default comes from OPTIONS (a
+    mapping as a plain dict, which pickles for the workers), so a run option is declared in one place."""
+    defaults = ResourceOptions()
+    assert {f.name for f in dataclasses.fields(ResourceOptions)} >= set(OPTIONS)
+    for name, option in OPTIONS.items():
+        assert getattr(defaults, name) == option.default, name
+    assert pickle.loads(pickle.dumps(defaults)) == defaults
+    tree = ast.parse(Path(resources.__file__).read_text(encoding="utf-8"))
+    declared = {node.target.id for node in ast.walk(tree) if isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)}
+    assert declared and not declared & set(OPTIONS), sorted(declared & set(OPTIONS))
 
 
 @pytest.mark.parametrize("name", list(CASES))

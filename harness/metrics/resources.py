@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from tsteval.core.errors import TstevalError
+from tsteval.experiment.options import OPTIONS
 
 if TYPE_CHECKING:
     from tsteval.core.records import Corpus, Transfers
@@ -74,55 +75,64 @@ def imported(path: str) -> Callable[..., object]:
     return getattr(importlib.import_module(module), attribute)
 
 
-@dataclass(frozen=True)
-class ResourceOptions:
-    """The run options resources are built from (:class:`tsteval.Plan` holds the same names).
+def plain(value: object) -> object:
+    """``value`` with its (nested) mappings as dicts, which pickle (a mapping proxy does not), for Ray and the
+    worker processes.
 
-    ``vectors``: ``"glove"``, ``"word2vec"`` (trained on ``corpus``, on the style-masked corpus for ``mask``), a
-    saved folder or :class:`~tsteval.metrics.content.word_vectors.WordVectors`; ``lexicon``: a Lexicon, a file or
-    a :class:`~tsteval.experiment.manifest.loader.LexiconSpec`; ``classifiers`` / ``pair_classifiers``: sources by name;
-    ``human``: human-written texts; ``language_model``: a causal LM's Hugging Face id or folder (default SmolLM2);
-    ``text_form``: how the transfers are written (:mod:`tsteval.core.text_form`), for the neural LMs;
-    ``transfers``: the scored transfers (a classifier's corpus spec may exclude their inputs); ``precision``: of the
-    neural models (``auto`` resolved by each model on its device; fp16 only on CUDA: refused here, before any model
-    is built, on another device);
-    ``style_labels``: what each style label means, and ``classifier_labels``: by ready-made classifier, its model's
-    label -> style (:mod:`tsteval.classifiers.hub`);
-    ``batch_tokens``: padded tokens per batch of the causal LM (None: its default for the device); ``lm_endpoint``
-    (with ``api_key_env``, ``max_concurrency``, ``lm_start_text``, ``lm_tokenizer``, ``dry_run``): an
-    OpenAI-compatible server that serves ``language_model`` instead (:class:`~tsteval.backends.remote.RemoteLM`).
+    >>> plain(MappingProxyType({"a": MappingProxyType({"b": 1})}))
+    {'a': {'b': 1}}
+    """
+    return {k: plain(v) for k, v in value.items()} if isinstance(value, Mapping) else value
+
+
+@dataclass(frozen=True)
+class _Given:
+    """What a run's resources are built from besides its run options: the plan's models and texts.
+
+    ``corpus``: the style-labelled corpus (word2vec, lexicons, erasers, classifier training); ``lexicon``: a
+    Lexicon, a file or a :class:`~tsteval.experiment.manifest.loader.LexiconSpec`; ``classifiers`` /
+    ``pair_classifiers``: sources by name; ``human``: human-written texts; ``transfers``: the scored transfers (a
+    classifier's corpus spec may exclude their inputs).
     """
 
-    device: str = "cpu"
-    threads: int | None = None
-    precision: str = "auto"
-    batch_tokens: int | None = None
-    seed: int = 0
     quiet: bool = True
-    vectors: object = "glove"
-    placeholder: str = "<masked>"
     corpus: Corpus | None = None
     lexicon: object = None
     classifiers: Mapping[str, object] = field(default_factory=dict)
     pair_classifiers: Mapping[str, object] = field(default_factory=dict)
     human: Sequence[str] | None = None
-    language_model: str | None = None
-    lm_endpoint: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    max_concurrency: int = 4
-    lm_start_text: str = ""
-    lm_tokenizer: str | None = None
-    dry_run: bool = False
-    text_form: str = "auto"
-    style_labels: Mapping[str, str] = field(default_factory=dict)
-    classifier_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     transfers: Transfers | None = None
 
-    def __post_init__(self) -> None:
-        if self.precision not in ("auto", "fp32"):
-            from tsteval.core.devices import check_precision, resolve_device
 
-            check_precision(self.precision, resolve_device(self.device))
+def _check_precision(self: ResourceOptions) -> None:
+    """fp16 only on CUDA (and bf16 where the device has it): refused before any model is built."""
+    if self.precision not in ("auto", "fp32"):
+        from tsteval.core.devices import check_precision, resolve_device
+
+        check_precision(self.precision, resolve_device(self.device))
+
+
+# One field per run option of OPTIONS, with its default (declared there only; a mapping as a plain dict).
+ResourceOptions = make_dataclass(
+    "ResourceOptions", [(o.name, object, field(default_factory=lambda d=o.default: plain(d)))
+                        for o in OPTIONS.values()],
+    bases=(_Given,), frozen=True, kw_only=True,
+    namespace={"__post_init__": _check_precision, "__module__": __name__, "__doc__": """The options resources are
+    built from: every run option of :data:`~tsteval.experiment.options.OPTIONS` as a keyword-only field with its
+    default (a :class:`~tsteval.Plan` holds the same, read and checked; :func:`~tsteval.experiment.plan.plan.
+    resource_options` copies them), and the plan's models and texts.
+
+    Those the builders read: ``device``, ``threads``, ``precision`` (``auto`` resolved by each model on its device;
+    fp16 only on CUDA: refused here, before any model is built, on another device) and ``batch_tokens`` of the
+    neural models; ``seed``; ``vectors`` and ``placeholder``; ``language_model`` (a causal LM's Hugging Face id or
+    folder) and ``text_form``; ``style_labels`` and ``classifier_labels`` (:mod:`tsteval.classifiers.hub`);
+    ``lm_endpoint`` (with ``api_key_env``, ``max_concurrency``, ``lm_start_text``, ``lm_tokenizer``,
+    ``dry_run``): an OpenAI-compatible server that serves ``language_model`` instead
+    (:class:`~tsteval.backends.remote.RemoteLM`).
+
+    >>> ResourceOptions(threads=2).threads, ResourceOptions().seed == OPTIONS["seed"].default
+    (2, True)
+    """})
 
 
 def _silent(_message: str) -> None:

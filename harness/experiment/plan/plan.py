@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.options import OPTIONS, RunOptions
-from tsteval.metrics.resources import ResourceOptions, Resources
+from tsteval.metrics.resources import ResourceOptions, Resources, plain
 
 if TYPE_CHECKING:
     from tsteval.experiment.manifest.loader import Manifest
@@ -221,15 +221,9 @@ class Plan(RunOptions):
         return plan_of_manifest(manifest, quiet, log)
 
 
-def _plain(value: object) -> object:
-    """``value`` with its (nested) mappings as dicts, which pickle (a mapping proxy does not), for Ray and workers."""
-    return {k: _plain(v) for k, v in value.items()} if isinstance(value, Mapping) else value
-
-
 def resource_options(plan: Plan) -> ResourceOptions:
-    """The options ``plan``'s resources are built from: the run options that :class:`ResourceOptions` has fields
-    for, and the plan's models and texts."""
-    run_options = {f.name: _plain(getattr(plan, f.name)) for f in fields(ResourceOptions) if f.name in OPTIONS}
+    """The options ``plan``'s resources are built from: its run options and its models and texts."""
+    run_options = {name: plain(getattr(plan, name)) for name in OPTIONS}
     return ResourceOptions(**run_options, quiet=plan.quiet, corpus=plan.corpus, lexicon=plan.lexicon,
                            classifiers=plan.classifiers, human=plan.human,
                            pair_classifiers={**{f"hh/{n}": c for n, c in plan.hh.items()},

@@ -39,7 +39,7 @@ from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
 
 _JOBS: dict[str, SentenceJob] = {}  # in a worker: the shipped job of each file, loaded once
-_HELD: list[object] = []  # in a worker: its thread limits
+_HELD: list[object] = []  # in a worker: its thread limits and quiet switch, held for as long as it lives
 
 
 def _proxy(mapping: dict) -> MappingProxyType:
@@ -62,7 +62,9 @@ def _start() -> None:
 
     torch.set_num_threads(1)
     _HELD.append(threadpool_limits(1))  # kept: the limits hold for as long as the worker lives
-    quieted().__enter__()  # for as long as the worker lives
+    quiet = quieted()  # kept too: a dropped context manager is closed when collected, which restores the bars
+    quiet.__enter__()
+    _HELD.append(quiet)
 
 
 def _warm() -> None:
