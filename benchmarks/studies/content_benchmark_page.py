@@ -120,7 +120,8 @@ def _lm_section(report: dict, stage: str, title: str, intro: str) -> list[str]:
     if extra:
         lines += ["", "Paraphrase set:", ""]
         lines += _header(["column", *(f"{s} Spearman (n={pairs[s]})" for s in extra)])
-        lines += [_row([f"`{c}`", *(_ci(columns[c]["per_set"][s]) for s in extra)]) for c in names]
+        lines += [_row([f"`{c}`", *(_ci(columns[c]["per_set"][s]) if s in columns[c]["per_set"] else "–"
+                                    for s in extra)]) for c in names]
     return [*lines, ""]
 
 
@@ -130,8 +131,20 @@ def _compare_summary(report: dict) -> str:
     recommended = columns[report["recommended"]["column"]]["mean_spearman"]
     cells = ", ".join(f"`{c}` {v:.3f}" for c, v in sorted(judged.items(), key=lambda kv: -kv[1]))
     n = sum(report["compare"]["pairs"].get(s, 0) for s in report["sets"])
-    return (f"On the same {n} pairs ({report['compare']['target_pairs']} a set), judge_content's mean Spearman by "
-            f"model: {cells}; `{report['recommended']['column']}` {recommended:.3f} (the comparison section below).")
+    top, value = max(judged.items(), key=lambda kv: kv[1])
+    reaches = report["best"]["mean_spearman"] >= report["aim"]
+    verdict = (f"The best judge, `{top}`, is {value - recommended:+.3f} from `{report['recommended']['column']}` on "
+               f"those pairs: {'it' if value > recommended else 'no packaged model'} beats the embedding cosine "
+               "there.")
+    largest = report["compare"]["models"][-1]  # the models in order of size
+    if top.startswith(f"judge_content@{largest}"):
+        verdict += (f" The judge is best with the largest packaged model, {largest} (the smaller ones: "
+                    f"{', '.join(f'{v:.3f}' for c, v in judged.items() if c != top)}): a larger model behind "
+                    "`--lm-endpoint` is the measure to try" + ("." if reaches else ", not one measured here to "
+                                                                "reach the aim."))
+    return (f"{'The aim is reached.' if reaches else 'No column that runs here reaches the aim.'} On the same {n} "
+            f"pairs ({report['compare']['target_pairs']} a set), judge_content's mean Spearman by model: {cells}; "
+            f"`{report['recommended']['column']}` {recommended:.3f}. {verdict}")
 
 
 def _published_section(report: dict) -> list[str]:
@@ -140,9 +153,9 @@ def _published_section(report: dict) -> list[str]:
              "Upstream scored `df.sample(100, random_state=1)` of each set with `sacrebleu` corpus BLEU and chrF of "
              "one pair, **`text1` as the hypothesis and `text2` as the reference** (their `rank_metrics.py`; 13a "
              "tokenisation, exponential smoothing, no effective order). tsteval scores `text2` (the output) against "
-             "`text1` (the input) with its own tokenisation and sentence BLEU's effective order; chrF weighs recall "
-             "twice (beta 2), so the direction matters. Columns: the published figure; upstream's computation "
-             "recomputed here on upstream's sample; ours on that sample; ours on the whole set; ours on "
+             "`text1` (the input) with its own tokenisation (lower-cased) and sentence BLEU's effective order; chrF "
+             "weighs recall twice (beta 2), so the direction matters. Columns: the published figure; upstream's "
+             "computation recomputed here on upstream's sample; ours on that sample; ours on the whole set; ours on "
              f"{report['samples_100']:,} random 100-pair samples (median and 95% range).", ""]
     lines += _header(["set", "metric", "published", "upstream recomputed", "ours, same sample", "ours, whole set",
                       "ours, 100-pair samples: median [2.5%, 97.5%]"])
@@ -166,7 +179,8 @@ def _published_section(report: dict) -> list[str]:
               f"±{width / 2:.2f}."]
     lines += ["", "From upstream's computation to ours, step by step, on the whole set (Spearman): upstream's "
               "(`text1` the hypothesis); reversed (`text2` the hypothesis, still 13a and a one-pair corpus score); "
-              "for BLEU also sentence BLEU's effective order; then ours (tsteval's tokenisation).", ""]
+              "for BLEU also sentence BLEU's effective order; then ours (tsteval's tokenisation, which also "
+              "lower-cases: chrF too is case-blind here).", ""]
     lines += _header(["set", "metric", "upstream", "reversed", "reversed, effective order", "ours"])
     for name in report["sets"]:
         for metric, entry in comparison[name].items():
