@@ -85,6 +85,7 @@ def _execute(plan: Plan, log: Log) -> Run:
     from tsteval.experiment.run.sentences import SentenceJob
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
+    from tsteval.metrics.languages import plan_warnings, record_language
     from tsteval.metrics.naturalness.registry import CPU_SCORERS
 
     result = Run(Scorecard(with_style_names(plan.transfers.frame, plan.style_name)))
@@ -94,6 +95,8 @@ def _execute(plan: Plan, log: Log) -> Run:
             + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
                       for name, n in plan.baseline_notes.items() if n))
     resources = Resources(resource_options(plan), log)
+    for line in plan_warnings(plan):
+        warn(line)
     if plan.dry_run:
         from tsteval.experiment.run.dry_run import lm_requests
 
@@ -125,6 +128,7 @@ def _execute(plan: Plan, log: Log) -> Run:
                 resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
         remote = _remote_lm(plan, resources)
         _score(plan, result, job, rest if overlap is not None else job, resources, models, pairs, overlap, log)
+    record_language(card.signatures, plan.language)
     if remote is not None:
         result.lm_server = {"model": remote.model_id, **remote.usage}
         log(f"LM server: {result.lm_server}")
