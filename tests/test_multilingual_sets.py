@@ -96,3 +96,14 @@ def test_a_column_orders_the_informal_pairs(data_root: Path) -> None:
     flat = pairwise_order(table, "candidate_0", "candidate_1", input_scores=zeros, output_scores=zeros)
     assert flat["score_ties"] == len(decided) and flat["accuracy"] == 0.0
     assert 0.5 < right["rater_accuracy"] < 1 and right["rater_pairs"] > 0
+
+
+def test_a_declared_set_is_scored_in_its_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    """meta-eval --dataset informal_hi plans its run with the set's language (so MiniLM and METEOR say they do not
+    cover Hindi, and the signatures say lang:hi)."""
+    from tsteval.metaeval.rated.datasets import score_declared
+
+    plans = []
+    monkeypatch.setattr("tsteval.experiment.run.execute.run", lambda plan, log=None: plans.append(plan) or None)
+    score_declared(_read("informal_hi"), log=lambda message: None)
+    assert [p.language for p in plans] == ["hi"]
