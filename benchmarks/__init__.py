@@ -16,7 +16,7 @@ KINDS = {
         "bible_compliancy", "dualrl_compliancy", "cds_invariance", "cds_multiclass", "remote_agreement"))),
     "studies": ("Studies of the metrics", tuple(f"studies.{name}" for name in (
         "meta_eval", "meta_eval_lm", "fluency_measures", "style_ensemble", "lai_style_investigation", "lm_style_probe",
-        "mask_placeholder", "content_known_answer", "cds_erasure", "meta_eval_style", "lai_case"))),
+        "mask_placeholder", "content_known_answer", "cds_erasure", "meta_eval_style", "lai_case", "multilingual"))),
     "tools": ("The demo and the pictures", ("demo", "explorer_screenshots", "annotate_screenshots")),
 }
 HELPERS = ("common", "clustered")  # shared code of the benchmarks, not run by themselves
