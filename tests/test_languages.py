@@ -75,3 +75,17 @@ def test_coverage_of_the_models() -> None:
     assert not coverage("bleu").covers("th") and coverage("bleu").covers("hi")
     assert coverage_warnings(["chrf", "sti", "naturalness"], "zh") == []
     assert is_language_dependent("sbert") and not is_language_dependent("chrf")
+
+
+def test_the_joint_score_hashes_its_parts_signatures_with_the_language(capsys: pytest.CaptureFixture) -> None:
+    from tsteval.core.signature import content_hash
+
+    corpus = {"toxic": ["какой дебил", "ну и бред", "тупой идиот", "заткнись дурак"],
+              "neutral": ["кто это", "это странно", "добрый день", "спасибо большое"]}
+    card = tsteval.evaluate(RU_IN, RU_OUT, source_style="toxic", target_style="neutral",
+                            metrics=["target_acc", "meteor", "ppl"], classifier="tfidf-lr", corpus=corpus,
+                            joint="j=target_acc@clf,meteor@none,ppl@kn3<=1000000", language="ru")
+    parts = [card.signatures[c] for c in ("target_acc@clf", "meteor@none", "ppl@kn3")]
+    assert "lang:ru" in parts[1]
+    expected = content_hash("\n".join(parts), length=len(card.signatures["joint@j"].split("parts:")[1].split("|")[0]))
+    assert f"parts:{expected}" in card.signatures["joint@j"]

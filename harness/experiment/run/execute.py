@@ -85,7 +85,7 @@ def _execute(plan: Plan, log: Log) -> Run:
     from tsteval.experiment.run.sentences import SentenceJob
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
-    from tsteval.metrics.languages import plan_warnings, record_language
+    from tsteval.metrics.languages import plan_warnings
     from tsteval.metrics.naturalness.registry import CPU_SCORERS
 
     result = Run(Scorecard(with_style_names(plan.transfers.frame, plan.style_name)))
@@ -128,7 +128,6 @@ def _execute(plan: Plan, log: Log) -> Run:
                 resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
         remote = _remote_lm(plan, resources)
         _score(plan, result, job, rest if overlap is not None else job, resources, models, pairs, overlap, log)
-    record_language(card.signatures, plan.language)
     if remote is not None:
         result.lm_server = {"model": remote.model_id, **remote.usage}
         log(f"LM server: {result.lm_server}")
@@ -162,6 +161,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
     from tsteval.experiment.run.sentences import score_sentences
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+    from tsteval.metrics.languages import record_language
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning
 
@@ -217,6 +217,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
             for column in columns:
                 card.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+    record_language(card.signatures, plan.language)  # before J, whose signature hashes its parts' signatures
     result.joint = _joint(plan, card, log)
     if result.joint is not None:
         from tsteval.metrics.joint.score import fluency_warning
