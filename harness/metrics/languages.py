@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tsteval.core.errors import TstevalError, quote
+from tsteval.metrics.naturalness.packaged import GEMMA3, QWEN_CODER, SMOLLM2
 
 DEFAULT_LANGUAGE = "en"
 ENGLISH = frozenset({"en"})
@@ -46,8 +47,7 @@ UNSEGMENTED = frozenset({"th", "lo", "km", "my"})
 # The packaged LMs' languages as their model cards state them (Gemma 3: over 140 languages, so any; Qwen2.5: the 29
 # its card lists, by ISO 639-1 code; SmolLM2: English).
 _QWEN = frozenset("zh en fr es pt de it ru ja ko vi th ar id tr nl pl sv fi da no cs el he hu ro uk hi bn".split())
-LM_LANGUAGES: dict[str, frozenset[str] | None] = {"smollm2": ENGLISH, "gemma3-270m": None,
-                                                  "qwen2.5-coder-1.5b": _QWEN}
+LM_LANGUAGES: dict[str, frozenset[str] | None] = {SMOLLM2: ENGLISH, GEMMA3: None, QWEN_CODER: _QWEN}
 _WORD_LEVEL = ("bleu", "bleu_mir", "rougeL", "meteor")
 # The script each language is written in (the first word of its letters' Unicode names), for :func:`script_warning`.
 SCRIPTS = {**dict.fromkeys("en de fr es it pt nl sv da no fi pl cs ro hu tr id vi".split(), "LATIN"),
@@ -105,7 +105,7 @@ def coverage(metric: str, *, language_model: str | None = None, vectors: object 
     if metric == "meteor":
         return Coverage("the Porter stemmer and WordNet 3.0", ENGLISH)
     if "language_model" in needs or metric in ("ppl", "lp_mean", "slor"):
-        model = language_model or "smollm2"
+        model = language_model or SMOLLM2
         if model not in LM_LANGUAGES:
             return Coverage(model, None)  # a model of the user's: its languages are theirs to know
         return Coverage(model, LM_LANGUAGES[model])
