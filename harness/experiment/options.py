@@ -28,6 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tsteval.core.errors import TstevalError, quote
+from tsteval.metrics.languages import DEFAULT_LANGUAGE
 from tsteval.metrics.naturalness.packaged import DEFAULT_LM, DefaultModel, packaged_help
 
 
@@ -203,6 +204,12 @@ def _boolean(name: str, value: object) -> bool:
     return text in ("true", "yes", "1")
 
 
+def _language(name: str, value: object) -> str:
+    from tsteval.metrics.languages import check_language
+
+    return check_language(name, value)
+
+
 def _text_form(name: str, value: object) -> str:
     from tsteval.core.text_form import TEXT_FORMS
 
@@ -308,6 +315,10 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("text_form", "auto", "how the transfers are written, for the neural LMs: as-is, tokenised-lowercase "
            "(detokenised and sentence-cased before an LM reads them) or auto (detected)", _text_form,
            "--text-form", "metrics.text_form", "FORM"),
+    Option("language", DEFAULT_LANGUAGE, "the texts' language, an ISO 639 code (en, ru, hi, zh...): recorded in the "
+           "signature of every metric whose model is tied to languages, and each such metric whose model does not "
+           "cover it says so in one line (scored anyway); a run whose texts are mostly in another script than the "
+           "language's says so too (docs/languages.md)", _language, "--language", "language", "CODE"),
     Option("style_labels", MappingProxyType({}), "what each style label means, LABEL=NAME,... (0=negative,"
            "1=positive): LM prompts and reports name styles by it (default: the reader's names, else the labels)",
            _style_labels, "--style-labels", "transfers.style_labels", "LABEL=NAME,..."),

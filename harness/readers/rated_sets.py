@@ -13,7 +13,7 @@ outputs that were also test questions, whose every answer that file averages).
 from __future__ import annotations
 
 from tsteval.core.errors import TstevalError
-from tsteval.readers.rated_spec import ROW, Question, RatedSet, RatingFile
+from tsteval.readers.rated_spec import INPUT_NUMBER, RATER_INDEX, ROW, Question, RatedSet, RatingFile
 from tsteval.readers.ratings import CATEGORICAL_RATINGS
 from tsteval.readers.yelp import YELP_STYLES
 
@@ -106,7 +106,56 @@ CONTENT_SETS = (
     _content("content_yamsh_para", "yamsh_para", (1, 5), "Yamshchikov et al. (2021) paraphrase pairs (1-5)"),
 )
 
-_REGISTRY: dict[str, RatedSet] = {s.name: s for s in (MIR, LAI, TOX600, CAE_T5, *CONTENT_SETS)}
+
+_BINARY = (0.0, 1.0)
+_RUSSE_SCORES = ("chrf", "wmt22-comet-da", "XCOMET-XL", "XCOMET-LITE", "XCOMET-XXL", "SIM-INPUT-GEN", "SIM-GEN-REF")
+RUSSE2022 = RatedSet(
+    name="russe2022", title="Dementieva et al. (2022), RUSSE-2022 detoxification", task="toxicity",
+    folder="russe2022", scale=(0, 1), language="ru",
+    summary="Russian detoxification, 875 toxic inputs x 5 systems, binary judgments aggregated per output (0 / 1)",
+    files=(RatingFile("test_all_metrics_russe2022.csv", published_tag="authors",
+                      published_aspects={**{name: "content" for name in _RUSSE_SCORES},
+                                         "CLS_NEW_GEN": "style", "CLS_OLD_GEN": "style",
+                                         **{f"CLS_{c}_{t}": None for c in ("NEW", "OLD") for t in ("INPUT", "REF")}}),),
+    fields={"input": "original", "output": "method_output", "system": "participant_name", "item": INPUT_NUMBER,
+            "reference": "neutral_sentence_reference"},
+    constants={"source_style": "toxic", "target_style": "non-toxic"},
+    systems=("anton_alexandrovich", "barracudas", "ekaterina_totmina", "orzhan", "ruprompts"), complete=True,
+    questions=(Question("content", "content", values=_BINARY), Question("fluency", "naturalness", values=_BINARY),
+               Question("non_toxicity", "style", field="non-toxicity", values=_BINARY),
+               Question("J", values=_BINARY)),
+    keep_out=("input", "output", "reference"), style_labels={"toxic": "toxic", "non-toxic": "non-toxic"},
+    citation="RUSSE-2022 authors")
+
+# InFormal's three answers and their numbers, as its README gives them.
+INFORMAL_SIMILARITY = {"Approximately Same Meaning": 1.0, "Slight Difference in Meaning": 0.5,
+                       "Different Meaning": 0.0}
+INFORMAL_CHOICES = ("candidate_0", "Equal", "candidate_1")
+INFORMAL_LANGUAGES = {"hi": "Hindi", "te": "Telugu", "kn": "Kannada", "bn": "Bengali"}
+
+
+def _informal(language: str) -> RatedSet:
+    """InFormal in one language: a pair of sentences a line (which one is the transfer is not marked), three crowd
+    workers' similarity (text answers, 1 / 0.5 / 0) and which of the two is more formal (a pairwise choice); the
+    authors' LaBSE similarity beside.  One set per language: each is its own file, raters and language."""
+    return RatedSet(
+        name=f"informal_{language}", title=f"Krishna et al. (2022), InFormal {INFORMAL_LANGUAGES[language]}",
+        task="formality", folder="informal", scale=(0, 1), language=language,
+        summary=f"{INFORMAL_LANGUAGES[language]} formality-transfer pairs, three crowd workers a pair: similarity "
+                "(1 / 0.5 / 0) and which is more formal",
+        files=(RatingFile(f"{language}_annotations.jsonl", layout="jsonl", rater_list="annotations",
+                          published_tag="authors"),),
+        fields={"input": "candidate_0", "output": "candidate_1", "item": ROW, "rater": RATER_INDEX},
+        constants={"system": "pairs", "source_style": "candidate_0", "target_style": "candidate_1"},
+        questions=(Question("similarity", "content", field="semantic_similarity", labels=INFORMAL_SIMILARITY),
+                   Question("more_formal", field="formal_sent", choices=INFORMAL_CHOICES)),
+        keep_out=("input", "output"), citation="Krishna et al. 2022")
+
+
+INFORMAL_SETS = tuple(_informal(language) for language in INFORMAL_LANGUAGES)
+
+_REGISTRY: dict[str, RatedSet] = {s.name: s for s in (MIR, LAI, TOX600, CAE_T5, *CONTENT_SETS, RUSSE2022,
+                                                      *INFORMAL_SETS)}
 
 
 def register_rated_set(spec: RatedSet) -> None:

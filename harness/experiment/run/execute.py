@@ -86,6 +86,7 @@ def _execute(plan: Plan, log: Log) -> Run:
     from tsteval.experiment.run.sentences import SentenceJob
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
+    from tsteval.metrics.languages import plan_warnings
     from tsteval.metrics.naturalness.registry import CPU_SCORERS
 
     result = Run(Scorecard(with_style_names(plan.transfers.frame, plan.style_name)))
@@ -95,6 +96,8 @@ def _execute(plan: Plan, log: Log) -> Run:
             + "".join(f"; {name}: {n} inputs made only of style words became <deleted>"
                       for name, n in plan.baseline_notes.items() if n))
     resources = Resources(resource_options(plan), log)
+    for line in plan_warnings(plan):
+        warn(line)
     if plan.dry_run:
         from tsteval.experiment.run.dry_run import lm_requests
 
@@ -160,6 +163,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
     from tsteval.experiment.run.sentences import score_sentences
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+    from tsteval.metrics.languages import record_language
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning
 
@@ -215,6 +219,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
             for column in columns:
                 card.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+    record_language(card.signatures, plan.language)  # before J, whose signature hashes its parts' signatures
     result.joint = _joint(plan, card, log)
     if result.joint is not None:
         from tsteval.metrics.joint.score import fluency_warning

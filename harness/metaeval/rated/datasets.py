@@ -275,7 +275,8 @@ def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
     log(f"scoring {len(transfers.frame)} transfers of {spec.name}: content {list(CONTENT)}"
         f"{f', naturalness {list(naturalness)}' if naturalness else ''}")
     card = run(Plan(transfers, content=CONTENT, modifications=("none",), naturalness=naturalness,
-                    references=references, seed=seed, language_model=language_model, precision="fp32"))
+                    references=references, seed=seed, language_model=language_model, precision="fp32",
+                    language=spec.language))  # each metric whose model lacks the set's language says so
     notes: dict = {}
     if "style" not in aspects:
         return card, notes

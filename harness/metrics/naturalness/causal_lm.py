@@ -431,6 +431,27 @@ class CausalLM:
         return SentenceLogProbs(np.array([float(lp.sum()) for lp in per_token]), unigram,
                                 np.array([len(lp) for lp in per_token]))
 
+    def mean_hidden_states(self, texts: Sequence[str]) -> np.ndarray:
+        """The mean of the last layer's hidden states over each text's counted tokens (the start token left out),
+        one row a text, L2-normalised: a sentence embedding from the causal LM, whose cosine compares two texts'
+        content in any language the LM reads (``benchmarks/results/multilingual.md`` measures it)."""
+        import torch
+
+        ids = [[self.start_id, *seq] for seq in self.token_ids(check_texts(texts))]
+        decoder = self.model.get_decoder()
+        rows: dict[int, np.ndarray] = {}
+        with torch_threads(self.threads), torch.inference_mode(), attention_kernels(self.device):
+            for batch in progress(length_batches([len(seq) for seq in ids], self.batch_tokens), "LM hidden states",
+                                  unit="batch"):
+                tokens, mask = (to_device(t, self.device) for t in padded_batch(ids, batch))
+                hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state.float()
+                counted = mask.clone()
+                counted[:, 0] = 0  # the start token: the same state for every text
+                pooled = (hidden * counted[..., None]).sum(1) / counted.sum(1, keepdim=True).clamp(min=1)
+                pooled = torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()
+                rows.update(zip((int(i) for i in batch), pooled, strict=True))
+        return np.stack([rows[i] for i in range(len(ids))])
+
     def perplexity(self, texts: Sequence[str]) -> np.ndarray:
         """exp(mean token NLL) of each text."""
         return self.sentence_log_probs(texts).ppl()
