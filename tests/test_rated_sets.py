@@ -141,6 +141,26 @@ def test_cae_t5_counts_and_mean_content(data_root: Path) -> None:
     assert len(both) == 488 and len(tests) == 12 and differ == tests & pairs
 
 
+@pytest.mark.parametrize("name", ["tox600", "cae_t5"])
+def test_the_detox_sets_style_corpus_leaves_out_every_rated_text(name: str, data_root: Path) -> None:
+    from tsteval.metaeval.rated.datasets import STYLE_CORPORA
+
+    rated = _built_in(name)
+    corpus, notes = STYLE_CORPORA[rated.spec.style_corpus](rated)
+    styles = (rated.frame["source_style"].iloc[0], rated.frame["target_style"].iloc[0])
+    assert set(corpus.labels) == set(styles)  # toxic -> the set's source style, normal -> its target style
+    # recounted from the released files: every line of the toxic files is the source style, of the normal the target
+    lines = {style: [t for f in files for t in (data_root / "detox2021" / f).read_text(encoding="utf-8").splitlines()
+                     if t.strip()]
+             for style, files in zip(styles, (("dev/dev_toxic", "test/test_10k_toxic"),
+                                              ("dev/dev_normal", "test/test_10k_normal")), strict=True)}
+    assert len(corpus.texts) + notes["excluded_lines"] == sum(map(len, lines.values()))
+    assert corpus.labels.count(styles[0]) <= len(lines[styles[0]])
+    key = lambda text: "".join(ch for ch in text.lower() if ch.isalnum() or ch == "_")  # noqa: E731
+    rated_keys = {key(t) for t in (*rated.frame["input"], *rated.frame["output"])}
+    assert notes["excluded_lines"] > 0 and not rated_keys & {key(t) for t in corpus.texts}
+
+
 # --- the content-pair sets ----------------------------------------------------------------------------------------
 
 def test_content_set_rows_and_human_column(data_root: Path) -> None:

@@ -62,7 +62,7 @@ TOX600 = RatedSet(
     questions=(Question("style", "style", values=_HALVES), Question("meaning", "content", values=_HALVES),
                Question("fluency", "naturalness", values=_HALVES),
                Question("joint", product_of=("style", "meaning", "fluency"))),
-    style_labels={"toxic": "toxic", "non-toxic": "non-toxic"})
+    style_labels={"toxic": "toxic", "non-toxic": "non-toxic"}, style_corpus="detox2021")
 
 _CAE_Q = "{}_the_candidate_rephrasing_{}"
 _POINTS = (1.0, 2.0, 3.0, 4.0, 5.0)
@@ -82,7 +82,7 @@ CAE_T5 = RatedSet(
                Question("acceptability", values=_POINTS,
                         field="we_also_ask_you_to_judge_the_overall_acceptability_of_the_rephrasing_if_it_appeared_in_"
                               "a_realworld_system")),
-    style_labels={"toxic": "toxic", "civil": "civil"})
+    style_labels={"toxic": "toxic", "civil": "civil"}, style_corpus="detox2021")
 
 
 def _content(name: str, file: str, scale: tuple[float, float], summary: str) -> RatedSet:

@@ -17,8 +17,8 @@ scores are judged beside ours (``source`` = ``Lai et al. 2022``).
 
 Every other set (Tox600, CAE-T5, the content-pair sets) is scored by :func:`score_declared`: the content columns
 and the packaged LM's fluency where the set rates naturalness, and style columns only where its declaration names a
-training corpus (``RatedSet.style_corpus``, an entry of :data:`STYLE_CORPORA`); until one is there the run says that
-style is not scored.  The hook for a new corpus (a toxicity corpus for the detox sets): add a function
+training corpus (``RatedSet.style_corpus``, an entry of :data:`STYLE_CORPORA`: the detox sets name ``detox2021``);
+where none is named the run says that style is not scored.  The hook for a new corpus: add a function
 ``(Ratings) -> (Corpus, notes)`` to :data:`STYLE_CORPORA` that leaves out every text of the set's ``keep_out``
 columns, and name it in the declaration.
 
@@ -256,8 +256,23 @@ def _gyafc_corpus(rated: Ratings) -> tuple[Corpus, dict]:
     return lai_training_corpus(rated.transfers)
 
 
+def _detox_corpus(rated: Ratings) -> tuple[Corpus, dict]:
+    """Dale et al.'s toxic and normal comments without any rated text of the detoxification sets (nor the set's own
+    ``keep_out`` texts), labelled with the set's own styles: ``toxic`` its source, ``normal`` its target."""
+    from tsteval.readers.detox import load_detox_corpus, rated_texts
+
+    exclude = set().union(*rated_texts().values(), *(rated.frame[c] for c in rated.spec.keep_out))
+    corpus = load_detox_corpus(exclude)
+    frame = rated.transfers.frame
+    names = {"toxic": frame["source_style"].iloc[0], "normal": frame["target_style"].iloc[0]}
+    labelled = Corpus(corpus.texts, [names[label] for label in corpus.labels], corpus.origin)
+    return labelled, {"training_texts": len(corpus), "excluded_lines": corpus.removed,
+                      "excluded_texts": corpus.removed_texts}
+
+
 # Style training corpora by the name a declaration gives (RatedSet.style_corpus): each leaves out the set's texts.
-STYLE_CORPORA: dict[str, Callable[[Ratings], tuple[Corpus, dict]]] = {"yelp": _yelp_corpus, "gyafc": _gyafc_corpus}
+STYLE_CORPORA: dict[str, Callable[[Ratings], tuple[Corpus, dict]]] = {"yelp": _yelp_corpus, "gyafc": _gyafc_corpus,
+                                                                      "detox2021": _detox_corpus}
 
 
 def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
