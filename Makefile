@@ -59,11 +59,11 @@ reproduce: $(STAMP)  # Mir et al. Table 4.3 in full: fastText, text-CNN and the 
 
 # The suite on TEST_WORKERS pytest-xdist workers, each taking whole files (tests/conftest.py), then the tests marked
 # solo alone (the packaged Qwen's 6.2 GB of weights beside a second worker would pass 8 GB: docs/precision.md); both
-# parts always run, and the target fails if either did.
+# parts always run, and the target fails if either did; the 30 slowest tests are listed each run.
 TEST_WORKERS ?= 2
 test:
 	$(MAKE) --no-print-directory -j 2 $(STAMP) $(LLAMA_STAMP)  # the two environments side by side
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not solo" tests; parallel=$$?; \
+	$(BIN)/python -m pytest -q --durations=30 -n $(TEST_WORKERS) -m "not solo" tests; parallel=$$?; \
 		$(BIN)/python -m pytest -q -m solo tests && exit $$parallel
 
 # The documentation site into site/: strict, so a broken link or anchor, or a page missing from the navigation, fails;
