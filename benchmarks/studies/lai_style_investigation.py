@@ -26,7 +26,6 @@ Run: ``python -m benchmarks.studies.lai_style_investigation`` (about a minute on
 from __future__ import annotations
 
 import argparse
-import re
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -38,7 +37,7 @@ from scipy.stats import pearsonr, spearmanr
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus
-from tsteval.core.text_form import tokenise_lowercase
+from tsteval.core.text_form import match_key, tokenise_lowercase
 from tsteval.core.tokenize import tokenize
 from tsteval.metaeval.rated.datasets import STYLE_BACKENDS, lai_training_corpus
 from tsteval.metrics.style.intensity import target_log_odds
@@ -56,11 +55,6 @@ VIEWS: dict[str, Callable[[str], str]] = {
 }
 MAIN_VIEW = "Penn Treebank, lower (DualRL's form; the style view now)"
 OLD_VIEW = "tsteval tokens (the earlier style view)"
-
-
-def _key(text: str) -> str:
-    """How a Lai text is matched with its DualRL copy (as ``rated._normal`` does)."""
-    return re.sub(r"\W+", "", text.lower())
 
 
 def _r(x: np.ndarray, y: np.ndarray) -> float:
@@ -91,21 +85,21 @@ def dualrl_copies() -> dict[str, str]:
     copies: dict[str, str] = {}
     for path in paths:
         for line in read_lines(path):
-            copies.setdefault(_key(line), line)
+            copies.setdefault(match_key(line), line)
     return copies
 
 
 def _origin(text: str) -> str:
     """The DualRL GYAFC test file holding ``text`` (``test.0``, ``test.1``), else ``elsewhere``."""
     for side in ("0", "1"):
-        if _key(text) in _test_keys(side):
+        if match_key(text) in _test_keys(side):
             return f"test.{side}"
     return "elsewhere"
 
 
 @cache
 def _test_keys(side: str) -> frozenset[str]:
-    return frozenset(_key(line) for line in read_lines(dataset_dir("dualrl") / "data" / "GYAFC" / f"test.{side}"))
+    return frozenset(match_key(line) for line in read_lines(dataset_dir("dualrl") / "data" / "GYAFC" / f"test.{side}"))
 
 
 def train(corpus: Corpus, seed: int) -> dict[str, object]:
@@ -166,7 +160,7 @@ def main() -> None:
     # (a) text form: exact agreement with DualRL's copy of the same sentences --------------------------------------
     copies = dualrl_copies()
     rated = sorted(set(frame["input"]) | set(frame["reference"]))
-    pairs = [(t, copies[_key(t)]) for t in rated if _key(t) in copies]
+    pairs = [(t, copies[match_key(t)]) for t in rated if match_key(t) in copies]
     out += ["## (a) Text form", "",
             f"{len(pairs)} of the {len(rated)} distinct Lai inputs and references have a copy in DualRL's GYAFC "
             "files (the classifiers' training text). How often each view of the Lai text equals that copy exactly:",

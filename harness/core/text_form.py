@@ -48,6 +48,16 @@ def _treebank() -> object:
     return TreebankWordTokenizer()
 
 
+def match_key(text: str) -> str:
+    """How a rated text is found again in a corpus that writes it otherwise (tokenised, lower-cased, re-punctuated):
+    lower case without punctuation or spaces.
+
+    >>> match_key("Fuck , I can't!") == match_key("fuck, i can t")
+    True
+    """
+    return re.sub(r"\W+", "", text.lower())
+
+
 def tokenise_lowercase(text: str) -> str:
     """``text`` lower-cased and split into Penn Treebank tokens (``don't`` -> ``do n't``, double quotes -> two
     backquotes / two apostrophes), sentence by sentence (split after ``.``, ``!`` or ``?`` and a space, so that

@@ -5,12 +5,12 @@ The rated texts are Tox600's inputs and outputs (``manual_markup/emnlp_eval_long
 ``rewritten``), both sides of the ``tox600`` and ``CAE`` content sets of ``mis_benchmark/datasets`` and the CAE-T5
 comments and rewrites behind ``CAE`` (``mis_benchmark/source_data/cae_t5_figure_eight_ratings.csv``:
 ``original_toxic_comment``, ``value``).  A corpus line is dropped when it matches one of them after
-:func:`normal_form` (lower case, punctuation and spaces ignored: the content sets re-tokenise some texts).
+:func:`tsteval.core.text_form.match_key` (lower case, punctuation and spaces ignored: the content sets re-tokenise
+some texts).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsteval.core.datapaths import dataset_dir
+from tsteval.core.text_form import match_key
 from tsteval.readers.lines import load_style_files
 from tsteval.readers.yelp import FilteredCorpus
 
@@ -25,15 +26,6 @@ from tsteval.readers.yelp import FilteredCorpus
 CORPUS_FILES = (("dev", "dev_toxic", "toxic"), ("test", "test_10k_toxic", "toxic"),
                 ("dev", "dev_normal", "normal"), ("test", "test_10k_normal", "normal"))
 STYLES = ("toxic", "normal")
-
-
-def normal_form(text: str) -> str:
-    """Lower case without punctuation or spaces: how a corpus line and a rated text are matched.
-
-    >>> normal_form("Fuck , I can't!") == normal_form("fuck, i can t")
-    True
-    """
-    return re.sub(r"\W+", "", text.lower())
 
 
 def rated_texts() -> dict[str, set[str]]:
@@ -70,12 +62,13 @@ def corpus_files() -> dict[str, list[Path]]:
 
 def load_detox_corpus(exclude: Iterable[str] = ()) -> DetoxCorpus:
     """The toxic and normal comments (labels :data:`STYLES`, each style's files in the order of
-    :data:`CORPUS_FILES`) without any line matching a text of ``exclude`` (compared by :func:`normal_form`);
+    :data:`CORPUS_FILES`) without any line matching a text of ``exclude`` (compared by
+    :func:`~tsteval.core.text_form.match_key`);
     ``removed`` counts the dropped lines, ``removed_texts`` the distinct excluded texts they matched, ``dropped``
     holds the dropped lines (what ``--exclude`` takes to remove the same ones)."""
     corpus = load_style_files(corpus_files())
-    drop = {normal_form(t) for t in exclude} - {""}
-    dropped = [t for t in corpus.texts if normal_form(t) in drop]
+    drop = {match_key(t) for t in exclude} - {""}
+    dropped = [t for t in corpus.texts if match_key(t) in drop]
     kept = corpus.without(dropped)
     return DetoxCorpus(kept.texts, kept.labels, str(dataset_dir("detox2021")), removed=len(dropped),
-                          removed_texts=len({normal_form(t) for t in dropped}), dropped=tuple(dict.fromkeys(dropped)))
+                          removed_texts=len({match_key(t) for t in dropped}), dropped=tuple(dict.fromkeys(dropped)))

@@ -27,7 +27,6 @@ Everything expensive goes through the cache (classifiers, lexicon fits), so a re
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -35,7 +34,7 @@ import numpy as np
 
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
-from tsteval.core.text_form import tokenise_lowercase
+from tsteval.core.text_form import match_key, tokenise_lowercase
 from tsteval.metaeval.tables import JUDGED_BY, MetaEvaluation, MetricColumn, Rating, meta_evaluate, registered_columns
 from tsteval.readers.rated import Ratings, read_rated_set
 from tsteval.readers.rated_sets import LAI, MIR, rated_set
@@ -168,11 +167,6 @@ def score_mir(seed: int = 0, log: Log = print, language_model: str = "smollm2",
     return card, notes
 
 
-def _normal(text: str) -> str:
-    """Lower case without punctuation or spaces: how a Lai text and its DualRL copy are matched."""
-    return re.sub(r"\W+", "", text.lower())
-
-
 def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[Corpus, dict]:
     """Formal/informal text from DualRL's GYAFC test sets and references, minus every Lai input and reference and
     every line parallel to one.
@@ -180,12 +174,13 @@ def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[C
     DualRL: ``test.0`` formal, ``test.1`` informal; ``reference{k}.0`` are informal rewrites of the formal test
     inputs, ``reference{k}.1`` formal rewrites of the informal ones; line i of ``test.S`` and of every
     ``reference{k}.S`` is one item.  An item holding a rated text (an input or reference of Lai's, matched by
-    :func:`_normal`) is dropped whole: its other lines are rewrites of that text, near-copies of what is scored
+    :func:`~tsteval.core.text_form.match_key`) is dropped whole: its other lines are rewrites of that text,
+    near-copies of what is scored
     (``drop_parallel=False``: only the lines matching a rated text, as before, for comparison).
     """
     from tsteval.readers.lines import read_lines
 
-    drop = {_normal(t) for t in (*rated.frame["input"], *rated.frame["reference"])}
+    drop = {match_key(t) for t in (*rated.frame["input"], *rated.frame["reference"])}
     data, refs = dataset_dir("dualrl") / "data" / "GYAFC", dataset_dir("dualrl") / "references" / "GYAFC"
     files = {"formal": [(data / "test.0", "0"), *((refs / f"reference{k}.1", "1") for k in range(4))],
              "informal": [(data / "test.1", "1"), *((refs / f"reference{k}.0", "0") for k in range(4))]}
@@ -193,10 +188,10 @@ def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[C
     for style, paths in files.items():
         for path, side in paths:
             lines += [(line, style, item, side) for item, line in enumerate(read_lines(path))]
-    rated_items = {(side, item) for line, _, item, side in lines if _normal(line) in drop}
+    rated_items = {(side, item) for line, _, item, side in lines if match_key(line) in drop}
     texts, labels, removed, parallel, seen = [], [], 0, 0, set()
     for line, label, item, side in lines:
-        key = _normal(line)
+        key = match_key(line)
         if key in drop:
             removed += 1
             seen.add(key)
