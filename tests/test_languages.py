@@ -77,6 +77,21 @@ def test_coverage_of_the_models() -> None:
     assert is_language_dependent("sbert") and not is_language_dependent("chrf")
 
 
+def test_under_a_server_the_default_lm_is_the_served_one_and_not_warned_about() -> None:
+    from tsteval.core.records import Transfers
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.metrics.languages import plan_warnings
+
+    transfers = Transfers.from_pairs(RU_IN, RU_OUT, source_style="toxic", target_style="neutral")
+    local = plan_warnings(Plan(transfers, judges=("judge_content",), language="ru"))
+    assert [line.split(":")[0] for line in local] == ["judge_content"]  # SmolLM2 in process: English only
+    served = Plan(transfers, judges=("judge_content",), language="ru", lm_endpoint="http://127.0.0.1:9/v1")
+    assert plan_warnings(served) == []  # the server's model: its languages are not known here
+    named = Plan(transfers, judges=("judge_content",), language="ru", lm_endpoint="http://127.0.0.1:9/v1",
+                 language_model="smollm2")
+    assert [line.split(":")[0] for line in plan_warnings(named)] == ["judge_content"]  # named: SmolLM2 served
+
+
 def test_the_joint_score_hashes_its_parts_signatures_with_the_language(capsys: pytest.CaptureFixture) -> None:
     from tsteval.core.signature import content_hash
 

@@ -180,15 +180,20 @@ def is_language_dependent(metric: str) -> bool:
 
 def plan_warnings(plan: object) -> list[str]:
     """The lines a run of ``plan`` (a :class:`~tsteval.Plan`) says about its language before scoring: the script
-    check of its inputs and outputs, then one line per metric whose model does not cover the language."""
+    check of its inputs and outputs, then one line per metric whose model does not cover the language (under
+    ``--lm-endpoint`` with no model named, the LM is the server's own, whose languages are not known here)."""
+    from tsteval.metrics.naturalness.packaged import named_model
     from tsteval.metrics.selection import CAUSAL_LM_SCORER
 
     frame = plan.transfers.frame
     texts = [*frame["input"][:1000], *frame["output"][:1000]]
     lm = ("ppl", "lp_mean", "slor") if CAUSAL_LM_SCORER in plan.naturalness else ()
     script = script_warning(texts, plan.language)
+    model = plan.language_model
+    if plan.lm_endpoint is not None and named_model(model) is None:
+        model = "the served model"
     return [*([script] if script else []),
-            *coverage_warnings([*plan.content, *lm, *plan.judges], plan.language, language_model=plan.language_model,
+            *coverage_warnings([*plan.content, *lm, *plan.judges], plan.language, language_model=model,
                                vectors=plan.vectors)]
 
 
