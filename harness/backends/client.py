@@ -90,6 +90,10 @@ def retry_wait(headers: object, attempt: int, backoff: float) -> float:
         return min(backoff * 2 ** attempt, MAX_WAIT)
 
 
+# What :class:`Usage` counts, in the order every record and table of a server's cost lists them.
+COUNTS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")
+
+
 @dataclass
 class Usage:
     """What a client spent: requests sent (retries included), answers from the cache, tokens the server counted."""
@@ -109,8 +113,7 @@ class Usage:
 
     def as_dict(self) -> dict[str, int]:
         """The counts by name."""
-        return {name: getattr(self, name) for name in ("requests", "retries", "cached", "prompt_tokens",
-                                                       "completion_tokens")}
+        return {name: getattr(self, name) for name in COUNTS}
 
 
 class AnswerCache:

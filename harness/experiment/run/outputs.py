@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
 POLICY_FILE = "policy.json"
 LM_SERVER_FILE = "lm_server.json"
-COUNTS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")
 
 
 def write_scored(folder: Path, result: Run, summary: pd.DataFrame, board: pd.DataFrame | None) -> None:
@@ -68,6 +67,7 @@ def server_cost_table(cost: dict[str, object]) -> str:
     """
     import pandas as pd
 
+    from tsteval.backends.client import COUNTS
     from tsteval.core.texttable import text_table
 
     rows = [{"metric": name, **counts} for name, counts in cost["metrics"].items()]
