@@ -17,8 +17,11 @@ def test_smoke_run_measures_every_figure_on_the_cpu() -> None:
     assert (report["bertscore"]["pairs"], report["score"]["pairs"]) == (sizes["bertscore"], sizes["score"])
     assert all(x["fp32"]["first_pairs_per_s"] > 0 and x["fp32"]["second_pairs_per_s"] > 0 for x in lm.values())
     assert report["bertscore"]["pairs_per_s"] > 0 and report["score"]["pairs_per_s"] > 0
+    # The CPU against itself, fp32 only: equal up to summation order.  The LM metrics' batches are planned from
+    # forward-pass costs timed on first use (judges.prefix_scoring), so on a busy machine the measured pass and the
+    # check batch pairs differently (1.1e-6 seen for logprop_content beside another job): 1e-5, the GPU's fp32 bar.
     for part in [*lm.values(), report["bertscore"]]:
-        assert part["max_abs_diff_vs_cpu"] == 0.0 and part["deviation"] == {}  # the CPU against itself, fp32 only
+        assert part["max_abs_diff_vs_cpu"] < 1e-5 and part["deviation"] == {}
     for x in lm.values():  # every pair's tokens planned once in the first pass, none dropped
         positions = x["fp32"]["positions"]
         assert positions["computed"] >= positions["real"] > 0 and positions["sequences"] >= sizes["lm"]
