@@ -352,6 +352,11 @@ class TextClassifier(SavedClassifier):
         resolve it."""
         return self.get_params(deep=False)
 
+    def cache_key_extra(self, texts: Sequence[str]) -> tuple[str, ...]:
+        """What else a cache key of this model fitted on ``texts`` needs (a backend whose reading of some scripts
+        changed adds a version for them); nothing by default."""
+        return ()
+
     def fit(self, texts: Sequence[str], labels: Sequence[object]) -> Self:
         """Learn from raw texts and their style labels (parameters are validated first, as scikit-learn does) and
         record the text form they are written in (``text_form_``) and how many texts it learnt from (``n_train_``:

@@ -86,7 +86,8 @@ def _fit_or_load(backend: str, corpus: Corpus, params: dict | None, seed: int, h
     params["seed"] = seed
     model = _make(backend, params)
     model_params = {k: v for k, v in model.cache_params().items() if k not in NON_MODEL_PARAMS}
-    key = content_hash(backend, model_params, heldout, texts_hash(corpus.texts), texts_hash(corpus.labels))
+    key = content_hash(backend, model_params, heldout, texts_hash(corpus.texts), texts_hash(corpus.labels),
+                       *model.cache_key_extra(corpus.texts))
 
     def build(directory: Path | None) -> dict:
         train_x, train_y, test_x, test_y = split_heldout(corpus, heldout, seed)

@@ -199,3 +199,35 @@ def test_train_classifier_rejects_bad_requests(yelp_corpus: Corpus) -> None:
     lopsided = Corpus(["a b", "c d", "e f", "g h"], ["x", "x", "x", "y"])
     with pytest.raises(InputError, match="stratified"):
         train_classifier("tfidf-lr", lopsided, heldout=0.5)
+
+
+def test_tfidf_reads_whole_words_of_scripts_with_vowel_signs(tmp_path: Path) -> None:
+    """tf-idf words keep their combining marks (Hindi, Bengali: scikit-learn's default pattern cut them at each vowel
+    sign), read ASCII exactly as scikit-learn's default does, and a model saved before the change loads reading as
+    it was trained."""
+    import json
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from tsteval.classifiers.tfidf_lr import TfidfLogisticRegression
+
+    formal = ["कृपया यह किताब पढ़िए", "आप कैसे हैं श्रीमान", "कृपया बैठिए", "আপনি কেমন আছেন"]
+    casual = ["यार किताब पढ़ो", "क्या हाल है भाई", "बैठ जा यार", "কি খবর রে"]
+    model = TfidfLogisticRegression().fit(formal + casual, ["formal"] * 4 + ["casual"] * 4)
+    vocabulary = set(model.vectorizer_.vocabulary_)
+    assert {"किताब", "पढ़िए", "कृपया", "আপনি", "কেমন"} <= vocabulary
+    assert "ताब" not in vocabulary and "पढ" not in vocabulary  # the pieces the default pattern made
+    english = ["The food was great, wasn't it?", "i'd say 10/10 -- best_ever!!"] * 3
+    assert set(TfidfLogisticRegression().fit(english, ["a", "b"] * 3).vectorizer_.vocabulary_) == set(
+        TfidfVectorizer(ngram_range=(1, 2)).fit(english).vocabulary_)
+    assert model.cache_key_extra(formal) == ("words:marks-1",) and model.cache_key_extra(english) == ()
+    model.save(tmp_path / "new")
+    again = load_classifier(tmp_path / "new")
+    assert np.array_equal(again.predict_proba(formal), model.predict_proba(formal))
+    state = tmp_path / "new" / "tfidf.json"  # a model saved before: no "words" in its state
+    saved = json.loads(state.read_text())
+    del saved["words"]
+    state.write_text(json.dumps(saved, ensure_ascii=False))
+    old = TfidfLogisticRegression()
+    old._load_state(tmp_path / "new")  # the state alone (the saved manifest's checksums now refuse the file)
+    assert old.vectorizer_.token_pattern == TfidfVectorizer().token_pattern and old.vectorizer_.tokenizer is None
