@@ -94,8 +94,13 @@ bench-gpu:
 	@$(GPU_PYTHON) -c "import tsteval" 2>/dev/null || $(GPU_PYTHON) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(GPU_PYTHON) -m benchmarks.speed.bench_gpu
 
+# The whole meta-evaluation, each stage cached under runs/ (a rerun takes minutes): the content benchmark, Tox600's
+# classifiers and J, every rated row of Mir and Lai (benchmarks/results/meta_eval/), then the three LMs on every
+# rule set and the rule pooled and per task family (benchmarks/results/meta_eval_lm/).  From nothing on the 2-core
+# machine about six hours, the three-LM tables two and a half of them (docs/meta-evaluation.md states each stage).
 meta-eval: $(STAMP) content-benchmark detox
 	$(BIN)/python -m benchmarks.studies.meta_eval
+	$(BIN)/python -m benchmarks.studies.meta_eval_lm
 
 # The mis_benchmark content sets: every content column against the human similarity (benchmarks/results/
 # content_benchmark.md; about an hour on 2 cores, the LM columns most of it; scores cached under runs/).

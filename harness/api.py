@@ -108,12 +108,20 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     check_models(chosen, options["language_model"])
     options["modifications"] = (*options["modifications"],
                                 *(m for m in chosen.modifications if m not in options["modifications"]))
-    if chosen.recommended:
-        from tsteval.metaeval.recommended import recommended_language_model, recommended_options
+    if chosen.recommended is not None:
+        from tsteval.classifiers.corpus_checks import warn
+        from tsteval.metaeval.recommended import (
+            family_note,
+            recommended_language_model,
+            recommended_options,
+            recommended_profile,
+        )
 
-        content, modifications, naturalness = recommended_options(chosen.content, list(options["modifications"]),
-                                                                  chosen.naturalness, 1 if classifier else 0,
-                                                                  options["joint"])
+        content, modifications, naturalness = recommended_options(
+            chosen.content, list(options["modifications"]), chosen.naturalness, 1 if classifier else 0,
+            options["joint"], recommended_profile(chosen.recommended, options["language"]))
+        if family_note(chosen.recommended):
+            warn(family_note(chosen.recommended))
         chosen.content, chosen.naturalness, chosen.style = content, naturalness, True
         options["modifications"] = tuple(modifications)
         options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)

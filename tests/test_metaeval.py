@@ -321,3 +321,70 @@ def test_committed_evidence_backs_the_recommended_profile() -> None:
                                 & (baselines["level"] == "sentence") & (baselines["method"] == "pearson")]
                 assert column == base or row["hi"].iloc[0] >= 0, (dataset, rating, column, ours, theirs)
                 assert column == base or abs(row["diff"].iloc[0] - (ours - theirs)) < 1e-9
+
+
+def test_recommended_takes_a_task_family_and_the_language(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``--metrics recommended:FAMILY`` with ``--language``: the content column follows the language (e5 for the
+    Indic sets, chrF for Russian and for a language without a rated set, never the English encoder), a family takes
+    its own picks where the rule offered them, and an unknown family is one error line (exit 2, no output)."""
+    from tsteval.cli.main import build_parser
+    from tsteval.experiment.plan.plan_of_args import plan_of_args
+    from tsteval.metaeval.recommended import RECOMMENDED, TASK_FAMILIES, recommended_profile
+
+    (tmp_path / "in.txt").write_text("the food was awful\n")
+    (tmp_path / "out.txt").write_text("the food was great\n")
+    base = ["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
+            "--target-style", "1", "--classifier", f"clf={tmp_path}", "--out", str(tmp_path / "run")]
+    expected = {"en": "sbert", "hi": "e5", "bn": "e5", "ru": "chrf", "de": "chrf"}
+    for language, content in expected.items():
+        plan = plan_of_args(build_parser().parse_args([*base, "--metrics", "recommended:toxicity",
+                                                       "--language", language]))
+        assert content in plan.content and (language == "en" or "sbert" not in plan.content), (language, plan.content)
+    said = capsys.readouterr().err  # a family without a pick of its own in force says it scores the pooled profile
+    assert ("recommended:toxicity: no column of its own is in force" in said) == (not TASK_FAMILIES["toxicity"])
+    for family, own in TASK_FAMILIES.items():
+        profile = {r.aspect: r for r in recommended_profile(family)}
+        assert all(profile[r.aspect] == own.get(r.aspect, r) for r in RECOMMENDED)
+    code = main([*base, "--metrics", "recommended:poetry"])
+    assert code == 2 and not (tmp_path / "run").exists()
+
+
+def test_a_rated_sets_scores_are_cached_for_the_same_rows_only(tmp_path: Path) -> None:
+    """``make meta-eval`` reruns from the cache: a scorecard written with its notes reads back equal for the same
+    input and output rows, and not at all for other rows (a changed data root is scored again)."""
+    from tsteval.metaeval.rated.datasets import _read_card, _write_card
+
+    frame = pd.DataFrame({"input": ["a", "b"], "output": ["c", "d"], "human": [1.0, 2.0]}).astype({"input": object})
+    card = Scorecard(frame.copy())
+    card.add("bleu@none", [10.0, 20.0], "bleu|sig")
+    _write_card(tmp_path / "c", card, {"scoring_seconds": 3.5})
+    read, notes = _read_card(tmp_path / "c", frame)
+    assert read.signatures == {"bleu@none": "bleu|sig"} and read.frame["bleu@none"].tolist() == [10.0, 20.0]
+    assert notes == {"scoring_seconds": 3.5} and not list((tmp_path / "c").glob("*.tmp"))
+    assert _read_card(tmp_path / "c", frame.assign(output=["c", "e"])) is None
+    assert _read_card(tmp_path / "missing", frame) is None
+
+
+def test_an_lm_stage_is_scored_once_and_read_back_for_the_same_rows(tmp_path: Path) -> None:
+    """The three-LM tables keep each LM's columns (``runs/meta_eval_lm/SET/MODEL.csv``): the second run reads them
+    instead of scoring, and rows that differ are scored again."""
+    from tsteval.metaeval.rated.lm_subset import _cached_columns
+
+    calls = []
+
+    def card_of(outputs: list[str]) -> tuple[Scorecard, object]:
+        card = Scorecard(pd.DataFrame({"input": ["a", "b"], "output": outputs}))
+
+        def score() -> None:
+            calls.append(list(outputs))
+            card.add("lp_mean@m", [-1.5, -2.25], "lp|m")
+        return card, score
+
+    seconds = []
+    for outputs in (["c", "d"], ["c", "d"], ["c", "x"]):
+        card, score = card_of(outputs)
+        card.frame["input"] = card.frame["input"].astype(object)  # as a rated set's frame holds them
+        seconds.append(_cached_columns(card, tmp_path / "m.csv", score, lambda _: None))
+        assert card.frame["lp_mean@m"].tolist() == [-1.5, -2.25] and card.signatures == {"lp_mean@m": "lp|m"}
+    assert calls == [["c", "d"], ["c", "x"]]
+    assert seconds[0] == seconds[1] >= 0  # the seconds the scoring took, kept with the cached columns

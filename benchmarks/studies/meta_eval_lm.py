@@ -1,147 +1,368 @@
-"""The three-LM meta-evaluation and the recommended profile chosen by the rule fixed before it.
+"""The three-LM meta-evaluation on every rated set of the rule, and the recommended profile chosen by the rule fixed
+before it: pooled over the four sets, and per task family.
 
 SmolLM2, Gemma 3 270M and Qwen2.5-Coder-1.5B score their LM columns (``lp_mean``, ``slor``, ``ppl``,
-``logprop_content``, ``logprop_style``, the judges) on a seeded subset of inputs of each rated dataset
-(:mod:`tsteval.metaeval.rated.lm_subset`), meta-evaluated against the aspects' baselines (``baseline.csv``) and against
-the current recommendations (``recommendation.csv``); :mod:`tsteval.metaeval.profile_rule` then decides the profile
-(``profile.json``, ``profile.md``).  Writes ``benchmarks/results/meta_eval_lm/``.
+``logprop_content``, ``logprop_style``, the judges) on every input of each rated set of :data:`RULE_SETS`, or a
+seeded sample of :data:`~tsteval.metaeval.rated.lm_subset.SUBSET_INPUTS` inputs where a set has more
+(:mod:`tsteval.metaeval.rated.lm_subset`), beside the style classifiers, the content columns and the Kneser-Ney
+trigram; each set is meta-evaluated against the aspects' baselines (``baseline.csv``) and against the
+recommendations the rule was fixed against (``recommendation.csv``).  The content sets of Babakov et al.
+(:data:`CONTENT_SETS`) add the non-LM content columns on every pair.  :mod:`tsteval.metaeval.profile_rule` then
+decides the profile on the four sets pooled (``profile.json``, ``profile.md``), checks the content pick on the four
+plus the content sets, and applies the same rule to each task family's sets (:data:`FAMILIES`): a family's pick is
+offered as ``--metrics recommended:FAMILY`` only where it is significantly better than the pooled pick on the
+family's own sets.  Writes ``benchmarks/results/meta_eval_lm/``; each LM's scores and each set's scorecard are
+cached under ``runs/meta_eval_lm/``, so a rerun scores only what is missing.
 
-Run: ``python -m benchmarks.studies.meta_eval_lm [--dataset lai|mir] [--inputs 24] [--models smollm2,...]`` (about
-an hour on the 2-core machine; the rule is applied to whatever both datasets' folders hold).
+Run: ``python -m benchmarks.studies.meta_eval_lm [--dataset NAME ...] [--inputs 100] [--models smollm2,...]``
+(``make meta-eval``; about two and a half hours on the 2-core machine from nothing, Qwen2.5-Coder-1.5B most of it;
+``--rule-only`` applies the rule to what the folders hold).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
-from tsteval.metaeval.rated.datasets import DATASETS, LAI_RATINGS, MIR_RATINGS
-from tsteval.metaeval.rated.lm_subset import LANGUAGE_MODELS, PRECISION, RULE_RECOMMENDATIONS, SUBSET_INPUTS, lm_tables
+from tsteval.metaeval.rated.datasets import ratings_of
+from tsteval.metaeval.rated.lm_subset import (
+    LANGUAGE_MODELS,
+    PRECISION,
+    RULE_RECOMMENDATIONS,
+    SUBSET_INPUTS,
+    content_set_tables,
+    lm_tables,
+)
+from tsteval.metaeval.tables import meta_evaluate
+from tsteval.readers.rated_sets import rated_set
+from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval_lm"
 FULL = Path(__file__).resolve().parents[1] / "results" / "meta_eval"  # every rated row (benchmarks.studies.meta_eval)
-RATED = {r.column for r in (*MIR_RATINGS, *LAI_RATINGS)}  # each aspect's rating (Lai's content vs the input)
+README = Path(__file__).resolve().parents[2] / "README.md"
+CACHE = Path(__file__).resolve().parents[2] / "runs" / "meta_eval_lm"  # each LM's columns and each set's scorecard
+# The rated sets the rule pools: sentiment (Mir), formality (Lai), toxicity (Tox600, CAE-T5).
+RULE_SETS = ("mir", "lai", "tox600", "cae_t5")
+# The content-pair sets of style transfer (Babakov et al. 2022) that rate other outputs than the rule's sets
+# (content_cae and content_tox600 are CAE-T5's and Tox600's outputs, rated again: left out, not counted twice).
+CONTENT_SETS = ("content_pg_yelp", "content_yamsh_bible", "content_yamsh_gyafc", "content_yamsh_yelp")
+# The task family of a content set's style transfer (yamsh_bible, Bible versions, is none of them: pooled only).
+CONTENT_FAMILY = {"content_pg_yelp": "sentiment", "content_yamsh_yelp": "sentiment",
+                  "content_yamsh_gyafc": "formality"}
+LABELS = {"mir": "Mir", "lai": "Lai", "tox600": "Tox600", "cae_t5": "CAE-T5", "content_pg_yelp": "PG_YELP",
+          "content_yamsh_bible": "yamsh_bible", "content_yamsh_gyafc": "yamsh_gyafc",
+          "content_yamsh_yelp": "yamsh_yelp"}
 
 
-def apply_rule(out: Path) -> dict:
-    """The rule on the committed ``recommendation.csv`` of both datasets: the profile and every pooled difference."""
-    tables = {name: pd.read_csv(out / name / "recommendation.csv") for name in DATASETS}
+# Issue 46: every input of a set, or this many where it has more, before the rule's pick becomes the profile.
+COMPLETE_INPUTS = 100
+
+
+def distinct_inputs(name: str) -> int:
+    """How many distinct inputs rated set ``name`` has."""
+    from tsteval.readers.rated import read_rated_set
+
+    return read_rated_set(name).frame["input"].nunique()
+
+
+def families(sets: Sequence[str] = RULE_SETS) -> dict[str, tuple[str, ...]]:
+    """The task families of ``sets`` (each declaration's ``task``), each with its sets.
+
+    >>> families()
+    {'sentiment': ('mir',), 'formality': ('lai',), 'toxicity': ('tox600', 'cae_t5')}
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for name in sets:
+        task = rated_set(name).task
+        out[task] = (*out.get(task, ()), name)
+    return out
+
+
+FAMILIES = families()
+
+
+def primary_ratings(name: str) -> dict[str, str]:
+    """Aspect -> the rating column of rated set ``name`` the rule reads (each aspect's first)."""
+    return {r.aspect: r.column for r in ratings_of(rated_set(name), primary=True)}
+
+
+def _tables(out: Path, sets: Sequence[str], file: str = "recommendation.csv") -> dict[str, pd.DataFrame]:
+    return {name: pd.read_csv(out / name / file) for name in sets}
+
+
+def _row(p: object) -> dict:
+    return {"metric": p.metric, "aspect": p.aspect, "recommendation": p.recommendation, "diff": p.diff,
+            "lo": p.diff - Z * p.se, "hi": p.diff + Z * p.se, "qualifies": p.qualifies,
+            **{f"{name}_diff": v[0] for name, v in p.per_dataset.items()},
+            **{f"{name}_lo": v[1] for name, v in p.per_dataset.items()},
+            **{f"{name}_hi": v[2] for name, v in p.per_dataset.items()}}
+
+
+def load_card(cache: Path, name: str) -> Scorecard:
+    """Set ``name``'s scorecard as :func:`main` cached it."""
+    frame = pd.read_parquet(cache / name / "card.parquet")
+    return Scorecard(frame, json.loads((cache / name / "card.json").read_text(encoding="utf-8")))
+
+
+def family_comparison(cards: dict[str, Scorecard], chosen: dict[str, str], pick: str, aspect: str,
+                      seed: int = 0, n_resamples: int = 1000) -> dict:
+    """``pick`` against the pooled profile's column of ``aspect`` (``chosen``) on each of ``cards``' sets, pooled by
+    the rule: is the family's pick significantly better than the pooled one on the family's own sets?"""
+    tables = {}
+    for name, card in cards.items():
+        rating = primary_ratings(name)[aspect]
+        result = meta_evaluate(card, [r for r in ratings_of(rated_set(name), primary=True) if r.column == rating],
+                               baselines={rating: chosen[aspect]}, n_resamples=n_resamples, seed=seed)
+        tables[name] = result.baseline
+    found = [p for p in pooled_differences(tables) if p.metric == pick and p.aspect == aspect]
+    return _row(found[0]) | {"significant": found[0].qualifies}
+
+
+def apply_rule(out: Path, cache: Path | None = CACHE, sets: Sequence[str] = RULE_SETS,
+               content_sets: Sequence[str] = CONTENT_SETS) -> dict:
+    """The rule on the ``recommendation.csv`` of ``sets`` (and, for content, of ``content_sets`` too, where ``out``
+    holds them): the profile and every pooled difference; each task family's pick on the family's sets, and where it
+    differs from the pooled one, whether it is significantly better there (scored from ``cache``'s scorecards)."""
+    tables = _tables(out, sets)
     # the recommendations the tables were compared with (what the rule reads), not today's RECOMMENDED
     compared = pd.concat(tables.values())[["aspect", "baseline"]].drop_duplicates()
     current = {aspect: compared[compared["aspect"] == aspect]["baseline"].iloc[0]
                for aspect in RULE_RECOMMENDATIONS if aspect in set(compared["aspect"])}
     pooled = sorted(pooled_differences(tables), key=lambda p: (p.aspect, -p.diff))
-    return {"current": current, "chosen": choose(tables, current), "z": Z,
-            "pooled": [{"metric": p.metric, "aspect": p.aspect, "recommendation": p.recommendation,
-                        "diff": p.diff, "lo": p.diff - Z * p.se, "hi": p.diff + Z * p.se, "qualifies": p.qualifies,
-                        **{f"{name}_diff": v[0] for name, v in p.per_dataset.items()},
-                        **{f"{name}_lo": v[1] for name, v in p.per_dataset.items()},
-                        **{f"{name}_hi": v[2] for name, v in p.per_dataset.items()}} for p in pooled]}
+    rated_only = choose(tables, current)
+    present = [name for name in content_sets if (out / name / "recommendation.csv").is_file()]
+    notes = {name: json.loads((out / name / "notes.json").read_text()) for name in (*sets, *present)}
+    profile = {"sets": {name: {"inputs": notes[name]["inputs"], "rows": notes[name]["subset_rows"]}
+                        for name in (*sets, *present)},
+               "current": current, "chosen": dict(rated_only), "rated_sets_only": rated_only, "z": Z,
+               "pooled": [_row(p) for p in pooled]}
+    content_tables = {**tables, **_tables(out, present)}
+    if present:  # content is pooled over the content sets too: the columns scored on all of them
+        profile["chosen"]["content"] = choose(content_tables, {"content": current["content"]})["content"]
+        profile["content"] = {"sets": [*sets, *present],
+                              "pooled": [_row(p) for p in sorted(pooled_differences(content_tables),
+                                                                 key=lambda p: -p.diff) if p.aspect == "content"]}
+    profile["complete"] = all(notes[n]["inputs"] >= min(COMPLETE_INPUTS, distinct_inputs(n)) for n in sets)
+    previous = json.loads((out / "profile.json").read_text()) if (out / "profile.json").is_file() else {}
+    profile["in_force"] = (dict(profile["chosen"]) if profile["complete"] else
+                           previous.get("in_force", previous.get("chosen", dict(current))))
+    chosen = profile["chosen"]
+    profile["families"] = {}
+    for family, names in families(sets).items():
+        own = [n for n in present if CONTENT_FAMILY.get(n) == family]
+        picks = choose({name: tables[name] for name in names}, current)
+        picks["content"] = choose({n: content_tables[n] for n in (*names, *own)}, current)["content"]
+        entry = {"sets": list(names), "content_sets": own, "chosen": picks, "compared": []}
+        for aspect in (a for a in current if picks[a] != chosen[a]):
+            family_sets = [*names, *own] if aspect == "content" else list(names)
+            if cache is not None and all((cache / n / "card.parquet").is_file() for n in family_sets):
+                cards = {n: load_card(cache, n) for n in family_sets}
+                entry["compared"].append(family_comparison(cards, chosen, picks[aspect], aspect))
+            else:  # tables scored before the scorecards were kept: rescore the family's sets to compare
+                entry.setdefault("not_compared", []).append(aspect)
+        entry["offered"] = {c["aspect"]: c["metric"] for c in entry["compared"] if c["significant"]}
+        before = previous.get("families", {}).get(family, {}).get("in_force", {})
+        entry["in_force"] = entry["offered"] if profile["complete"] else before  # as the profile: on complete tables
+        profile["families"][family] = entry
+    return profile
+
+
+def _cell(p: dict, name: str) -> str:
+    if f"{name}_diff" not in p:
+        return "—"
+    return f"{p[f'{name}_diff']:+.3f} [{p[f'{name}_lo']:+.3f}, {p[f'{name}_hi']:+.3f}]"
 
 
 def profile_page(profile: dict) -> str:
-    """``profile.md``: the chosen profile and each aspect's pooled differences."""
+    """``profile.md``: the chosen profile, each aspect's pooled differences, the content check and the families."""
+    sets = [name for name in RULE_SETS if name in profile["sets"]]
     lines = ["# The recommended profile by the rule (README: \"Which column is recommended\")", "",
-             "| aspect | current | chosen |", "|---|---|---|"]
-    lines += [f"| {aspect} | `{column}` | `{profile['chosen'][aspect]}` |"
+             "Made by `python -m benchmarks.studies.meta_eval_lm`.  Inputs and rows scored per set (every column, the "
+             "three LMs' too): " + "; ".join(f"{LABELS[n]} {profile['sets'][n]['inputs']} inputs, "
+                                             f"{profile['sets'][n]['rows']} rows" for n in sets) + ".", "",
+             "| aspect | when the rule was fixed | the rule on these tables | in force (`--metrics recommended`) |",
+             "|---|---|---|---|"]
+    lines += [f"| {aspect} | `{column}` | `{profile['chosen'][aspect]}` | `{profile['in_force'][aspect]}` |"
               for aspect, column in profile["current"].items()]
-    lines += ["", "Sentence-level Pearson difference from the current recommendation, per dataset and pooled by "
-              "inverse variance (95% intervals):", "",
-              "| aspect | column | Mir | Lai | pooled | qualifies |", "|---|---|---|---|---|---|"]
+    if not profile["complete"]:
+        short = [f"{LABELS[n]} ({profile['sets'][n]['inputs']} inputs)" for n in sets
+                 if profile["sets"][n]["inputs"] < min(COMPLETE_INPUTS, distinct_inputs(n))]
+        lines += ["", f"**Not yet complete**: {', '.join(short)} below every input or {COMPLETE_INPUTS} of them, so "
+                  "the profile in force stays as it was; the rule's pick on complete tables replaces it."]
+    head = " | ".join(LABELS[n] for n in sets)
+    lines += ["", "Sentence-level Pearson difference from the current recommendation, per set and pooled by "
+              "inverse variance (95% intervals clustered by input):", "",
+              f"| aspect | column | {head} | pooled | qualifies |", "|---|---|" + "---|" * len(sets) + "---|---|"]
     for p in profile["pooled"]:
-        cells = [f"{p[f'{d}_diff']:+.3f} [{p[f'{d}_lo']:+.3f}, {p[f'{d}_hi']:+.3f}]" for d in ("mir", "lai")]
-        lines.append(f"| {p['aspect']} | `{p['metric']}` | {cells[0]} | {cells[1]} | {p['diff']:+.3f} "
-                     f"[{p['lo']:+.3f}, {p['hi']:+.3f}] | {'yes' if p['qualifies'] else 'no'} |")
+        cells = " | ".join(_cell(p, n) for n in sets)
+        lines.append(f"| {p['aspect']} | `{p['metric']}` | {cells} | {p['diff']:+.3f} [{p['lo']:+.3f}, "
+                     f"{p['hi']:+.3f}] | {'yes' if p['qualifies'] else 'no'} |")
+    content = profile.get("content")
+    if content:
+        extra = [n for n in content["sets"] if n not in sets]
+        pick, rated = profile["chosen"]["content"], profile["rated_sets_only"]["content"]
+        counts = ", ".join(f"{LABELS[n]} {profile['sets'][n]['rows']:,}" for n in extra)
+        lines += ["", f"## Content on the content sets too (every pair: {counts})", "",
+                  f"Content is pooled over the {len(content['sets'])} sets, over the columns scored on all of them "
+                  "(the LM columns are not scored on the content sets: the content benchmark has them on samples). "
+                  + (f"The rule picks **`{pick}`** (on the four rated sets alone: `{rated}`)." if pick != rated else
+                     f"The rule picks **`{pick}`**, as on the four rated sets alone."), "",
+                  "| column | " + " | ".join(LABELS[n] for n in content["sets"]) + " | pooled | qualifies |",
+                  "|---|" + "---|" * len(content["sets"]) + "---|---|"]
+        for p in content["pooled"]:
+            lines.append(f"| `{p['metric']}` | " + " | ".join(_cell(p, n) for n in content["sets"])
+                         + f" | {p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] | "
+                         f"{'yes' if p['qualifies'] else 'no'} |")
+    lines += ["", "## Per task family", "",
+              "The same rule on each family's sets alone.  Where a family's pick differs from the pooled one, the "
+              "family's pick is compared with the pooled pick on the family's sets (the rule's test: pooled "
+              "difference above 0 with 95% confidence, worse on no set); only then is it offered as "
+              "`--metrics recommended:FAMILY`"
+              + ("." if profile["complete"] else ", once the tables are complete, as the profile is (in force now: "
+                 + (", ".join(f"{f} {e['in_force']}" for f, e in profile["families"].items() if e["in_force"])
+                    or "none") + ")."), "",
+              "| family | sets | aspect | family's pick | pooled pick | family's pick minus pooled pick | offered |",
+              "|---|---|---|---|---|---|---|"]
+    for family, entry in profile["families"].items():
+        names = ", ".join(LABELS[n] for n in (*entry["sets"], *entry["content_sets"]))
+        compared = {c["aspect"]: c for c in entry["compared"]}
+        for aspect, pick in entry["chosen"].items():
+            c = compared.get(aspect)
+            if pick == profile["chosen"][aspect]:
+                cell, offered = "the same column", "—"
+            elif c is None:
+                cell, offered = "not compared: the table was scored before its scorecard was cached", "no"
+            else:
+                cell = f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
+                offered = "**yes**" if c["significant"] else "no"
+            lines.append(f"| {family} | {names} | {aspect} | `{pick}` | `{profile['chosen'][aspect]}` | {cell} | "
+                         f"{offered} |")
     return "\n".join(lines) + "\n"
 
 
-def evidence_rows(out: Path, models: list[str], metrics: tuple[str, ...] = ()) -> list[dict]:
-    """Every LM column of ``models`` (only those of ``metrics`` when given) against its aspect's baseline on both
-    datasets of ``out`` (sentence-level Pearson, each aspect's rating of :data:`RATED`)."""
+def evidence_rows(out: Path, models: list[str], metrics: tuple[str, ...] = (),
+                  sets: Sequence[str] = RULE_SETS) -> list[dict]:
+    """Every LM column of ``models`` (only those of ``metrics`` when given) against its aspect's baseline on each of
+    ``sets`` that ``out`` holds (sentence-level Pearson, each aspect's rating the rule reads)."""
     rows = []
-    for name in DATASETS:
+    for name in sets:
+        if not (out / name / "baseline.csv").is_file():
+            continue
+        rated = set(primary_ratings(name).values())
         base = pd.read_csv(out / name / "baseline.csv")
         table = pd.read_csv(out / name / "metaeval.csv")
         part = base[(base["level"] == "sentence") & (base["method"] == "pearson")]
         for row in part.itertuples():
             metric, _, model = row.metric.partition("@")
-            if model.split("-t")[0] not in models or (metrics and metric not in metrics) or row.rating not in RATED:
+            if model.split("-t")[0] not in models or (metrics and metric not in metrics) or row.rating not in rated:
                 continue
             r = table[(table["metric"] == row.metric) & (table["rating"] == row.rating)
                       & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]
             rows.append({"dataset": name, "metric": row.metric, "aspect": row.aspect, "rating": row.rating,
-                         "r": r["r"], "lo": r["lo"], "hi": r["hi"], "baseline": row.baseline,
+                         "r": r["r"], "lo": r["lo"], "hi": r["hi"], "n": int(r["n"]), "baseline": row.baseline,
                          "r_baseline": row.r_baseline, "diff": row.diff, "diff_lo": row.lo, "diff_hi": row.hi,
                          "verdict": row.verdict})
     return rows
 
 
 def evidence_page(rows: list[dict]) -> str:
-    """``evidence.md``: one line per LM column and dataset (the README's evidence table is taken from it)."""
+    """``evidence.md``: one line per LM column and set (the docs' evidence table is taken from it)."""
     lines = ["# Every LM column against its aspect's baseline (sentence-level Pearson, 95% clustered intervals)", "",
-             "| aspect | column | dataset | r | baseline (r) | difference | verdict |", "|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r["aspect"], r["metric"], r["dataset"])):
-        lines.append(f"| {r['aspect']} | `{r['metric']}` | {r['dataset']} | {r['r']:.3f} [{r['lo']:.3f}, "
-                     f"{r['hi']:.3f}] | `{r['baseline']}` ({r['r_baseline']:.3f}) | {r['diff']:+.3f} "
+             "| aspect | column | set | rows | r | baseline (r) | difference | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["aspect"], r["metric"], RULE_SETS.index(r["dataset"]))):
+        lines.append(f"| {r['aspect']} | `{r['metric']}` | {LABELS[r['dataset']]} | {r['n']} | {r['r']:.3f} "
+                     f"[{r['lo']:.3f}, {r['hi']:.3f}] | `{r['baseline']}` ({r['r_baseline']:.3f}) | {r['diff']:+.3f} "
                      f"[{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] | {r['verdict']} |")
     return "\n".join(lines) + "\n"
 
 
 def readme_table(rows: list[dict]) -> str:
-    """The README's evidence table: one line per LM column, Mir and Lai side by side (from :func:`evidence_rows`)."""
+    """The docs' evidence table: one line per LM column, the sets side by side (from :func:`evidence_rows`): r and
+    the difference from the aspect's baseline with its verdict."""
     verdict = {"yes": "yes", "no": "**worse**", "not significant": "n.s."}
     by = {(r["metric"], r["dataset"]): r for r in rows}
-    lines = ["| column | aspect | Mir r | vs baseline on Mir | Lai r | vs baseline on Lai |",
-             "|---|---|---|---|---|---|"]
+    sets = [name for name in RULE_SETS if any(r["dataset"] == name for r in rows)]
+    lines = ["| column | aspect | " + " | ".join(f"{LABELS[n]} r (rows) | vs baseline on {LABELS[n]}" for n in sets)
+             + " |", "|---|---|" + "---|---|" * len(sets)]
     for metric, aspect in sorted({(r["metric"], r["aspect"]) for r in rows}, key=lambda m: (m[1], m[0])):
         cells = []
-        for name in ("mir", "lai"):
-            r = by[(metric, name)]
-            cells += [f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
-                      f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] {verdict[r['verdict']]}"]
+        for name in sets:
+            r = by.get((metric, name))
+            cells += ([f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({r['n']})",
+                       f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] {verdict[r['verdict']]}"]
+                      if r else ["—", "—"])
         lines.append(f"| `{metric}` | {aspect} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def profile_table(out: Path = RESULTS) -> str:
-    """The README's profile table: each aspect's recommended column (``profile.json``), its sentence-level Pearson r
-    with the aspect's rating on both datasets of ``out`` and its pooled difference from the column it replaced."""
+    """The README's profile table: each aspect's column in force (``profile.json``), its sentence-level Pearson r
+    with the aspect's rating on each set of ``out`` (rows in brackets after the interval), its pooled difference
+    from the column it replaced, and the rule's pick on these tables where that differs."""
     profile = json.loads((out / "profile.json").read_text())
     pooled = {(p["aspect"], p["metric"]): p for p in profile["pooled"]}
-    rated = {name: {r.aspect: r.column for r in ratings} for name, ratings in (("mir", MIR_RATINGS),
-                                                                                ("lai", LAI_RATINGS))}
-    lines = ["| aspect | recommended column | Mir r [95%] | Lai r [95%] | pooled gain over the previous choice |",
-             "|---|---|---|---|---|"]
-    for aspect, column in profile["chosen"].items():
+    pooled |= {("content", p["metric"]): p for p in profile.get("content", {}).get("pooled", [])}
+    sets = [name for name in RULE_SETS if name in profile["sets"]]
+    lines = ["| aspect | recommended column | " + " | ".join(f"{LABELS[n]} r [95%] (rows)" for n in sets)
+             + " | pooled gain over the column it replaced | the rule on these tables |",
+             "|---|---|" + "---|" * len(sets) + "---|---|"]
+    for aspect, column in profile["in_force"].items():
         cells = []
-        for name in DATASETS:
+        for name in sets:
             table = pd.read_csv(out / name / "metaeval.csv")
-            r = table[(table["metric"] == column) & (table["rating"] == rated[name][aspect])
+            r = table[(table["metric"] == column) & (table["rating"] == primary_ratings(name)[aspect])
                       & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]
-            cells.append(f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]")
-        previous = profile["current"][aspect]
-        p = pooled.get((aspect, column))
-        gain = (f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] over `{previous}`" if p else
-                "kept: no column qualified")
-        lines.append(f"| {aspect} | `{column}` | {cells[0]} | {cells[1]} | {gain} |")
+            cells.append(f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({int(r['n'])})")
+        pick = profile["chosen"][aspect]
+        now = "the same" if pick == column else f"`{pick}`, {_gain(pooled, aspect, pick, profile['current'])}"
+        lines.append(f"| {aspect} | `{column}` | " + " | ".join(cells)
+                     + f" | {_gain(pooled, aspect, column, profile['current'])} | {now} |")
     return "\n".join(lines) + "\n"
+
+
+def _gain(pooled: dict, aspect: str, metric: str, current: dict[str, str]) -> str:
+    """``metric``'s pooled difference from ``aspect``'s column when the rule was fixed, in words."""
+    p = pooled.get((aspect, metric))
+    if metric == current[aspect] or p is None:
+        return "kept: no column qualified"
+    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] over `{current[aspect]}`"
+
+
+MARKER = "<!-- generated: benchmarks.studies.meta_eval_lm.profile_table() -->"
+
+
+def readme_with_table(text: str, table: str) -> str:
+    """``text`` (the README) with the table after :data:`MARKER` replaced by ``table``.
+
+    >>> readme_with_table(f"a\\n{MARKER}\\n| x |\\n|---|\\n\\nb", "| y |\\n")
+    'a\\n<!-- generated: benchmarks.studies.meta_eval_lm.profile_table() -->\\n| y |\\n\\nb'
+    """
+    pattern = re.compile(re.escape(MARKER) + r"\n(?:\|.*\n)+")
+    if not pattern.search(text):
+        raise SystemExit(f"README.md has no table after {MARKER}")
+    return pattern.sub(lambda _: f"{MARKER}\n{table}", text, count=1)
 
 
 def parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=DATASETS, action="append", help="default: both")
+    parser.add_argument("--dataset", choices=(*RULE_SETS, *CONTENT_SETS), action="append",
+                        help="default: all of them")
     parser.add_argument("--models", default=",".join(LANGUAGE_MODELS), help="comma-separated causal LMs")
     parser.add_argument("--inputs", type=int, default=SUBSET_INPUTS, help="inputs in the seeded subset")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--cache", type=Path, default=CACHE, help="each LM's columns and each set's scorecard")
     parser.add_argument("--rule-only", action="store_true", help="score nothing: apply the rule to --out's tables")
     return parser
 
@@ -149,24 +370,33 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     models = [m for m in args.models.split(",") if m]
-    for name in [] if args.rule_only else args.dataset or DATASETS:
+    for name in [] if args.rule_only else args.dataset or (*RULE_SETS, *CONTENT_SETS):
         start = time.perf_counter()
-        run, against = lm_tables(name, models, inputs=args.inputs, seed=args.seed, n_resamples=args.resamples,
-                                 threads=args.threads)
+        if name in CONTENT_SETS:
+            run, against = content_set_tables(name, seed=args.seed, n_resamples=args.resamples)
+            notes = {}
+        else:
+            run, against = lm_tables(name, models, inputs=args.inputs, seed=args.seed, n_resamples=args.resamples,
+                                     threads=args.threads, cache=args.cache / name)
+            notes = {"language_models": models, "precision": {m: PRECISION.get(m, "fp32") for m in models}}
         seconds = round(time.perf_counter() - start, 1)
         target = args.out / name
-        notes = {**run.notes, "seconds": seconds, "rows": len(run.card.frame), "metrics": run.card.metrics,
-                 "language_models": models, "precision": {m: PRECISION.get(m, "fp32") for m in models}}
-        run.result.write(target, overwrite=True, title=f"Three-LM meta-evaluation on the {name} ratings (subset)",
-                         notes=notes)
+        notes = {**run.notes, "seconds": seconds, "rows": len(run.card.frame), "metrics": run.card.metrics, **notes}
+        run.result.write(target, overwrite=True, title=f"Meta-evaluation on the {LABELS[name]} ratings "
+                         f"({notes['inputs']} inputs)", notes=notes)
         against.baseline.to_csv(target / "recommendation.csv", index=False)
+        (args.cache / name).mkdir(parents=True, exist_ok=True)
+        run.card.frame.to_parquet(args.cache / name / "card.parquet", index=False)
+        (args.cache / name / "card.json").write_text(json.dumps(run.card.signatures, indent=1), encoding="utf-8")
         print(f"{name}: written to {target} in {seconds:.0f} s")
-    if all((args.out / name / "recommendation.csv").is_file() for name in DATASETS):
-        profile = apply_rule(args.out)
+    if all((args.out / name / "recommendation.csv").is_file() for name in RULE_SETS):
+        profile = apply_rule(args.out, args.cache)
         (args.out / "profile.json").write_text(json.dumps(profile, indent=1) + "\n", encoding="utf-8")
         (args.out / "profile.md").write_text(profile_page(profile), encoding="utf-8")
         evidence = evidence_rows(args.out, list(LANGUAGE_MODELS))
         (args.out / "evidence.md").write_text(evidence_page(evidence), encoding="utf-8")
+        if args.out == RESULTS:  # the README's profile table follows the committed tables
+            README.write_text(readme_with_table(README.read_text(encoding="utf-8"), profile_table()), encoding="utf-8")
         print(profile_page(profile))
 
 

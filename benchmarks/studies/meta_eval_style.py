@@ -3,13 +3,13 @@
 The fine-tuned MiniLM (``transformer``, its default recipe) and the calibrated ensemble of fastText and it
 (``fasttext_transformer``) are trained on the corpora of the committed runs (Yelp without Mir's inputs; DualRL's
 GYAFC without Lai's items and their parallel lines) and their style columns (``target_prob``, ``style_strength``,
-``sti``, ``sti_norm``, ``target_acc``) are merged into ``results/meta_eval/{mir,lai}`` (every rated row) and
-``results/meta_eval_lm/{mir,lai}`` (the rule's subset) by :func:`tsteval.metaeval.rated.style.update_tables`,
-which first checks that the committed fastText columns (the baseline's classifier, retrained beside them) recompute
-to their committed rows (:data:`SUBSET_CLASSIFIERS`).  The rule then runs on the
-new ``recommendation.csv`` tables as ``python -m benchmarks.studies.meta_eval_lm --rule-only`` does, the README's
-profile table is regenerated, and ``results/meta_eval_style.md`` tabulates every style column of the full tables
-(:func:`style_page`).
+``sti``, ``sti_norm``, ``target_acc``) are merged into ``results/meta_eval/{mir,lai}`` (every rated row) by
+:func:`tsteval.metaeval.rated.style.update_tables`, which first checks that the committed fastText columns (the
+baseline's classifier, retrained beside them) recompute to their committed rows.  The rule's subsets
+(``results/meta_eval_lm/``) score these classifiers themselves (:data:`SUBSET_CLASSIFIERS`).  The rule then runs on
+the ``recommendation.csv`` tables as ``python -m benchmarks.studies.meta_eval_lm --rule-only`` does (which
+regenerates the README's profile table), and ``results/meta_eval_style.md`` tabulates every style column of the
+full tables (:func:`style_page`).
 
 Run: ``python -m benchmarks.studies.meta_eval_style [--dataset mir|lai] [--rule-only] [--retrain transformer]``
 (tens of minutes on 2 cores: the transformers train once each, then come from the cache). ``--retrain``: the named
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from pathlib import Path
 
@@ -29,27 +28,11 @@ import pandas as pd
 
 from benchmarks.studies import meta_eval_lm
 from tsteval.metaeval.rated.datasets import DATASETS, STYLE_BACKENDS
-from tsteval.metaeval.rated.lm_subset import SUBSET_CLASSIFIERS, SUBSET_INPUTS
+from tsteval.metaeval.rated.lm_subset import SUBSET_CLASSIFIERS
 from tsteval.metaeval.rated.style import update_tables
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
-README = Path(__file__).resolve().parents[2] / "README.md"
 STYLE_METRICS = ("target_prob", "style_strength", "sti", "sti_norm")
-MARKER = "<!-- generated: benchmarks.studies.meta_eval_lm.profile_table() -->"
-
-
-def readme_with_table(text: str, table: str) -> str:
-    """``text`` (the README) with the table after :data:`MARKER` replaced by ``table``.
-
-    >>> readme_with_table(f"a\\n{MARKER}\\n| x |\\n|---|\\n\\nb", "| y |\\n")
-    'a\\n<!-- generated: benchmarks.studies.meta_eval_lm.profile_table() -->\\n| y |\\n\\nb'
-    """
-    pattern = re.compile(re.escape(MARKER) + r"\n(?:\|.*\n)+")
-    if not pattern.search(text):
-        raise SystemExit(f"README.md has no table after {MARKER}")
-    return pattern.sub(lambda _: f"{MARKER}\n{table}", text, count=1)
-
-
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -57,7 +40,6 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--rule-only", action="store_true", help="rescore nothing: the rule and the README table")
     parser.add_argument("--classifiers", type=lambda text: text.split(","), default=list(SUBSET_CLASSIFIERS),
                         help="comma-separated names of rated.STYLE_CLASSIFIERS (default: %(default)s)")
-    parser.add_argument("--subset-only", action="store_true", help="only the rule's subsets (meta_eval_lm)")
     parser.add_argument("--max-train", type=int, help="train the transformers on at most this many texts (default: "
                         "the recipe's max_train)")
     parser.add_argument("--retrain", type=lambda text: text.split(","), default=[],
@@ -106,15 +88,11 @@ def style_page(results: Path) -> str:
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     for name in [] if args.rule_only else args.dataset or DATASETS:
-        for folder, inputs in ((RESULTS / "meta_eval", None), (RESULTS / "meta_eval_lm", SUBSET_INPUTS)):
-            if args.subset_only and inputs is None:
-                continue
-            start = time.perf_counter()
-            done = update_tables(folder / name, name, args.classifiers, inputs=inputs, max_train=args.max_train,
-                                 retrain=args.retrain)
-            print(json.dumps(done), f"{time.perf_counter() - start:.0f} s", flush=True)
+        start = time.perf_counter()
+        done = update_tables(RESULTS / "meta_eval" / name, name, args.classifiers, max_train=args.max_train,
+                             retrain=args.retrain)
+        print(json.dumps(done), f"{time.perf_counter() - start:.0f} s", flush=True)
     meta_eval_lm.main(["--rule-only"])
-    README.write_text(readme_with_table(README.read_text(), meta_eval_lm.profile_table()))
     (RESULTS / "meta_eval_style.md").write_text(style_page(RESULTS))
 
 

@@ -4,8 +4,8 @@ either routed to what scores it or refused with one line saying what it needs.
 
 An entry is a metric name, optionally with parameters (``bleu:smooth_method=floor:smooth_value=0.1``), a naturalness
 scorer (``kn3``, ``smollm2``, ``unigram``, ...), a naturalness column family with its scorer (``slor@smollm2``;
-``slor@gemma3-270m`` with ``--language-model gemma3-270m``), ``recommended`` (one metric per aspect,
-:mod:`tsteval.metaeval.recommended`) or ``profile:FILE`` (the profile a rating study chose,
+``slor@gemma3-270m`` with ``--language-model gemma3-270m``), ``recommended`` or ``recommended:FAMILY`` (one
+metric per aspect, :mod:`tsteval.metaeval.recommended`) or ``profile:FILE`` (the profile a rating study chose,
 :mod:`tsteval.metaeval.profile_file`).  A naturalness metric named alone is scored by its default scorer (``ppl``,
 ``lp_mean``, ``slor``: the Kneser-Ney trigram ``kn3``, or under an LM server the served model; ``naturalness``,
 ``more_natural``: the ``unigram`` adversarial classifier).
@@ -59,7 +59,8 @@ class Selection:
     """What a list of names asks for: ``style`` columns (every style metric of each classifier), ``content``
     metrics with their ``params``, ``naturalness`` scorers, the LM metrics ``judges`` (with ``params``; ``models``:
     the models named after their ``@``), the pair-classifier columns (``hh``, ``hh_content``,
-    ``ah``) and the ``joint`` score; ``recommended`` when that profile was asked for; the content ``modifications`` a
+    ``ah``) and the ``joint`` score; ``recommended``: the task family of the profile asked for ("" the pooled one,
+None when none was); the content ``modifications`` a
     profile file asks for."""
 
     style: bool = False
@@ -70,7 +71,7 @@ class Selection:
     models: list[str] = field(default_factory=list)
     pairs: list[str] = field(default_factory=list)
     joint: bool = False
-    recommended: bool = False
+    recommended: str | None = None
     modifications: list[str] = field(default_factory=list)
 
     def add_content(self, name: str, params: dict[str, str]) -> None:
@@ -121,10 +122,10 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
 
     selection = Selection()
     for entry in _expand_profiles(entries, selection):
-        name, params = parse_metric(entry)
-        if name == RECOMMENDED:
-            selection.recommended = True
+        if str(entry).strip().partition(":")[0] == RECOMMENDED:
+            selection.recommended = str(entry).strip().partition(":")[2].strip()  # a task family, or "" (pooled)
             continue
+        name, params = parse_metric(entry)
         family, _, scorer = name.partition("@")
         metric = METRICS.get(family)
         if metric is not None and is_judge(metric):

@@ -353,7 +353,7 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
                                           "compatibility"))
     compatibility = _compatibility(r, d["compatibility"]) if "compatibility" in d else CompatibilitySpec()
     chosen = _selected(r, d, classifiers, compatibility, options.lm_endpoint is not None)
-    if chosen.recommended:
+    if chosen.recommended is not None:
         raise r.error("metrics.names", "recommended is a command-line profile (tsteval score --metrics recommended)",
                       fix="name the metrics: target_prob, sbert, lp_mean@kn3")
     missing = [m for m in chosen.modifications if m not in options.modifications]

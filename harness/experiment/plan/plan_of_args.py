@@ -41,10 +41,19 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     modes += [m for m in chosen.modifications if m not in modes]
     names += [n for n in chosen.naturalness if n not in names]
     check_models(chosen, options["language_model"])
-    if chosen.recommended:
-        from tsteval.metaeval.recommended import recommended_language_model, recommended_options
+    if chosen.recommended is not None:
+        from tsteval.classifiers.corpus_checks import warn
+        from tsteval.metaeval.recommended import (
+            family_note,
+            recommended_language_model,
+            recommended_options,
+            recommended_profile,
+        )
 
-        metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers), options["joint"])
+        profile = recommended_profile(chosen.recommended, options["language"])
+        if family_note(chosen.recommended):
+            warn(family_note(chosen.recommended))
+        metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers), options["joint"], profile)
         options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)
     baselines = options["baselines"]
     lexicon = None

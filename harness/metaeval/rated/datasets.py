@@ -27,10 +27,14 @@ Everything expensive goes through the cache (classifiers, lexicon fits), so a re
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
@@ -123,8 +127,6 @@ def _lm_columns(card: Scorecard, plan: object, templates: dict[str, int] | None,
     given), the LM's fluency scores on the text as the dataset writes it (``@MODEL-asis``) beside the
     restored text's (``@MODEL``), and LogProp of every packaged LM
     (:func:`tsteval.metaeval.rated.lm_subset.score_logprop`)."""
-    import time
-
     from tsteval.experiment.plan.plan import resource_options
     from tsteval.metaeval.rated.lm_subset import score_logprop  # imports this module
     from tsteval.metrics.judges.scorer import score_judges
@@ -303,22 +305,54 @@ def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
     return card, notes
 
 
+def _write_card(folder: Path, card: Scorecard, notes: dict) -> None:
+    """``card`` and ``notes`` into ``folder`` (``card.parquet``, ``card.json``), the parquet file last."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "card.json").write_text(json.dumps({"signatures": card.signatures, "notes": notes}, indent=1,
+                                                 default=str), encoding="utf-8")
+    card.frame.to_parquet(folder / "card.tmp", index=False)
+    (folder / "card.tmp").replace(folder / "card.parquet")
+
+
+def _read_card(folder: Path, rows: pd.DataFrame) -> tuple[Scorecard, dict] | None:
+    """The scorecard and notes :func:`_write_card` left in ``folder``, if it holds the same input and output rows as
+    ``rows``; else None."""
+    if not (folder / "card.parquet").is_file() or not (folder / "card.json").is_file():
+        return None
+    frame = pd.read_parquet(folder / "card.parquet")
+    if any(frame[c].tolist() != rows[c].tolist() for c in ("input", "output")):  # str and object dtypes alike
+        return None
+    saved = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    return Scorecard(frame, saved["signatures"]), saved["notes"]
+
+
 def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print,
-                  language_model: str = "smollm2", mir_templates: dict[str, int] | None = None) -> RatedRun:
+                  language_model: str = "smollm2", mir_templates: dict[str, int] | None = None,
+                  cache: Path | None = None) -> RatedRun:
     """Score the rated set ``name`` (any of :func:`~tsteval.readers.rated_sets.rated_set_names`) and meta-evaluate
     every column against each of its judged ratings, the raters' agreement in ``notes["agreement"]`` (the LM metrics
     with ``language_model``; Lai scores every template, Mir one per metric: ``mir_templates``, default
-    :data:`MIR_TEMPLATES`, chosen on Lai with SmolLM2)."""
+    :data:`MIR_TEMPLATES`, chosen on Lai with SmolLM2).  With ``cache`` (a folder) the scorecard is kept there and
+    read back by a rerun over the same rows."""
     from tsteval.metaeval.rated.rater_agreement import rated_agreement
 
     spec = rated_set(name)
     rated = read_rated_set(spec)
-    if name == "mir":
-        card, notes = score_mir(seed, log, language_model, mir_templates)
-    elif name == "lai":
-        card, notes = score_lai(seed, log, language_model)
+    cached = _read_card(cache, rated.frame) if cache is not None else None
+    if cached is not None:
+        card, notes = cached
+        log(f"{name}: the scores read from {cache} (delete it to score again)")
     else:
-        card, notes = score_declared(rated, seed, log, language_model)
+        start = time.perf_counter()
+        if name == "mir":
+            card, notes = score_mir(seed, log, language_model, mir_templates)
+        elif name == "lai":
+            card, notes = score_lai(seed, log, language_model)
+        else:
+            card, notes = score_declared(rated, seed, log, language_model)
+        notes["scoring_seconds"] = round(time.perf_counter() - start, 1)  # kept with the cached scores
+        if cache is not None:
+            _write_card(cache, card, notes)
     published = [MetricColumn(column, aspect, higher, spec.citation or spec.title)
                  for column, (aspect, higher) in notes.pop("published", {}).items()]
     baselines = {q.column: q.baseline for q in spec.judged if q.baseline}

@@ -15,23 +15,28 @@ baseline (the meta-evaluation's ``baseline.csv``) and with the recommendation th
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from tsteval.core.records import Transfers
+from tsteval.core.errors import TstevalError
+from tsteval.core.records import Corpus, Transfers
 from tsteval.metaeval.rated.datasets import (
+    HUMAN_SAMPLE,
     LAI_RATINGS,
     MIR_RATINGS,
     MIR_TEMPLATES,
     Log,
     RatedRun,
     _classifiers,
+    _sample,
     dualrl_form,
     lai_materials,
     mir_materials,
 )
-from tsteval.metaeval.tables import MetaEvaluation, meta_evaluate
+from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
 from tsteval.scorecard import Scorecard
 
 LANGUAGE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
@@ -40,7 +45,9 @@ PRECISION = {"qwen2.5-coder-1.5b": "bf16"}
 # LogProp of every packaged LM on every rated row (the full tables, benchmarks/results/meta_eval/; 2,975 distinct
 # pairs): each model in bfloat16 on the CPU, 2-3x faster than float32 and within .05 nats of it (speed_logprop).
 LOGPROP_PRECISION = "bf16"
-SUBSET_INPUTS = 24
+SUBSET_INPUTS = 100  # every input of a smaller set (Lai's 80, CAE-T5's 100)
+# The content columns of the subset: the naive baselines (BLEU, chrF), the recommendation and BERTScore.
+SUBSET_CONTENT = ("bleu", "chrf", "sbert", "bertscore_f1")
 # The style classifiers on the subset: fastText (the recommendation's), the transformer and their ensemble (issue 42).
 SUBSET_CLASSIFIERS = ("fasttext", "transformer", "fasttext_transformer")
 LM_METRICS = ("logprop_content", "logprop_style", "judge_style", "judge_content", "judge_fluency")
@@ -112,30 +119,124 @@ def score_logprop(card: Scorecard, plan: object, models: Sequence[str] = LANGUAG
     return seconds
 
 
+def subset_materials(name: str, seed: int = 0, log: Log = print) -> tuple[Transfers, Corpus, list[str], dict,
+                                                                        tuple[Rating, ...], bool]:
+    """Rated set ``name``'s transfers, its style training corpus (without any rated text), the human text of the
+    naturalness baseline, the corpus counts, its judged ratings (each aspect's first) and whether its style
+    classifiers read DualRL's written form (Lai).  Mir and Lai as their full tables are scored; every other set
+    with a declared style corpus (:data:`~tsteval.metaeval.rated.datasets.STYLE_CORPORA`), the human text a seeded
+    sample of the corpus's target-style texts."""
+    from tsteval.metaeval.rated.datasets import STYLE_CORPORA, ratings_of
+    from tsteval.readers.rated import read_rated_set
+    from tsteval.readers.rated_sets import rated_set
+
+    if name in ("mir", "lai"):
+        transfers, corpus, human, notes = (mir_materials if name == "mir" else lai_materials)(seed, log)
+        return transfers, corpus, human, notes, MIR_RATINGS if name == "mir" else LAI_RATINGS, name == "lai"
+    spec = rated_set(name)
+    if spec.style_corpus is None:
+        raise TstevalError(f"{name}: the LM tables need a style training corpus; the declaration names none "
+                           "(RatedSet.style_corpus)")
+    rated = read_rated_set(spec)
+    corpus, notes = STYLE_CORPORA[spec.style_corpus](rated)
+    target = rated.frame["target_style"].iloc[0]
+    human = _sample([t for t, label in zip(corpus.texts, corpus.labels, strict=True) if label == target],
+                    HUMAN_SAMPLE, seed)
+    log(f"{name}: style corpus {spec.style_corpus}, {notes['training_texts']} texts; human text {len(human)} "
+        f"{target} texts")
+    return rated.transfers, corpus, human, notes, ratings_of(spec, primary=True), False
+
+
+def _cached_columns(card: Scorecard, path: Path, score: Callable[[], object], log: Log) -> float | None:
+    """Add to ``card`` the columns ``score()`` adds, read from ``path`` (a CSV of the rows' input and output and
+    the columns, with ``path.json`` their signatures and the seconds scoring took) when its rows are ``card``'s;
+    returns the seconds scoring took, then or now (None where the cache does not say)."""
+    import json
+
+    rows = card.frame[["input", "output"]].reset_index(drop=True)
+    signatures = path.with_suffix(".json")
+    if path.is_file() and signatures.is_file():
+        cached = pd.read_csv(path, keep_default_na=False, dtype={"input": str, "output": str})
+        if all(cached[c].tolist() == rows[c].tolist() for c in ("input", "output")):  # str and object dtypes alike
+            saved = json.loads(signatures.read_text(encoding="utf-8"))
+            saved = saved if "signatures" in saved else {"signatures": saved}  # written before the seconds were
+            for column, signature in saved["signatures"].items():
+                card.add(column, pd.to_numeric(cached[column]).to_numpy(), signature)
+            log(f"read {path.name} from the cache ({path.parent})")
+            return saved.get("seconds")
+        log(f"{path}: cached for other rows; scoring again")
+    before = set(card.metrics)
+    start = time.perf_counter()
+    score()
+    seconds = round(time.perf_counter() - start, 1)
+    new = [c for c in card.metrics if c not in before]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = pd.concat([rows, card.frame[new].reset_index(drop=True)], axis=1)
+    temporary = path.with_suffix(".tmp")
+    frame.to_csv(temporary, index=False)
+    signatures.write_text(json.dumps({"signatures": {c: card.signatures[c] for c in new}, "seconds": seconds},
+                                     indent=1), encoding="utf-8")
+    temporary.replace(path)
+    return seconds
+
+
 def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int = SUBSET_INPUTS, seed: int = 0,
-              n_resamples: int = 1000, threads: int | None = None,
+              n_resamples: int = 1000, threads: int | None = None, cache: Path | None = None,
               log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
-    """Score the subset of rated dataset ``name`` and meta-evaluate it twice: against the aspects' baselines (the
-    run's result) and against :data:`RULE_RECOMMENDATIONS` (returned beside it)."""
+    """Score the subset of rated set ``name`` (Mir, Lai or a declared set with a style corpus) and meta-evaluate it
+    twice: against the aspects' baselines (the run's result) and against :data:`RULE_RECOMMENDATIONS` (returned
+    beside it).  Each LM's columns are kept in ``cache`` (``MODEL.csv``), so a rerun scores only what is missing."""
     from tsteval.experiment.plan.plan import Plan
     from tsteval.experiment.run.execute import run
 
-    materials = mir_materials if name == "mir" else lai_materials
-    transfers, corpus, human, notes = materials(seed, log)
+    transfers, corpus, human, notes, ratings, dualrl = subset_materials(name, seed, log)
     subset = input_subset(transfers, inputs, seed)
-    notes |= {"inputs": inputs, "subset_rows": len(subset.frame), "seed": seed,
+    n_inputs = subset.frame["input"].nunique()
+    notes |= {"inputs": n_inputs, "requested_inputs": inputs, "subset_rows": len(subset.frame), "seed": seed,
               "subset": "numpy.random.default_rng(seed).choice(sorted distinct inputs, inputs, replace=False)"}
-    log(f"{name}: {len(subset.frame)} rows of {inputs} inputs (of {len(transfers.frame)} rows)")
-    plan = Plan(subset, content=("bleu", "sbert", "bertscore_f1"), modifications=("none",), naturalness=("kn3",),
+    log(f"{name}: {len(subset.frame)} rows of {n_inputs} inputs (of {len(transfers.frame)} rows)")
+    plan = Plan(subset, content=SUBSET_CONTENT, modifications=("none",), naturalness=("kn3",),
                 human=human, corpus=corpus, seed=seed, threads=threads, precision="fp32")  # as committed
     card = run(plan)
-    style_view = dualrl_form(subset) if name == "lai" else subset
+    style_view = dualrl_form(subset) if dualrl else subset
     style = run(Plan(style_view, classifiers=_classifiers(SUBSET_CLASSIFIERS), corpus=corpus, seed=seed,
                      threads=threads))
     for column in style.metrics:
         card.add(column, style.frame[column].to_numpy(), style.signatures[column])
-    notes["seconds_per_model"] = score_language_models(card, plan, models, log)
-    ratings = list(MIR_RATINGS if name == "mir" else LAI_RATINGS)
+    notes["seconds_per_model"] = {}
+    for model in models:
+        def score(model: str = model) -> None:
+            score_language_models(card, plan, [model], log)
+
+        seconds = (_cached_columns(card, cache / f"{model}.csv", score, log) if cache is not None else
+                   score_language_models(card, plan, [model], log)[model])
+        if seconds is not None:
+            notes["seconds_per_model"][model] = seconds
+    ratings = list(ratings)
+    result = meta_evaluate(card, ratings, n_resamples=n_resamples, seed=seed)
+    against = meta_evaluate(card, ratings, baselines={r.column: RULE_RECOMMENDATIONS[r.aspect] for r in ratings},
+                            n_resamples=n_resamples, seed=seed)
+    return RatedRun(name, card, result, notes), against
+
+
+def content_set_tables(name: str, *, seed: int = 0, n_resamples: int = 1000,
+                       log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
+    """A content-pair set (``content_*``): :data:`SUBSET_CONTENT` on every pair, meta-evaluated against the content
+    baseline and against the content recommendation of :data:`RULE_RECOMMENDATIONS` (no LM column: its LM figures
+    are the content benchmark's, ``benchmarks/results/content_benchmark.md``)."""
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.experiment.run.execute import run
+    from tsteval.metaeval.rated.datasets import ratings_of
+    from tsteval.readers.rated import read_rated_set
+    from tsteval.readers.rated_sets import rated_set
+
+    spec = rated_set(name)
+    rated = read_rated_set(spec)
+    log(f"{name}: {len(rated.frame)} pairs, content {list(SUBSET_CONTENT)}")
+    card = run(Plan(rated.transfers, content=SUBSET_CONTENT, modifications=("none",), seed=seed, precision="fp32"))
+    ratings = list(ratings_of(spec, primary=True))
+    notes = {"inputs": rated.frame["input"].nunique(), "subset_rows": len(rated.frame), "seed": seed,
+             "subset": "every pair"}
     result = meta_evaluate(card, ratings, n_resamples=n_resamples, seed=seed)
     against = meta_evaluate(card, ratings, baselines={r.column: RULE_RECOMMENDATIONS[r.aspect] for r in ratings},
                             n_resamples=n_resamples, seed=seed)
