@@ -120,8 +120,8 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
         content, modifications, naturalness = recommended_options(
             chosen.content, list(options["modifications"]), chosen.naturalness, 1 if classifier else 0,
             options["joint"], recommended_profile(chosen.recommended, options["language"]))
-        if family_note(chosen.recommended):
-            warn(family_note(chosen.recommended))
+        if note := family_note(chosen.recommended):
+            warn(note)
         chosen.content, chosen.naturalness, chosen.style = content, naturalness, True
         options["modifications"] = tuple(modifications)
         options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)

@@ -21,6 +21,7 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.annotate.template", "tsteval.annotate.store", "tsteval.annotate.reliability",
            "tsteval.annotate.platforms", "tsteval.metaeval.profile_file",
            "tsteval.backends.client", "tsteval.backends.remote", "tsteval.backends.options",
+           "tsteval.metaeval.rated.card_cache", "tsteval.classifiers.tfidf_lr",
            "tsteval.experiment.run.outputs", "tsteval.metrics.naturalness.packaged", "tsteval.classifiers.hub"]
 
 

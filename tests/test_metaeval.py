@@ -349,31 +349,36 @@ def test_recommended_takes_a_task_family_and_the_language(tmp_path: Path, capsys
     assert code == 2 and not (tmp_path / "run").exists()
 
 
-def test_a_rated_sets_scores_are_cached_for_the_same_rows_only(tmp_path: Path) -> None:
-    """``make meta-eval`` reruns from the cache: a scorecard written with its notes reads back equal for the same
-    input and output rows, and not at all for other rows (a changed data root is scored again)."""
-    from tsteval.metaeval.rated.datasets import _read_card, _write_card
+def test_a_rated_sets_scores_are_cached_for_the_same_rows_and_key_only(tmp_path: Path) -> None:
+    """``make meta-eval`` reruns from the cache: a scorecard kept with its notes reads back equal for the same input
+    and output rows and key, and not at all for other rows (a changed data root) or another key (other templates,
+    another LM, another seed)."""
+    from tsteval.core.records import TRANSFER_COLUMNS
+    from tsteval.metaeval.rated.card_cache import load_cached, save_cached
 
-    frame = pd.DataFrame({"input": ["a", "b"], "output": ["c", "d"], "human": [1.0, 2.0]}).astype({"input": object})
-    card = Scorecard(frame.copy())
+    frame = pd.DataFrame({c: ["a", "b"] for c in TRANSFER_COLUMNS}).astype(object).assign(output=["c", "d"])
+    card = Scorecard(frame.assign(human=[1.0, 2.0]))
     card.add("bleu@none", [10.0, 20.0], "bleu|sig")
-    _write_card(tmp_path / "c", card, {"scoring_seconds": 3.5})
-    read, notes = _read_card(tmp_path / "c", frame)
+    key = {"set": "mir", "templates": {"cond_lp": 3}, "seed": 0}
+    save_cached(tmp_path / "c", card, key, {"scoring_seconds": 3.5})
+    read, notes = load_cached(tmp_path / "c", frame, key)
     assert read.signatures == {"bleu@none": "bleu|sig"} and read.frame["bleu@none"].tolist() == [10.0, 20.0]
-    assert notes == {"scoring_seconds": 3.5} and not list((tmp_path / "c").glob("*.tmp"))
-    assert _read_card(tmp_path / "c", frame.assign(output=["c", "e"])) is None
-    assert _read_card(tmp_path / "missing", frame) is None
+    assert notes == {"scoring_seconds": 3.5}
+    assert load_cached(tmp_path / "c", frame.assign(output=["c", "e"]), key) is None
+    assert load_cached(tmp_path / "c", frame, {**key, "templates": {"cond_lp": 1}}) is None
+    assert load_cached(tmp_path / "missing", frame, key) is None
 
 
 def test_an_lm_stage_is_scored_once_and_read_back_for_the_same_rows(tmp_path: Path) -> None:
-    """The three-LM tables keep each LM's columns (``runs/meta_eval_lm/SET/MODEL.csv``): the second run reads them
-    instead of scoring, and rows that differ are scored again."""
+    """The three-LM tables keep each LM's columns (``runs/meta_eval_lm/SET/MODEL``): the second run reads them
+    instead of scoring, and rows or a key (model, precision, seed, templates) that differ are scored again."""
     from tsteval.metaeval.rated.lm_subset import _cached_columns
 
     calls = []
 
     def card_of(outputs: list[str]) -> tuple[Scorecard, object]:
-        card = Scorecard(pd.DataFrame({"input": ["a", "b"], "output": outputs}))
+        card = Scorecard(pd.DataFrame({"input": ["a", "b"], "output": outputs, "system": "s", "setting": "",
+                                       "item": [0, 1], "source_style": "0", "target_style": "1"}))
 
         def score() -> None:
             calls.append(list(outputs))
@@ -381,10 +386,11 @@ def test_an_lm_stage_is_scored_once_and_read_back_for_the_same_rows(tmp_path: Pa
         return card, score
 
     seconds = []
-    for outputs in (["c", "d"], ["c", "d"], ["c", "x"]):
+    for outputs, precision in ((["c", "d"], "fp32"), (["c", "d"], "fp32"), (["c", "x"], "fp32"), (["c", "x"], "bf16")):
         card, score = card_of(outputs)
         card.frame["input"] = card.frame["input"].astype(object)  # as a rated set's frame holds them
-        seconds.append(_cached_columns(card, tmp_path / "m.csv", score, lambda _: None))
+        seconds.append(_cached_columns(card, tmp_path / "m", {"model": "m", "precision": precision}, score,
+                                       lambda _: None))
         assert card.frame["lp_mean@m"].tolist() == [-1.5, -2.25] and card.signatures == {"lp_mean@m": "lp|m"}
-    assert calls == [["c", "d"], ["c", "x"]]
+    assert calls == [["c", "d"], ["c", "x"], ["c", "x"]]  # other rows, then another precision: scored again
     assert seconds[0] == seconds[1] >= 0  # the seconds the scoring took, kept with the cached columns

@@ -101,7 +101,8 @@ def test_every_rule_set_is_scored_on_its_declared_inputs_by_the_three_lms(data_r
         notes = json.loads((RESULTS / name / "notes.json").read_text())
         inputs = read_rated_set(name).frame["input"].nunique()
         assert notes["inputs"] == min(inputs, notes.get("requested_inputs", notes["inputs"])), name
-        assert profile["sets"][name] == {"inputs": notes["inputs"], "rows": notes["subset_rows"]}
+        assert profile["sets"][name] == {"inputs": notes["inputs"], "rows": notes["subset_rows"],
+                                         "needed": min(inputs, 100)}
         assert f"{notes['inputs']} inputs, {notes['subset_rows']} rows" in page
         assert set(notes["language_models"]) == {"smollm2", "gemma3-270m", "qwen2.5-coder-1.5b"}, name
         table = pd.read_csv(RESULTS / name / "baseline.csv")

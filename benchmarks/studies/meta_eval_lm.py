@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
+from tsteval.metaeval.rated.card_cache import load_cached, save_cached
 from tsteval.metaeval.rated.datasets import ratings_of
 from tsteval.metaeval.rated.lm_subset import (
     LANGUAGE_MODELS,
@@ -105,10 +106,17 @@ def _row(p: object) -> dict:
             **{f"{name}_hi": v[2] for name, v in p.per_dataset.items()}}
 
 
-def load_card(cache: Path, name: str) -> Scorecard:
-    """Set ``name``'s scorecard as :func:`main` cached it."""
-    frame = pd.read_parquet(cache / name / "card.parquet")
-    return Scorecard(frame, json.loads((cache / name / "card.json").read_text(encoding="utf-8")))
+def card_key(name: str, notes: dict) -> dict:
+    """What a set's cached scorecard is kept under: the set and the rows its table was scored on (``notes.json``)."""
+    return {"set": name, "inputs": notes["inputs"], "rows": notes["subset_rows"], "seed": notes["seed"]}
+
+
+def load_card(cache: Path, out: Path, name: str) -> Scorecard | None:
+    """Set ``name``'s scorecard as :func:`main` cached it for the table in ``out``; None when the cache holds none
+    for those rows."""
+    notes = json.loads((out / name / "notes.json").read_text(encoding="utf-8"))
+    found = load_cached(cache / name / "card", None, card_key(name, notes))
+    return found[0] if found else None
 
 
 def family_comparison(cards: dict[str, Scorecard], chosen: dict[str, str], pick: str, aspect: str,
@@ -139,8 +147,8 @@ def apply_rule(out: Path, cache: Path | None = CACHE, sets: Sequence[str] = RULE
     rated_only = choose(tables, current)
     present = [name for name in content_sets if (out / name / "recommendation.csv").is_file()]
     notes = {name: json.loads((out / name / "notes.json").read_text()) for name in (*sets, *present)}
-    profile = {"sets": {name: {"inputs": notes[name]["inputs"], "rows": notes[name]["subset_rows"]}
-                        for name in (*sets, *present)},
+    profile = {"sets": {name: {"inputs": notes[name]["inputs"], "rows": notes[name]["subset_rows"],
+                               "needed": min(COMPLETE_INPUTS, distinct_inputs(name))} for name in (*sets, *present)},
                "current": current, "chosen": dict(rated_only), "rated_sets_only": rated_only, "z": Z,
                "pooled": [_row(p) for p in pooled]}
     content_tables = {**tables, **_tables(out, present)}
@@ -149,7 +157,7 @@ def apply_rule(out: Path, cache: Path | None = CACHE, sets: Sequence[str] = RULE
         profile["content"] = {"sets": [*sets, *present],
                               "pooled": [_row(p) for p in sorted(pooled_differences(content_tables),
                                                                  key=lambda p: -p.diff) if p.aspect == "content"]}
-    profile["complete"] = all(notes[n]["inputs"] >= min(COMPLETE_INPUTS, distinct_inputs(n)) for n in sets)
+    profile["complete"] = all(profile["sets"][n]["inputs"] >= profile["sets"][n]["needed"] for n in sets)
     previous = json.loads((out / "profile.json").read_text()) if (out / "profile.json").is_file() else {}
     profile["in_force"] = (dict(profile["chosen"]) if profile["complete"] else
                            previous.get("in_force", previous.get("chosen", dict(current))))
@@ -162,8 +170,8 @@ def apply_rule(out: Path, cache: Path | None = CACHE, sets: Sequence[str] = RULE
         entry = {"sets": list(names), "content_sets": own, "chosen": picks, "compared": []}
         for aspect in (a for a in current if picks[a] != chosen[a]):
             family_sets = [*names, *own] if aspect == "content" else list(names)
-            if cache is not None and all((cache / n / "card.parquet").is_file() for n in family_sets):
-                cards = {n: load_card(cache, n) for n in family_sets}
+            cards = {n: load_card(cache, out, n) for n in family_sets} if cache is not None else {}
+            if cards and all(card is not None for card in cards.values()):
                 entry["compared"].append(family_comparison(cards, chosen, picks[aspect], aspect))
             else:  # tables scored before the scorecards were kept: rescore the family's sets to compare
                 entry.setdefault("not_compared", []).append(aspect)
@@ -193,7 +201,7 @@ def profile_page(profile: dict) -> str:
               for aspect, column in profile["current"].items()]
     if not profile["complete"]:
         short = [f"{LABELS[n]} ({profile['sets'][n]['inputs']} inputs)" for n in sets
-                 if profile["sets"][n]["inputs"] < min(COMPLETE_INPUTS, distinct_inputs(n))]
+                 if profile["sets"][n]["inputs"] < profile["sets"][n]["needed"]]
         lines += ["", f"**Not yet complete**: {', '.join(short)} below every input or {COMPLETE_INPUTS} of them, so "
                   "the profile in force stays as it was; the rule's pick on complete tables replaces it."]
     head = " | ".join(LABELS[n] for n in sets)
@@ -385,9 +393,7 @@ def main(argv: list[str] | None = None) -> None:
         run.result.write(target, overwrite=True, title=f"Meta-evaluation on the {LABELS[name]} ratings "
                          f"({notes['inputs']} inputs)", notes=notes)
         against.baseline.to_csv(target / "recommendation.csv", index=False)
-        (args.cache / name).mkdir(parents=True, exist_ok=True)
-        run.card.frame.to_parquet(args.cache / name / "card.parquet", index=False)
-        (args.cache / name / "card.json").write_text(json.dumps(run.card.signatures, indent=1), encoding="utf-8")
+        save_cached(args.cache / name / "card", run.card, card_key(name, notes))
         print(f"{name}: written to {target} in {seconds:.0f} s")
     if all((args.out / name / "recommendation.csv").is_file() for name in RULE_SETS):
         profile = apply_rule(args.out, args.cache)

@@ -51,8 +51,8 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
         )
 
         profile = recommended_profile(chosen.recommended, options["language"])
-        if family_note(chosen.recommended):
-            warn(family_note(chosen.recommended))
+        if note := family_note(chosen.recommended):
+            warn(note)
         metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers), options["joint"], profile)
         options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)
     baselines = options["baselines"]

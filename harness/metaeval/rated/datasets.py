@@ -27,14 +27,12 @@ Everything expensive goes through the cache (classifiers, lexicon fits), so a re
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
@@ -305,27 +303,6 @@ def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
     return card, notes
 
 
-def _write_card(folder: Path, card: Scorecard, notes: dict) -> None:
-    """``card`` and ``notes`` into ``folder`` (``card.parquet``, ``card.json``), the parquet file last."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "card.json").write_text(json.dumps({"signatures": card.signatures, "notes": notes}, indent=1,
-                                                 default=str), encoding="utf-8")
-    card.frame.to_parquet(folder / "card.tmp", index=False)
-    (folder / "card.tmp").replace(folder / "card.parquet")
-
-
-def _read_card(folder: Path, rows: pd.DataFrame) -> tuple[Scorecard, dict] | None:
-    """The scorecard and notes :func:`_write_card` left in ``folder``, if it holds the same input and output rows as
-    ``rows``; else None."""
-    if not (folder / "card.parquet").is_file() or not (folder / "card.json").is_file():
-        return None
-    frame = pd.read_parquet(folder / "card.parquet")
-    if any(frame[c].tolist() != rows[c].tolist() for c in ("input", "output")):  # str and object dtypes alike
-        return None
-    saved = json.loads((folder / "card.json").read_text(encoding="utf-8"))
-    return Scorecard(frame, saved["signatures"]), saved["notes"]
-
-
 def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print,
                   language_model: str = "smollm2", mir_templates: dict[str, int] | None = None,
                   cache: Path | None = None) -> RatedRun:
@@ -333,12 +310,16 @@ def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log
     every column against each of its judged ratings, the raters' agreement in ``notes["agreement"]`` (the LM metrics
     with ``language_model``; Lai scores every template, Mir one per metric: ``mir_templates``, default
     :data:`MIR_TEMPLATES`, chosen on Lai with SmolLM2).  With ``cache`` (a folder) the scorecard is kept there and
-    read back by a rerun over the same rows."""
+    read back by a rerun over the same rows with the same LM, templates and seed
+    (:mod:`~tsteval.metaeval.rated.card_cache`)."""
+    from tsteval.metaeval.rated.card_cache import load_cached, save_cached
     from tsteval.metaeval.rated.rater_agreement import rated_agreement
 
     spec = rated_set(name)
     rated = read_rated_set(spec)
-    cached = _read_card(cache, rated.frame) if cache is not None else None
+    key = {"set": name, "language_model": language_model, "seed": seed,
+           "templates": (mir_templates or MIR_TEMPLATES) if name == "mir" else None}
+    cached = load_cached(cache, rated.frame, key) if cache is not None else None
     if cached is not None:
         card, notes = cached
         log(f"{name}: the scores read from {cache} (delete it to score again)")
@@ -352,7 +333,7 @@ def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log
             card, notes = score_declared(rated, seed, log, language_model)
         notes["scoring_seconds"] = round(time.perf_counter() - start, 1)  # kept with the cached scores
         if cache is not None:
-            _write_card(cache, card, notes)
+            save_cached(cache, card, key, notes)
     published = [MetricColumn(column, aspect, higher, spec.citation or spec.title)
                  for column, (aspect, higher) in notes.pop("published", {}).items()]
     baselines = {q.column: q.baseline for q in spec.judged if q.baseline}

@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from tsteval.core.errors import TstevalError
-from tsteval.core.records import Corpus, Transfers
+from tsteval.core.records import TRANSFER_COLUMNS, Corpus, Transfers
 from tsteval.metaeval.rated.datasets import (
     HUMAN_SAMPLE,
     LAI_RATINGS,
@@ -147,36 +146,26 @@ def subset_materials(name: str, seed: int = 0, log: Log = print) -> tuple[Transf
     return rated.transfers, corpus, human, notes, ratings_of(spec, primary=True), False
 
 
-def _cached_columns(card: Scorecard, path: Path, score: Callable[[], object], log: Log) -> float | None:
-    """Add to ``card`` the columns ``score()`` adds, read from ``path`` (a CSV of the rows' input and output and
-    the columns, with ``path.json`` their signatures and the seconds scoring took) when its rows are ``card``'s;
-    returns the seconds scoring took, then or now (None where the cache does not say)."""
-    import json
+def _cached_columns(card: Scorecard, folder: Path, key: dict, score: Callable[[], object], log: Log) -> float | None:
+    """Add to ``card`` the columns ``score()`` adds, read from ``folder`` when kept there under ``key`` for
+    ``card``'s rows (:mod:`~tsteval.metaeval.rated.card_cache`); returns the seconds scoring took, then or now."""
+    from tsteval.metaeval.rated.card_cache import load_cached, save_cached
 
-    rows = card.frame[["input", "output"]].reset_index(drop=True)
-    signatures = path.with_suffix(".json")
-    if path.is_file() and signatures.is_file():
-        cached = pd.read_csv(path, keep_default_na=False, dtype={"input": str, "output": str})
-        if all(cached[c].tolist() == rows[c].tolist() for c in ("input", "output")):  # str and object dtypes alike
-            saved = json.loads(signatures.read_text(encoding="utf-8"))
-            saved = saved if "signatures" in saved else {"signatures": saved}  # written before the seconds were
-            for column, signature in saved["signatures"].items():
-                card.add(column, pd.to_numeric(cached[column]).to_numpy(), signature)
-            log(f"read {path.name} from the cache ({path.parent})")
-            return saved.get("seconds")
-        log(f"{path}: cached for other rows; scoring again")
+    cached = load_cached(folder, card.frame, key)
+    if cached is not None:
+        kept, notes = cached
+        for column in kept.metrics:
+            card.add(column, kept.frame[column].to_numpy(), kept.signatures[column])
+        log(f"read {folder.name} from the cache ({folder.parent})")
+        return notes.get("seconds")
     before = set(card.metrics)
     start = time.perf_counter()
     score()
     seconds = round(time.perf_counter() - start, 1)
     new = [c for c in card.metrics if c not in before]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame = pd.concat([rows, card.frame[new].reset_index(drop=True)], axis=1)
-    temporary = path.with_suffix(".tmp")
-    frame.to_csv(temporary, index=False)
-    signatures.write_text(json.dumps({"signatures": {c: card.signatures[c] for c in new}, "seconds": seconds},
-                                     indent=1), encoding="utf-8")
-    temporary.replace(path)
+    rows = [c for c in TRANSFER_COLUMNS if c in card.frame.columns]
+    save_cached(folder, Scorecard(card.frame[[*rows, *new]].copy(), {c: card.signatures[c] for c in new}), key,
+                {"seconds": seconds})
     return seconds
 
 
@@ -185,7 +174,8 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
               log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """Score the subset of rated set ``name`` (Mir, Lai or a declared set with a style corpus) and meta-evaluate it
     twice: against the aspects' baselines (the run's result) and against :data:`RULE_RECOMMENDATIONS` (returned
-    beside it).  Each LM's columns are kept in ``cache`` (``MODEL.csv``), so a rerun scores only what is missing."""
+    beside it).  Each LM's columns are kept in ``cache`` (a scorecard folder ``MODEL``), so a rerun scores only what
+    is missing."""
     from tsteval.experiment.plan.plan import Plan
     from tsteval.experiment.run.execute import run
 
@@ -208,7 +198,8 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
         def score(model: str = model) -> None:
             score_language_models(card, plan, [model], log)
 
-        seconds = (_cached_columns(card, cache / f"{model}.csv", score, log) if cache is not None else
+        key = {"model": model, "precision": PRECISION.get(model, "fp32"), "seed": seed, "templates": JUDGE_TEMPLATES}
+        seconds = (_cached_columns(card, cache / model, key, score, log) if cache is not None else
                    score_language_models(card, plan, [model], log)[model])
         if seconds is not None:
             notes["seconds_per_model"][model] = seconds
