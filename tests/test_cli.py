@@ -96,7 +96,7 @@ def test_score_help_names_every_form_of_metrics(capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     start = text.rindex("--metrics NAMES")  # the option's entry, after the usage line
     metrics = text[start:text.index("--content METRICS", start)]
-    assert "NAME@SCORER" in metrics and "recommended" in metrics
+    assert "NAME@SCORER" in metrics and "recommended" in metrics and "recommended:FAMILY" in metrics
     assert "profile:FILE" in metrics
 
 

@@ -102,7 +102,7 @@ def _names(aspect: str) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``score`` to the subcommands and return its parser."""
-    from tsteval.metaeval.recommended import JOINT_FACTOR, RECOMMENDED
+    from tsteval.metaeval.recommended import JOINT_FACTOR, RECOMMENDED, TASK_FAMILIES
     from tsteval.metrics import registry
 
     score = sub.add_parser("score", help="score system outputs into a per-sentence scorecard",
@@ -128,7 +128,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                             "scorer; NAME@SCORER (slor@smollm2); or recommended: the recommended metric of each "
                             f"aspect ({', '.join(r.column('CLASSIFIER') for r in RECOMMENDED)}), chosen by "
                             f"tsteval meta-eval on the rated datasets, and naturalness@{JOINT_FACTOR} for J's "
-                            "fluency factor unless --joint none or another recipe; or profile:FILE: the profile a "
+                            "fluency factor unless --joint none or another recipe (recommended:FAMILY, FAMILY one of "
+                            f"{', '.join(TASK_FAMILIES)}: that task family's profile; the content column follows "
+                            "--language); or profile:FILE: the profile a "
                             "rating study chose (tsteval meta-eval RUN --ratings STUDY --choose-profile FILE)")
     content = score.add_argument_group("content preservation")
     content.add_argument("--content", default="", metavar="METRICS",
