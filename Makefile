@@ -82,6 +82,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed.speed_encoder
 	$(BIN)/python -m benchmarks.speed.speed_bertscore
 	$(BIN)/python -m benchmarks.speed.speed_lm_judges --pairs 300
+	$(BIN)/python -m benchmarks.speed.speed_lm_judges --model qwen2.5-coder-1.5b --metrics judge_fluency --template 2 --pairs 96  # the recommended naturalness column
 	$(BIN)/python -m benchmarks.speed.speed_logprop --pairs 24
 	$(BIN)/python -m benchmarks.speed.speed_gpu  # says so and stops where torch sees no GPU
 	$(BIN)/python -m benchmarks.speed.speed_end_to_end

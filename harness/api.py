@@ -110,21 +110,12 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
                                 *(m for m in chosen.modifications if m not in options["modifications"]))
     if chosen.recommended is not None:
         from tsteval.classifiers.corpus_checks import warn
-        from tsteval.metaeval.recommended import (
-            family_note,
-            recommended_language_model,
-            recommended_options,
-            recommended_profile,
-        )
+        from tsteval.metaeval.recommended import apply_recommended, family_note
 
-        content, modifications, naturalness = recommended_options(
-            chosen.content, list(options["modifications"]), chosen.naturalness, 1 if classifier else 0,
-            options["joint"], recommended_profile(chosen.recommended, options["language"]))
+        options["modifications"] = tuple(apply_recommended(chosen, list(options["modifications"]),
+                                                           1 if classifier else 0, options))
         if note := family_note(chosen.recommended):
             warn(note)
-        chosen.content, chosen.naturalness, chosen.style = content, naturalness, True
-        options["modifications"] = tuple(modifications)
-        options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)
     training = _corpus(corpus)
     classifiers = {}
     if chosen.style:

@@ -81,13 +81,17 @@ def test_bertscore_page_is_its_json_rendered_and_its_ratios_follow_from_the_seco
     assert f"| tsteval | {cpu['tsteval']:.2f} |" in page and f"{report['pairs'] / cpu['tsteval']:.0f} |" in page
 
 
-def test_lm_judges_speed_page_is_its_json_and_the_rates_follow_from_the_seconds() -> None:
+@pytest.mark.parametrize(("name", "metrics"), [
+    ("speed_lm_judges", ["cond_lp (template 1)", "judge_style (template 1)", "judge_content (template 1)",
+                         "judge_fluency (template 1)"]),
+    ("speed_lm_judges_qwen2.5-coder-1.5b", ["judge_fluency (template 2)"]),  # the recommended naturalness column
+])
+def test_lm_judges_speed_page_is_its_json_and_the_rates_follow_from_the_seconds(name: str, metrics: list[str]) -> None:
     from benchmarks.speed import speed_lm_judges
 
-    report = json.loads((speed_lm_judges.RESULTS / "speed_lm_judges.json").read_text())
-    assert (speed_lm_judges.RESULTS / "speed_lm_judges.md").read_text() == speed_lm_judges.markdown(report)
-    assert [r["metric"].split()[0] for r in report["rows"]] == ["cond_lp", "judge_style", "judge_content",
-                                                                "judge_fluency"]
+    report = json.loads((speed_lm_judges.RESULTS / f"{name}.json").read_text())
+    assert (speed_lm_judges.RESULTS / f"{name}.md").read_text() == speed_lm_judges.markdown(report)
+    assert [r["metric"] for r in report["rows"]] == metrics
     for r in report["rows"]:
         assert r["pairs_per_wall_s"] == pytest.approx(r["pairs"] / r["wall_s"], abs=0.06)
         assert r["pairs_per_cpu_s"] == pytest.approx(r["pairs"] / r["cpu_s"], abs=0.06)

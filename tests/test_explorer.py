@@ -101,14 +101,17 @@ def test_default_tradeoff_axes_follow_the_declared_aspects() -> None:
 
 
 def test_default_tradeoff_axes_are_the_recommended_metrics_where_scored() -> None:
+    from tsteval.metaeval.recommended import RECOMMENDED
+
+    content = next(r.column() for r in RECOMMENDED if r.aspect == "content")
     card = _card()
     card.add("sti@lr", np.linspace(-1, 1, len(card.frame)), "metric:sti|x")
     card.add("style_strength@lr", np.linspace(0, 1, len(card.frame)), "metric:style_strength|x")
-    card.add("sbert@none", np.linspace(0, 1, len(card.frame)), "metric:sbert|x")
+    card.add(content, np.linspace(0, 1, len(card.frame)), f"metric:{content.split('@')[0]}|x")
     # the recommended style and content metrics (tsteval.metaeval.recommended) before a manifest's own axes
     assert explorer_data(card, title="t", tradeoff=("sti@lr", "wmd@none"))["tradeoff"] == {
-        "x": "style_strength@lr", "y": "sbert@none"}
-    without = Scorecard(card.frame.drop(columns="sbert@none"),
-                        {k: v for k, v in card.signatures.items() if k != "sbert@none"})
+        "x": "style_strength@lr", "y": content}
+    without = Scorecard(card.frame.drop(columns=content),
+                        {k: v for k, v in card.signatures.items() if k != content})
     assert explorer_data(without, title="t", tradeoff=("sti@lr", "wmd@none"))["tradeoff"] == {
         "x": "style_strength@lr", "y": "wmd@none"}

@@ -275,22 +275,44 @@ def test_manifest_meta_eval_key(tmp_path: Path, data_root: Path) -> None:
 
 
 def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
-    from tsteval.metaeval.recommended import RECOMMENDED, recommended_language_model, recommended_options
+    from tsteval.metaeval.recommended import RECOMMENDED, apply_recommended
     from tsteval.metrics.registry import METRICS
+    from tsteval.metrics.selection import select
 
     for r in RECOMMENDED:  # every recommendation is a registered metric of its aspect
         assert METRICS[r.metric].aspect == r.aspect
-    content, modes, natural = recommended_options(["bleu"], ["mask"], [], classifiers=1, joint="none")
-    assert content == ["bleu", "sbert"] and modes == ["mask", "none"] and natural == ["smollm2"]
-    for joint in ("auto", "strap"):  # J's fluency factor (STRAP's) comes with the profile unless J is off
-        assert recommended_options([], ["none"], ["kn3"], classifiers=1, joint=joint)[2] == [
-            "kn3", "smollm2", "unigram"]
-    # the recommended naturalness column is Gemma's SLOR: the run's LM becomes Gemma, or the conflict is one line
-    assert recommended_language_model("smollm2", []) == "gemma3-270m"
-    with pytest.raises(TstevalError, match="give --language-model gemma3-270m"):
-        recommended_language_model("smollm2", ["cond_lp"])
-    with pytest.raises(TstevalError, match="not 'qwen2.5-coder-1.5b'"):
-        recommended_language_model("qwen2.5-coder-1.5b", [])
+
+    def fresh(**changes: str) -> dict[str, str]:  # a run's options: apply_recommended sets its language model
+        return {"joint": "none", "language": "en", "language_model": "smollm2", **changes}
+
+    options = fresh()
+    chosen = select(["recommended", "bleu"], classifiers=True)
+    assert apply_recommended(chosen, ["mask"], 1, options) == ["mask", "none"]
+    assert chosen.content == ["bleu", "bertscore_f1"] and chosen.naturalness == [] and chosen.style
+    # the naturalness column is Qwen's fluency judge with template 2: the run's LM becomes Qwen
+    assert chosen.judges == ["judge_fluency"] and chosen.params["judge_fluency"]["template"] == 2
+    assert options["language_model"] == "qwen2.5-coder-1.5b"
+    for joint in ("auto", "strap"):  # J's factors (STRAP's) come with the profile unless J is off
+        chosen = select(["recommended", "kn3"], classifiers=True)
+        apply_recommended(chosen, [], 1, fresh(joint=joint))
+        assert chosen.naturalness == ["kn3", "unigram"] and chosen.content == ["bertscore_f1", "sbert"]
+    chosen = select(["recommended:formality"], classifiers=True)  # the family's naturalness: Gemma's SLOR
+    formality = fresh(joint="auto")
+    apply_recommended(chosen, [], 1, formality)
+    assert chosen.naturalness == ["smollm2", "unigram"] and not chosen.judges
+    assert formality["language_model"] == "gemma3-270m"
+    hindi = fresh(language="hi", joint="auto")  # J's content factor beyond English is chrF; naturalness Gemma's
+    chosen = select(["recommended"], classifiers=True)
+    apply_recommended(chosen, [], 1, hindi)
+    assert chosen.content == ["e5", "chrf"] and chosen.naturalness == ["smollm2", "unigram"] and not chosen.judges
+    assert hindi["language_model"] == "gemma3-270m"
+    with pytest.raises(TstevalError, match="give --language-model qwen2.5-coder-1.5b"):
+        apply_recommended(select(["recommended", "cond_lp"], classifiers=True), [], 1, fresh())
+    gemma = fresh(language_model="gemma3-270m")  # another run LM than the column's: one line
+    with pytest.raises(TstevalError, match="not 'gemma3-270m'"):
+        apply_recommended(select(["recommended"], classifiers=True), [], 1, gemma)
+    with pytest.raises(TstevalError, match="train-classifier ensemble --param members=fasttext,transformer"):
+        apply_recommended(select(["recommended"], classifiers=False), [], 0, fresh())
     (tmp_path / "in.txt").write_text("the food was awful\n")
     (tmp_path / "out.txt").write_text("the food was great\n")
     code = main(["score", "--metrics", "recommended", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"),
@@ -298,29 +320,43 @@ def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
     assert code == 2  # the recommended style metric needs --classifier
 
 
+def test_a_study_compares_with_the_profile_else_the_earlier_recommendation() -> None:
+    """``meta-eval RUN --ratings STUDY`` compares each column with the profile's column of its aspect where the run
+    has it, else with the recommendation before the three-LM tables (an older run, or one scored without the LM)."""
+    from tsteval.metaeval.rated.loop import current_profile
+
+    full = ["style_strength@ft", "sbert@none", "bertscore_f1@none", "lp_mean@kn3", "judge_fluency@qwen2.5-coder-1.5b"]
+    assert current_profile(full) == {"style": "style_strength@ft", "content": "bertscore_f1@none",
+                                     "naturalness": "judge_fluency@qwen2.5-coder-1.5b"}
+    assert current_profile(["bleu@none", "sbert@none", "lp_mean@kn3"]) == {"content": "sbert@none",
+                                                                          "naturalness": "lp_mean@kn3"}
+
+
 def test_committed_evidence_backs_the_recommended_profile() -> None:
-    """The profile's claim (README, docs/meta-evaluation.md), checked on the committed tables: on both rated datasets,
-    each recommended metric is at least as good as its aspect's baseline at sentence level (never significantly
-    worse), recomputed from metaeval.csv rather than read from the verdict column."""
+    """The profile's claim (README, docs/meta-evaluation.md), checked on the committed three-LM tables of the rule's
+    four rated sets: on each, each recommended metric is at least as good as its aspect's naive baseline at sentence
+    level (never significantly worse), recomputed from metaeval.csv rather than read from the verdict column."""
     import pandas as pd
 
     from tsteval.metaeval.recommended import RECOMMENDED
 
-    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "meta_eval"
-    for dataset in ("mir", "lai"):
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "meta_eval_lm"
+    for dataset in ("mir", "lai", "tox600", "cae_t5"):
         table = pd.read_csv(results / dataset / "metaeval.csv")
         table = table[(table["level"] == "sentence") & (table["method"] == "pearson")]
         baselines = pd.read_csv(results / dataset / "baseline.csv")
         for rec in RECOMMENDED:
-            column = rec.column(rec.variant if rec.aspect == "style" else "")  # style: the backend it was chosen with
-            for rating in table[(table["aspect"] == rec.aspect) & (table["metric"] == column)]["rating"]:
+            column = rec.evidence_column()  # style: the backend it was chosen with; a judge: its template
+            ratings = table[(table["aspect"] == rec.aspect) & (table["metric"] == column)]["rating"]
+            assert len(ratings), (dataset, column)
+            for rating in ratings:
                 base = baselines[baselines["rating"] == rating]["baseline"].iloc[0]
                 ours = table[(table["rating"] == rating) & (table["metric"] == column)]["r"].iloc[0]
                 theirs = table[(table["rating"] == rating) & (table["metric"] == base)]["r"].iloc[0]
                 row = baselines[(baselines["rating"] == rating) & (baselines["metric"] == column)
                                 & (baselines["level"] == "sentence") & (baselines["method"] == "pearson")]
-                assert column == base or row["hi"].iloc[0] >= 0, (dataset, rating, column, ours, theirs)
-                assert column == base or abs(row["diff"].iloc[0] - (ours - theirs)) < 1e-9
+                assert row["hi"].iloc[0] >= 0, (dataset, rating, column, ours, theirs)
+                assert abs(row["diff"].iloc[0] - (ours - theirs)) < 1e-9
 
 
 def test_recommended_takes_a_task_family_and_the_language(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -335,11 +371,12 @@ def test_recommended_takes_a_task_family_and_the_language(tmp_path: Path, capsys
     (tmp_path / "out.txt").write_text("the food was great\n")
     base = ["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
             "--target-style", "1", "--classifier", f"clf={tmp_path}", "--out", str(tmp_path / "run")]
-    expected = {"en": "sbert", "hi": "e5", "bn": "e5", "ru": "chrf", "de": "chrf"}
+    expected = {"en": "bertscore_f1", "hi": "e5", "bn": "e5", "ru": "chrf", "de": "chrf"}
     for language, content in expected.items():
         plan = plan_of_args(build_parser().parse_args([*base, "--metrics", "recommended:toxicity",
                                                        "--language", language]))
         assert content in plan.content and (language == "en" or "sbert" not in plan.content), (language, plan.content)
+        assert plan.language_model == ("qwen2.5-coder-1.5b" if language == "en" else "gemma3-270m")
     said = capsys.readouterr().err  # a family without a pick of its own in force says it scores the pooled profile
     assert ("recommended:toxicity: no column of its own is in force" in said) == (not TASK_FAMILIES["toxicity"])
     for family, own in TASK_FAMILIES.items():

@@ -85,7 +85,7 @@ def test_the_committed_profile_is_the_rule_on_the_committed_tables(data_root: Pa
                    for n in RULE_SETS)
     assert profile["complete"] == complete and (not complete or profile["in_force"] == profile["chosen"])
     # --metrics recommended scores the profile in force (the style column with the backend it was chosen with)
-    assert {r.aspect: r.column(r.variant if r.aspect == "style" else "") for r in RECOMMENDED} == profile["in_force"]
+    assert {r.aspect: r.evidence_column() for r in RECOMMENDED} == profile["in_force"]
 
 
 def test_every_rule_set_is_scored_on_its_declared_inputs_by_the_three_lms(data_root: Path) -> None:
@@ -131,8 +131,7 @@ def test_the_task_families_are_the_rule_on_their_sets() -> None:
         offered = {c["aspect"]: c["metric"] for c in entry["compared"] if c["significant"]}
         assert offered == entry["offered"]
         assert not profile["complete"] or entry["in_force"] == offered  # offered once the tables are complete
-        assert {aspect: r.column(r.variant if aspect == "style" else "")
-                for aspect, r in TASK_FAMILIES[family].items()} == entry["in_force"], family
+        assert {aspect: r.evidence_column() for aspect, r in TASK_FAMILIES[family].items()} == entry["in_force"], family
         for c in entry["compared"]:
             names = entry["sets"] + (entry["content_sets"] if c["aspect"] == "content" else [])
             assert c["significant"] == (c["lo"] > 0 and all(c[f"{n}_hi"] >= 0 for n in names))
@@ -230,6 +229,6 @@ def test_the_readme_profile_table_is_the_rule_on_the_committed_tables() -> None:
     table = profile_table(RESULTS)
     assert table in (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
     assert [line.split(" | ")[1].strip("`") for line in table.splitlines()[2:]] == [
-        r.column(r.variant if r.aspect == "style" else "") for r in RECOMMENDED]
-    r = _sentence_r(RESULTS / "lai", "human_fluency")["lp_mean@gemma3-270m"]
-    assert "| naturalness | `lp_mean@gemma3-270m` | " in table and f" | {r:.3f} [" in table
+        r.evidence_column() for r in RECOMMENDED]
+    r = _sentence_r(RESULTS / "lai", "human_fluency")["judge_fluency@qwen2.5-coder-1.5b-t2"]
+    assert "| naturalness | `judge_fluency@qwen2.5-coder-1.5b-t2` | " in table and f" | {r:.3f} [" in table

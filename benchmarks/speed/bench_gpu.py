@@ -8,8 +8,10 @@ On the GPU (CUDA, a SmolLM2-shaped model for the LM metrics):
   cuDNN's attention allowed, one wide calibration pass); the planner's calibration timings
   (:data:`tsteval.metrics.judges.prefix_scoring.CALIBRATIONS`);
 * BERTScore (F1, P and R from one call, no IDF) on 15,000 pairs, pairs/s;
-* ``--metrics recommended`` (``style_strength@ft`` from a fastText classifier trained beforehand, ``sbert@none``,
-  ``lp_mean@gemma3-270m`` with a Gemma-3-270M-shaped model of random weights, J's ``naturalness@unigram``) on 20,000
+* ``--metrics recommended:formality`` (:data:`PROFILE`: ``style_strength@ft`` from a fastText classifier trained
+  beforehand, ``bertscore_f1@none``, J's ``sbert@none`` and ``naturalness@unigram``, and Gemma 3 270M's columns
+  with a Gemma-3-270M-shaped model of random weights; the pooled profile's naturalness column is Qwen2.5-Coder-1.5B's
+  judge, whose 6 GB do not fit an upload: ``results/speed_lm_judges_qwen2.5-coder-1.5b.md``) on 20,000
   pairs (:data:`SIZES`) in fp32 and in bf16 (what ``--precision auto`` picks on a GPU that computes it natively),
   from the table read to the scorecard written, the models loaded by a warm-up run before the clock; then a bf16
   run profiled (:data:`SCORE_PHASES` clocked on the host, the GPU's kernels summed by ``torch.profiler``), and a
@@ -69,6 +71,9 @@ PARTS = ("lm", "bertscore", "score")
 WHEELS = ("fasttext-numpy2", "sacremoses", "click", "joblib")
 GPU_PYTHON = "3.12"
 GEMMA = "gemma3-270m"
+# The profile the score part measures: the pooled one's naturalness judge reads Qwen2.5-Coder-1.5B, which no upload
+# holds; the formality family's reads Gemma 3 270M (its stand-in here), and its other columns are the pooled ones.
+PROFILE = "recommended:formality"
 STYLES = {"0": "negative", "1": "positive"}
 
 
@@ -218,7 +223,7 @@ def lm_column(name: str, frame: pd.DataFrame, lm: object, model: str) -> np.ndar
 
 
 # (module, attribute) -> the phase it does, clocked on the host by :func:`phase_clock`; a name missing from a tree
-# is skipped.  PHASES: the LM metrics' (benchmarks.speed.profile_lm); SCORE_PHASES: ``score --metrics recommended``'s.
+# is skipped.  PHASES: the LM metrics' (benchmarks.speed.profile_lm); SCORE_PHASES: ``score --metrics PROFILE``'s.
 PHASES = {("tsteval.metrics.judges.rating", "render"): "prompts", ("tsteval.metrics.judges.rating", "render_many"):
           "prompts", ("tsteval.metrics.judges.logprop", "render"): "prompts",
           ("tsteval.metrics.judges.logprop", "render_many"): "prompts",
@@ -406,7 +411,7 @@ def gpu_busy(fn: Callable[[], object], device: str) -> tuple[float, float]:
 
 def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str]], device: str,
                   sizes: dict[str, int], work: Path, gemma: Path | None = None) -> dict[str, object]:
-    """``--metrics recommended`` on ``n`` pairs from the table read to the scorecard written (see the module);
+    """``--metrics`` :data:`PROFILE` on ``n`` pairs from the table read to the scorecard written (see the module);
     ``gemma``: a folder read in place of the packaged Gemma 3 270M (:func:`benchmarks.speed.speed_gpu.random_lm`)."""
     import tsteval
     from tsteval.classifiers.base import make_classifier
@@ -423,13 +428,13 @@ def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str
         table = work / f"{name}.parquet"
         pairs.to_parquet(table)
         with mock.patch.dict(os.environ, {"TSTEVAL_CACHE": str(work / f"cache-{name}")}):  # no embedding cached
-            card = tsteval.evaluate(table=table, metrics=["recommended"], classifier={"ft": classifier}, device=on,
+            card = tsteval.evaluate(table=table, metrics=[PROFILE], classifier={"ft": classifier}, device=on,
                                     style_labels=STYLES, precision=precision)
         card.save(work / name)
         return card.frame
 
     n, check = sizes["score"], sizes["check"]
-    columns = ("sbert@none", f"lp_mean@{GEMMA}")
+    columns = ("sbert@none", "bertscore_f1@none", f"lp_mean@{GEMMA}")
     converted = causal_lm.converted_gguf
     stand_in = {GEMMA: lambda: gemma / "stand-in"} if gemma is not None else {}  # read as a folder, not converted
     warm = frame.tail(sizes["warm"]).assign(system="warm-up")

@@ -1,15 +1,20 @@
-"""Speed of the LM metrics (``cond_lp``, ``judge_*``) with SmolLM2-135M: pairs per second of tsteval's scoring
-(prompts sharing a beginning computed once per batch, :mod:`tsteval.metrics.judges.prefix_scoring`) against the
-straightforward transformers call on the same prompts (each whole sequence in length-sorted padded batches of the
-same token budget, no cache), with the largest difference of their values, and the model's share of the
-machine's limit (forward-pass FLOPs per second over the CPU's fp32 FMA peak, or the GPU's dense fp32 peak).
+"""Speed of the LM metrics (``cond_lp``, ``judge_*``) with SmolLM2-135M, or another packaged LM: pairs per second
+of tsteval's scoring (prompts sharing a beginning computed once per batch,
+:mod:`tsteval.metrics.judges.prefix_scoring`) against the straightforward transformers call on the same prompts
+(each whole sequence in length-sorted padded batches of the same token budget, no cache), with the largest
+difference of their values, and the model's share of the machine's limit (forward-pass FLOPs per second over the
+CPU's fp32 FMA peak, or the GPU's dense fp32 peak).
 
 Data: the first ``--pairs`` DualRL Yelp transfers (every system's output for each input, as a researcher scores
 them; text restored to sentence case), target style named ``positive``/``negative``.  One template per metric
 (``template=1``), as the issue's aim counts them.  CPU seconds are the process's (``time.process_time``), wall
-seconds beside them.  Results: ``results/speed_lm_judges.{md,json}``.
+seconds beside them.  Results: ``results/speed_lm_judges.{md,json}``; with another ``--model``,
+``results/speed_lm_judges_MODEL.{md,json}`` with its load time and the process's peak memory (the recommended
+naturalness column, Qwen's ``judge_fluency`` template 2: ``--model qwen2.5-coder-1.5b --metrics judge_fluency
+--template 2``).
 
-Run: ``python -m benchmarks.speed.speed_lm_judges [--pairs 600] [--threads 2] [--device cpu|cuda]``.
+Run: ``python -m benchmarks.speed.speed_lm_judges [--pairs 600] [--threads 2] [--device cpu|cuda] [--model NAME]
+[--metrics cond_lp,judge_style,...] [--template K]``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import time
 from pathlib import Path
 
@@ -39,6 +45,8 @@ from tsteval.readers.dualrl import load_dualrl
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 NAMES = {"0": "negative", "1": "positive"}
+METRICS = ("cond_lp", "judge_style", "judge_content", "judge_fluency")
+SMOLLM2 = "smollm2"
 
 
 def _pairs(n: int) -> tuple[list[str], list[str], list[str]]:
@@ -103,12 +111,19 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--pairs", type=int, default=600)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--model", default=SMOLLM2, help="a packaged causal LM (default: SmolLM2-135M)")
+    parser.add_argument("--metrics", default=",".join(METRICS), help="comma-separated, of " + ", ".join(METRICS))
+    parser.add_argument("--template", type=int, default=1, help="the template each metric scores")
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    lm = CausalLM("smollm2", device=args.device, threads=args.threads, precision="fp32")
+    load_before = os.getloadavg()[0]
+    chosen = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    if not chosen or set(chosen) - set(METRICS):
+        raise SystemExit(f"--metrics: choose from {', '.join(METRICS)}")
+    lm, load_s, _ = _timed(lambda: CausalLM(args.model, device=args.device, threads=args.threads, precision="fp32"))
     import torch
 
     torch.set_num_threads(args.threads)
@@ -117,23 +132,12 @@ def main(argv: list[str] | None = None) -> None:
     inputs, outputs, targets = _pairs(args.pairs)
     cost, calibration, _ = _timed(lambda: pass_cost(lm))  # once per process, reported apart from the metrics
     rows = []
-    cond = templates()["cond_lp"][0]
-    chat = bool(cond.get("chat"))
-    conts = continuations(lm, outputs, chat)
-    given = [render(lm, fill(cond["conditional"], input=x, output="", style=s, source=""), chat)
-             for x, s in zip(inputs, targets, strict=True)]
-    alone = [render(lm, fill(cond["marginal"], input="", output="", style=s, source=""), chat) for s in targets]
-    prompts, cont_all = given + alone, conts + conts
-    ours, wall, cpu = _timed(lambda: continuation_log_probs(lm, prompts, cont_all))
-    plain, wall_b, cpu_b = _timed(lambda: _plain_log_probs(lm, [p + c for p, c in zip(prompts, cont_all, strict=True)],
-                                                            [len(p) for p in prompts]))
-    diff = max(float(np.abs(a - b).max()) for a, b in zip(ours, plain, strict=True))
-    lengths = [len(p) + len(c) for p, c in zip(prompts, cont_all, strict=True)]
-    rows.append(("cond_lp (template 1)", wall, cpu, wall_b, cpu_b, diff,
-                 _positions(prompts, lengths, lm.batch_tokens, cost), sum(lengths)))
+    k = args.template
+    if "cond_lp" in chosen:
+        rows.append(_cond_lp_row(lm, inputs, outputs, targets, k, cost))
     answers, ending = answer_tokens(lm)
-    for metric in ("judge_style", "judge_content", "judge_fluency"):
-        template = templates()[metric][0]
+    for metric in (m for m in chosen if m != "cond_lp"):
+        template = templates()[metric][k - 1]
         judged = [render(lm, fill(template["prompt"], input=x, output=y, style=s, source="") + ending, True)
                   for x, y, s in zip(inputs, outputs, targets, strict=True)]
         ours, wall, cpu = _timed(lambda judged=judged: next_token_log_probs(lm, judged, answers))
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
 
         plain, wall_b, cpu_b = _timed(plain_next)
         lengths = [len(p) for p in judged]
-        rows.append((f"{metric} (template 1)", wall, cpu, wall_b, cpu_b, float(np.abs(ours - plain).max()),
+        rows.append((f"{metric} (template {k})", wall, cpu, wall_b, cpu_b, float(np.abs(ours - plain).max()),
                      _positions(judged, lengths, lm.batch_tokens, cost), sum(lengths)))
     peak, peak_note = _peak_flops(lm.device)
     table = []
@@ -165,25 +169,52 @@ def main(argv: list[str] | None = None) -> None:
                       "share_of_peak": round(flops / peak, 3) if peak else None})
     meta = {"device": lm.device, "threads": args.threads, "model": lm.model_id, "params_counted": params,
             "peak": peak_note, "machine": platform.processor() or platform.machine(),
-            "load_average_before": os.getloadavg()[0], "pass_fixed_s": cost.fixed, "pass_per_token_s": cost.per_token,
+            "load_average_before": load_before, "pass_fixed_s": cost.fixed, "pass_per_token_s": cost.per_token,
             "calibration_s": round(calibration, 2)}
+    if args.model != SMOLLM2:  # the first report (SmolLM2) predates these
+        meta |= {"model_name": args.model, "load_s": round(load_s, 1),
+                 "max_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2, 2)}
     report = {"meta": meta, "pairs": args.pairs, "rows": table}
-    (RESULTS / "speed_lm_judges.json").write_text(json.dumps(report, indent=1))
+    name = "speed_lm_judges" + ("" if args.model == SMOLLM2 else f"_{args.model}")
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=1))
     page = markdown(report)
-    (RESULTS / "speed_lm_judges.md").write_text(page)
+    (RESULTS / f"{name}.md").write_text(page)
     print(page)
+
+
+def _cond_lp_row(lm: CausalLM, inputs: list[str], outputs: list[str], targets: list[str], k: int,
+                 cost: PassCost) -> tuple:
+    """cond_lp's row: each output scored with and without the input, ours against whole sequences."""
+    cond = templates()["cond_lp"][k - 1]
+    chat = bool(cond.get("chat"))
+    conts = continuations(lm, outputs, chat)
+    given = [render(lm, fill(cond["conditional"], input=x, output="", style=s, source=""), chat)
+             for x, s in zip(inputs, targets, strict=True)]
+    alone = [render(lm, fill(cond["marginal"], input="", output="", style=s, source=""), chat) for s in targets]
+    prompts, cont_all = given + alone, conts + conts
+    ours, wall, cpu = _timed(lambda: continuation_log_probs(lm, prompts, cont_all))
+    plain, wall_b, cpu_b = _timed(lambda: _plain_log_probs(lm, [p + c for p, c in zip(prompts, cont_all, strict=True)],
+                                                            [len(p) for p in prompts]))
+    diff = max(float(np.abs(a - b).max()) for a, b in zip(ours, plain, strict=True))
+    lengths = [len(p) + len(c) for p, c in zip(prompts, cont_all, strict=True)]
+    return (f"cond_lp (template {k})", wall, cpu, wall_b, cpu_b, diff,
+            _positions(prompts, lengths, lm.batch_tokens, cost), sum(lengths))
 
 
 def markdown(report: dict) -> str:
     """The results page of ``report`` (what :func:`main` writes to ``speed_lm_judges.json``)."""
     meta = report["meta"]
-    lines = ["# Speed of the LM metrics (SmolLM2-135M)", "",
+    loaded = (f" Loading the model took {meta['load_s']} s; the process's peak memory was {meta['max_rss_gb']} GB."
+              if "load_s" in meta else "")
+    lines = [f"# Speed of the LM metrics ({meta.get('model_name', 'SmolLM2-135M')})", "",
              f"{report['pairs']} DualRL Yelp pairs, one template per metric, device {meta['device']}, "
-             f"{meta['threads']} threads, load average {meta['load_average_before']} before the run. `plain`: the "
+             f"{meta['threads']} threads, load average {meta['load_average_before']} before the run.{loaded} "
+             "`plain`: the "
              "same prompts as whole sequences in length-sorted padded batches of the same token budget (one "
              "transformers forward pass each, no cache). `share_of_peak`: 2 x parameters x computed positions per "
-             f"second over the peak ({meta['peak']}). cond_lp scores each output twice (with and without the "
-             "input).", "",
+             f"second over the peak ({meta['peak']})." + (
+                 " cond_lp scores each output twice (with and without the input)."
+                 if any(r["metric"].startswith("cond_lp") for r in report["rows"]) else ""), "",
              "| metric | pairs/s (wall) | pairs/CPU-s | plain pairs/s (wall) | speed-up wall | speed-up CPU | "
              "max abs diff | positions computed / whole | share of peak |", "|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:

