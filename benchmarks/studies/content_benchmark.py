@@ -6,18 +6,18 @@ transfers (:func:`tsteval.readers.tables.load_table_transfers`, ``text1`` the in
 scored through the Plan and runner, every pair, by the non-LM content metrics (:data:`CONTENT`) at each
 modification the set's style allows (:func:`style_materials`: Mir's lexicon and the Yelp corpus for the Yelp sets,
 a lexicon fitted on the toxicity corpus for the toxicity sets, one fitted on GYAFC for yamsh_gyafc; none for the
-Bible and paraphrase sets).  The LM columns (judge_content and LogProp with SmolLM2) are scored on a seeded sample of
-:data:`LM_PAIRS` pairs a set; judge_content of the three packaged LMs on the first :data:`COMPARE_PAIRS` pairs of
-that sample.  Statistics: Spearman and Pearson per set with 95% intervals of the project's bootstrap clustered by
-input (:func:`tsteval.metaeval.tables.bootstrap_statistics`), and the mean over the six style-transfer sets with the
-interval of the mean over the sets' independent resamples.  Nothing is fitted on the ratings.
+Bible and paraphrase sets).  The LM columns (judge_content, cond_lp and LogProp with SmolLM2) are scored on a seeded
+sample of :data:`LM_PAIRS` pairs a set; judge_content of the three packaged LMs on the first :data:`COMPARE_PAIRS`
+pairs of that sample.  Statistics: Spearman and Pearson per set with 95% intervals of the project's bootstrap
+clustered by input (:func:`tsteval.metaeval.tables.bootstrap_statistics`), and the mean over the six style-transfer
+sets with the interval of the mean over the sets' independent resamples.  Nothing is fitted on the ratings.
 
 The published figures ran on ``df.sample(100, random_state=1)`` of each set (upstream ``evaluation.py``), BLEU and
 chrF as ``sacrebleu`` corpus scores of one pair with ``text1`` the hypothesis: :func:`published_comparison` scores
 that very sample both ways, and our columns on many random 100-pair samples.
 
 Run: ``python -m benchmarks.studies.content_benchmark`` (scores cached under ``runs/content_benchmark/``; stages
-``--stage full|lm|logprop|compare|page``; about two hours on the 2-core machine, mostly the LM columns).
+``--stage full|lm|logprop|cond_lp|compare|page``; about two hours on the 2-core machine, mostly the LM columns).
 """
 
 from __future__ import annotations
@@ -54,9 +54,10 @@ FAMILY = {"CAE": "toxicity", "tox600": "toxicity", "PG_YELP": "sentiment", "yams
 TARGET_STYLE = {"toxicity": "non-toxic", "sentiment": "of the opposite sentiment",
                 "formality": "of the other formality", "bible": "in the wording of another Bible translation",
                 "paraphrase": "a paraphrase"}
-# The LM content columns: judge_content with this template and LogProp's content score.  cond_lp, the third content
-# LM metric, is left out: on the shared 2-core machine these two already take about an hour over the seven samples.
-LM_TEMPLATES = {"judge_content": 1}  # rated.MIR_TEMPLATES: chosen on Lai, before these sets
+# The LM content columns: judge_content and cond_lp with these templates (rated.MIR_TEMPLATES: chosen on Lai,
+# before these sets; cond_lp scored in a stage of its own, added after the others) and LogProp's content score.
+LM_TEMPLATES = {"judge_content": 1}
+COND_LP_TEMPLATES = {"cond_lp": 3}
 LANGUAGE_MODEL = "smollm2"
 LM_PAIRS = 300
 COMPARE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
@@ -168,27 +169,29 @@ def _lm_plan(name: str, rows: np.ndarray, seed: int) -> tuple[object, object]:
     return card, plan
 
 
-def score_lm(name: str, seed: int = 0, log: Log = print, logprop: bool = False) -> pd.DataFrame:
-    """judge_content (``logprop``: LogProp's content score) with SmolLM2 on the set's LM sample (:func:`lm_sample`,
-    :data:`LM_PAIRS` pairs; cached, one file each): the judge as the rated meta-evaluation scores it (fp32,
-    :data:`LM_TEMPLATES`), LogProp in bfloat16 (:func:`tsteval.metaeval.rated.lm_subset.score_logprop`)."""
+def score_lm(name: str, seed: int = 0, log: Log = print, kind: str = "lm") -> pd.DataFrame:
+    """judge_content (``kind`` ``"lm"``), cond_lp (``"cond_lp"``) or LogProp's content score (``"logprop"``) with
+    SmolLM2 on the set's LM sample (:func:`lm_sample`, :data:`LM_PAIRS` pairs; cached, one file each): the judge and
+    cond_lp as the rated meta-evaluation scores them (fp32, :data:`LM_TEMPLATES`, :data:`COND_LP_TEMPLATES`), LogProp
+    in bfloat16 (:func:`tsteval.metaeval.rated.lm_subset.score_logprop`)."""
     from tsteval.metaeval.rated.lm_subset import PRECISION, model_resources, score_logprop
     from tsteval.metrics.judges.scorer import score_judges
 
-    path = SCORES / f"{name}.{'logprop' if logprop else 'lm'}.parquet"
+    path = SCORES / f"{name}.{kind}.parquet"
     if path.is_file():
         return pd.read_parquet(path)
     n = len(load_set(name).frame)
     card, plan = _lm_plan(name, lm_sample(n, LM_PAIRS, seed), seed)
     start = time.perf_counter()
-    if logprop:
+    if kind == "logprop":
         score_logprop(card, plan, models=(LANGUAGE_MODEL,), log=log)
     else:
+        templates = COND_LP_TEMPLATES if kind == "cond_lp" else LM_TEMPLATES
         resources = model_resources(plan, LANGUAGE_MODEL, PRECISION.get(LANGUAGE_MODEL, "fp32"))
-        score_judges(card, tuple(LM_TEMPLATES), resources, {}, plan.text_form, plan.style_name, LANGUAGE_MODEL,
-                     only=LM_TEMPLATES)
+        score_judges(card, tuple(templates), resources, {}, plan.text_form, plan.style_name, LANGUAGE_MODEL,
+                     only=templates)
     seconds = time.perf_counter() - start
-    log(f"{name}: {'LogProp' if logprop else 'judge_content'} on {len(card.frame)} pairs in {seconds:.0f} s")
+    log(f"{name}: {kind} on {len(card.frame)} pairs in {seconds:.0f} s")
     _store(card.frame, {"signatures": card.signatures, "seconds": round(seconds, 1)}, path)
     return card.frame
 
@@ -369,11 +372,12 @@ def lm_frames(full: dict[str, pd.DataFrame], stage: str) -> dict[str, pd.DataFra
         path = SCORES / f"{name}.{stage}.parquet"
         if path.is_file():
             lm = pd.read_parquet(path)
-            logprop = SCORES / f"{name}.logprop.parquet"
-            if stage == "lm" and logprop.is_file():
-                scored = pd.read_parquet(logprop)
-                lm = lm.merge(scored[["row", *(c for c in scored.columns if c.startswith("logprop_content@"))]],
-                              on="row", how="left", validate="1:1")
+            for kind, prefix in (("logprop", "logprop_content@"), ("cond_lp", "cond_lp@")):
+                other = SCORES / f"{name}.{kind}.parquet"
+                if stage == "lm" and other.is_file():
+                    scored = pd.read_parquet(other)
+                    lm = lm.merge(scored[["row", *(c for c in scored.columns if c.startswith(prefix))]], on="row",
+                                  how="left", validate="1:1")
             extra = frame.iloc[lm["row"].to_numpy()][content_columns(frame)].reset_index(drop=True)
             out[name] = pd.concat([lm.reset_index(drop=True), extra], axis=1)
     return out
@@ -410,6 +414,32 @@ def recommended_entry(table: dict) -> dict:
     return {"column": RECOMMENDED, "mean_spearman": table[RECOMMENDED]["mean_spearman"]}
 
 
+def with_cond_lp(report: dict, scores: pd.DataFrame, seed: int = 0) -> tuple[dict, pd.DataFrame]:
+    """The committed results with cond_lp added from its cached scores on the LM samples, for when the other
+    stages' scores are gone: cond_lp's row of the LM table computed as :func:`build` computes every row, on the
+    committed per-pair rows (``scores``, ``content_benchmark_lm.csv``), after checking that those rows give the
+    committed LM table's judge_content row again; ``scores`` with the cond_lp column added."""
+    frames, column = {}, None
+    for name in report["lm"]["pairs"]:
+        scored = pd.read_parquet(SCORES / f"{name}.cond_lp.parquet")
+        column = next(c for c in scored.columns if c.startswith("cond_lp@"))
+        part = scores[scores["set"] == name].drop(columns=column, errors="ignore").merge(
+            scored[["row", column]], on="row", how="left", validate="1:1")
+        inputs = load_set(name).frame["input"].to_numpy()
+        frames[name] = part.assign(input=inputs[part["row"].to_numpy()])
+    judge = "judge_content@smollm2-t1"
+    table = correlation_table({n: f.drop(columns=[c for c in f.columns if c not in (judge, column, "input",
+                                                                                    "human_content")])
+                               for n, f in frames.items()}, seed, report["resamples"])
+    committed = report["lm"]["columns"][judge]["per_set"]
+    if any(abs(table[judge]["per_set"][n][k] - committed[n][k]) > 1e-3 for n in committed
+           for k in ("spearman", "pearson")):
+        raise TstevalError("content_benchmark_lm.csv no longer gives the committed LM table: run every stage")
+    report["lm"]["columns"][column] = table[column]
+    merged = pd.concat(frames.values(), ignore_index=True).drop(columns="input")
+    return report, merged[[*scores.columns.drop(column, errors="ignore"), column]]
+
+
 def scores_csv() -> pd.DataFrame:
     """The LM sample's per-pair scores of every set (row of the set's CSV, human, LM and comparison columns,
     ``sbert@none``): what the test recomputes the LM tables from."""
@@ -430,12 +460,14 @@ def scores_csv() -> pd.DataFrame:
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("full", "lm", "logprop", "compare", "page", "recommended", "all"),
+    parser.add_argument("--stage", choices=("full", "lm", "logprop", "cond_lp", "compare", "page", "recommended",
+                                            "all"),
                         default="all",
                         help="full: the non-LM columns on every pair; lm: judge_content on the LM samples; logprop: "
-                             "LogProp there; compare: judge_content by each packaged LM; page: the results from the "
-                             "cached scores; recommended: the committed results with the profile's content column "
-                             "named again (after the profile changed; nothing is scored)")
+                             "LogProp there; cond_lp: cond_lp there, added to the committed results when the other "
+                             "stages' scores are not cached; compare: judge_content by each packaged LM; page: the "
+                             "results from the cached scores; recommended: the committed results with the profile's "
+                             "content column named again (after the profile changed; nothing is scored)")
     parser.add_argument("--dataset", choices=ALL_SETS, action="append", help="default: every set")
     parser.add_argument("--seed", type=int, default=0)
     return parser
@@ -461,12 +493,19 @@ def main(argv: list[str] | None = None) -> None:
             score_lm(name, args.seed)
     for name in args.dataset or ALL_SETS:
         if args.stage in ("logprop", "all"):
-            score_lm(name, args.seed, logprop=True)
+            score_lm(name, args.seed, kind="logprop")
+    for name in args.dataset or ALL_SETS:
+        if args.stage in ("cond_lp", "all"):
+            score_lm(name, args.seed, kind="cond_lp")
     for name in args.dataset or SETS:
         if args.stage in ("compare", "all"):
             score_compare(name, args.seed)
     if args.stage in ("page", "all"):
         write_page(build(args.seed), scores_csv(), RESULTS)
+    if args.stage == "cond_lp" and not (SCORES / f"{ALL_SETS[0]}.parquet").is_file():
+        report, scores = with_cond_lp(json.loads((RESULTS / "content_benchmark.json").read_text()),
+                                      pd.read_csv(RESULTS / "content_benchmark_lm.csv"), args.seed)
+        write_page(report, scores, RESULTS)
     if args.stage == "recommended":
         report = json.loads((RESULTS / "content_benchmark.json").read_text())
         write_page({**report, "recommended": recommended_entry(report["columns"])}, pd.DataFrame(), RESULTS)

@@ -93,9 +93,9 @@ def markdown(report: dict) -> str:
         lines.append("")
     if "lm" in report:
         lines += _lm_section(report, "lm", "## LM columns on a seeded sample of each set (SmolLM2-135M)",
-                             "judge_content (template 1, as the rated meta-evaluation scores it) and LogProp's "
-                             "content score (bfloat16); cond_lp was left out for time. The non-LM columns beside, "
-                             "on the same pairs.")
+                             "judge_content (template 1) and cond_lp (template 3), as the rated meta-evaluation "
+                             "scores them, and LogProp's content score (bfloat16). The non-LM columns beside, on the "
+                             "same pairs.")
     if "compare" in report:
         lines += _lm_section(report, "compare", "## judge_content with a bigger model (the same pairs)",
                              f"judge_content (template 1) of {', '.join(report['compare']['models'])} on the "
