@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tsteval
@@ -104,3 +105,39 @@ def test_the_joint_score_hashes_its_parts_signatures_with_the_language(capsys: p
     assert "lang:ru" in parts[1]
     expected = content_hash("\n".join(parts), length=len(card.signatures["joint@j"].split("parts:")[1].split("|")[0]))
     assert f"parts:{expected}" in card.signatures["joint@j"]
+
+
+def test_a_sentence_encoder_of_ones_own_scores_sbert_and_bertscore(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """``encoder=`` (``--encoder``, ``metrics.content.encoder``): a Hugging Face id or folder for sbert, BERTScore
+    and erase, loaded through transformers.  Given the packaged MiniLM's files without the ``tokenizer.json`` the
+    lean path reads (so transformers' own tokenizer and model load them), the scores are the default's and the
+    signature names the folder; the packaged encoder's English-only warning is not said of it (its languages are the
+    user's to know); an encoder that cannot load is one error line, and nothing is written."""
+    import shutil
+
+    from tsteval.metrics.content.sentence_embedding import default_model
+
+    folder = tmp_path / "my-encoder"
+    shutil.copytree(default_model(), folder)
+    (folder / "tokenizer.json").unlink()
+    inputs, outputs = ["Еда была холодной.", "Персонал был груб."], ["Еда была горячей.", "Персонал был вежлив."]
+    given = {"source_style": "0", "target_style": "1", "metrics": ["sbert", "bertscore_f1"], "language": "ru"}
+    default = tsteval.evaluate(inputs, outputs, **given)
+    assert "sbert: all-MiniLM-L6-v2 (packaged) does not cover ru" in capsys.readouterr().err
+    mine = tsteval.evaluate(inputs, outputs, **given, encoder=str(folder))
+    assert "does not cover" not in capsys.readouterr().err
+    for column in ("sbert@none", "bertscore_f1@none"):
+        np.testing.assert_allclose(mine.frame[column], default.frame[column], atol=1e-5)
+        assert "model:my-encoder@" in mine.signatures[column] and "model:all-MiniLM" in default.signatures[column]
+    missing = str(tmp_path / "missing" / "encoder")
+    with pytest.raises(TstevalError, match="cannot load the sentence encoder"):
+        tsteval.evaluate(inputs, outputs, **given, encoder=missing)
+    (tmp_path / "in.txt").write_text("\n".join(inputs) + "\n", encoding="utf-8")
+    (tmp_path / "out.txt").write_text("\n".join(outputs) + "\n", encoding="utf-8")
+    from tsteval.cli.main import main
+
+    assert main(["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
+                 "--target-style", "1", "--content", "sbert", "--encoder", missing, "--out",
+                 str(tmp_path / "run")]) == 2
+    assert "cannot load the sentence encoder" in capsys.readouterr().err and not (tmp_path / "run").exists()

@@ -40,6 +40,7 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "modifications": ("none,remove", ["none", "remove"], ("none", "remove"), ["shuffle"], {}),
     "placeholder": ("<x>", "<x>", "<x>", " ", {}),
     "vectors": ("VECTORS", "VECTORS", "VECTORS", "/no/such/folder", {}),
+    "encoder": ("sentence-transformers/LaBSE", "sentence-transformers/LaBSE", "sentence-transformers/LaBSE", " ", {}),
     "attribution_threshold": ("0.5", 0.5, 0.5, 1.5, {}),
     "baselines": ("copy", ["copy"], ("copy",), ["magic"], {}),
     "joint": ("none", "none", "none", "x", {}),

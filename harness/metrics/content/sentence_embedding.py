@@ -104,9 +104,13 @@ def load_with_transformers(model: str, device: str, lean: bool = True, precision
 
     from tsteval.metrics.content.bert_forward import bert_forward
 
-    tokenizer = AutoTokenizer.from_pretrained(model)
     dtype = torch_dtype(precision)
-    module = AutoModel.from_pretrained(model, dtype=dtype).eval().to(device)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        module = AutoModel.from_pretrained(model, dtype=dtype).eval().to(device)
+    except (OSError, ValueError, ImportError) as error:
+        raise TstevalError(f"cannot load the sentence encoder {model!r} (a Hugging Face id, which needs the hub or "
+                           f"its cache, or a local folder with the model's files): {error}") from error
 
     def ids(texts: list[str], max_length: int) -> list[list[int]]:
         return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
