@@ -149,10 +149,15 @@ def _ci(row: dict) -> str:
     return f"{row['r']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}]"
 
 
+def parser() -> argparse.ArgumentParser:
+    """This study's command line."""
+    command = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    command.add_argument("--rows", type=int, default=200, help="seeded rows of the set")
+    return command
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=200, help="seeded rows of the set")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     frame, rated, seconds = score(args.rows)
     result = measure(frame, rated, seconds)
     (RESULTS / "judge_language.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
