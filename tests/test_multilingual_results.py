@@ -144,3 +144,25 @@ def test_the_aim_table_follows_the_language_profile(result: dict) -> None:
     assert f"| informal_bn | bn | `e5@none` | {e5:.3f} | {gain:+.3f} [" in page
     assert recommended_profile(language="bn")[1].column() == "e5@none"
     assert "| russe2022 | ru | `chrf@none` | " in page and "| 0.050 |" in page  # chrF itself: short by the whole aim
+
+
+def test_the_judge_samples_correlations_recomputed_from_their_scores_and_the_raw_file(result: dict,
+                                                                                      data_root: Path) -> None:
+    from benchmarks.studies.multilingual import extra_rows, sample_rows
+
+    raw = pd.read_csv(data_root / "russe2022/test_all_metrics_russe2022.csv")
+    lm_rows = sample_rows(len(raw), result["lm_sample"])
+    for model, size in (("gemma3-270m", 400), ("qwen2.5-coder-1.5b", 100)):
+        judged = result["sets"]["russe2022"]["judge_samples"][model]
+        rows = lm_rows if size == len(lm_rows) else extra_rows(lm_rows, size)
+        scores = pd.DataFrame(judged["scores"])
+        assert judged["rows"] == len(scores) == size
+        for column, rating, aspect in ((f"judge_content@{model}-t1", "content", "content"),
+                                       (f"logprop_content@{model}", "content", "content"),
+                                       (f"judge_fluency@{model}-t2", "fluency", "fluency")):
+            expected = spearmanr(scores[column], raw["content" if rating == "content" else "fluency"].iloc[rows])[0]
+            assert _row(judged[aspect], column)["r"] == pytest.approx(expected, abs=2e-3), (model, column)
+    samples = {name: entry["judge_samples"] for name, entry in result["sets"].items()}
+    assert {n for n, s in samples.items() if s["qwen2.5-coder-1.5b"].get("not_covered")} == {"informal_te",
+                                                                                               "informal_kn"}
+    assert all("fluency" not in s["gemma3-270m"] for n, s in samples.items() if n != "russe2022")

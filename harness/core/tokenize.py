@@ -14,7 +14,8 @@ Turkish ``I`` becomes ``i``, ``İ`` becomes ``i̇``, ``ı`` stays):
 
 Scripts written without spaces other than CJK (Thai, Lao, Khmer, Burmese) are not segmented: a run of letters is
 one word.  On ASCII text this is Mir et al.'s tokenizer: pre-tokenized corpora such as Yelp come out unchanged
-apart from case.
+apart from case.  :func:`dominant_script` says which script most letters of some texts are in, by their Unicode
+names, for the lines that say a model does not read it.
 
 >>> tokenize("Le décor était très beau ! C’est l’été...")
 ['le', 'décor', 'était', 'très', 'beau', '!', 'c’est', 'l’été', '...']
@@ -25,6 +26,7 @@ apart from case.
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 
 import regex
@@ -70,3 +72,21 @@ def tokens_of(texts: Sequence[str]) -> list[list[str]]:
     """
     distinct: dict[str, list[str]] = {}
     return [distinct[t] if t in distinct else distinct.setdefault(t, tokenize(t)) for t in texts]
+
+
+def dominant_script(texts: Sequence[str], limit: int = 2000) -> tuple[str | None, float]:
+    """The script most letters of the first ``limit`` texts are in (the first word of the letters' Unicode names:
+    ``LATIN``, ``CYRILLIC``, ``DEVANAGARI``, ``CJK``...) and its share of the letters; (None, 0) with no letter.
+
+    >>> dominant_script(["Привет", "ok"])
+    ('CYRILLIC', 0.75)
+    """
+    counts: Counter[str] = Counter()
+    for text in texts[:limit]:
+        for char in text:
+            if char.isalpha():
+                counts[unicodedata.name(char, "UNKNOWN").split(" ")[0]] += 1
+    if not counts:
+        return None, 0.0
+    script, count = counts.most_common(1)[0]
+    return script, count / sum(counts.values())

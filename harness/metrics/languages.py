@@ -32,12 +32,11 @@ sbert: all-MiniLM-L6-v2 (packaged) does not cover ru (it covers en only)
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tsteval.core.errors import TstevalError, quote
+from tsteval.core.tokenize import dominant_script
 from tsteval.metrics.naturalness.packaged import GEMMA3, QWEN_CODER, SMOLLM2
 
 DEFAULT_LANGUAGE = "en"
@@ -138,24 +137,6 @@ def with_language(signature: str, language: str) -> str:
     if rest.startswith("lang:") or "|lang:" in f"|{rest}":
         return signature
     return f"{head}|lang:{language}" + (f"|{rest}" if rest else "")
-
-
-def dominant_script(texts: Sequence[str], limit: int = 2000) -> tuple[str | None, float]:
-    """The script most letters of the first ``limit`` texts are in (the first word of the letters' Unicode names:
-    ``LATIN``, ``CYRILLIC``, ``DEVANAGARI``, ``CJK``...) and its share of the letters; (None, 0) with no letter.
-
-    >>> dominant_script(["Привет", "ok"])
-    ('CYRILLIC', 0.75)
-    """
-    counts: Counter[str] = Counter()
-    for text in texts[:limit]:
-        for char in text:
-            if char.isalpha():
-                counts[unicodedata.name(char, "UNKNOWN").split(" ")[0]] += 1
-    if not counts:
-        return None, 0.0
-    script, count = counts.most_common(1)[0]
-    return script, count / sum(counts.values())
 
 
 def script_warning(texts: Sequence[str], language: str) -> str | None:
