@@ -159,7 +159,8 @@ def test_the_judge_samples_correlations_recomputed_from_their_scores_and_the_raw
         assert judged["rows"] == len(scores) == size
         for column, rating, aspect in ((f"judge_content@{model}-t1", "content", "content"),
                                        (f"logprop_content@{model}", "content", "content"),
-                                       (f"judge_fluency@{model}-t2", "fluency", "fluency")):
+                                       (f"judge_fluency@{model}-t2", "fluency", "fluency"),
+                                       (f"slor@{model}", "fluency", "fluency")):
             expected = spearmanr(scores[column], raw["content" if rating == "content" else "fluency"].iloc[rows])[0]
             assert _row(judged[aspect], column)["r"] == pytest.approx(expected, abs=2e-3), (model, column)
     samples = {name: entry["judge_samples"] for name, entry in result["sets"].items()}

@@ -26,8 +26,9 @@ score a smaller seeded sample of each sample (``--extra-lm MODEL=ROWS``), on the
 lists (:func:`tsteval.metrics.languages.coverage`), with the other columns recomputed on those rows:
 ``extra_samples`` in the JSON.  The LM judges and LogProp on foreign text (``--judge-lm MODEL=ROWS``,
 ``judge_samples``): ``judge_content`` (template 1) and LogProp's content score against the content judgment, and on
-RUSSE ``judge_fluency`` (template 2) against fluency beside the model's ``lp_mean`` and LogProp's style score against
-non-toxicity; the English templates (a Russian one was measured in :mod:`benchmarks.studies.judge_language`) and
+RUSSE ``judge_fluency`` (template 2) against fluency beside the model's ``lp_mean`` and ``slor`` (its unigram table
+the model's subwords over the set's distinct inputs, what a run without ``--human`` fits) and LogProp's style score
+against non-toxicity; the English templates (a Russian one was measured in :mod:`benchmarks.studies.judge_language`) and
 each model's precision as in the rated three-LM tables, the per-row scores kept in the JSON.  ``--extra-only``
 adds such samples to the committed results without scoring the rest again.
 
@@ -42,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -206,9 +208,10 @@ def judge_sample(rated: Ratings, rows: np.ndarray, model: str, aspects: dict[str
                  plan.text_form, plan.style_name, model, only=templates)
     score_logprop(card, plan, models=(model,), log=log)
     frame = card.frame
-    if fluency:
-        lm = CausalLM(model, threads=2, precision="fp32")
-        frame[f"lp_mean@{model}"] = lm.sentence_log_probs(frame["output"].tolist()).lp_mean()
+    if fluency:  # SLOR's unigram table: the model's subwords over the set's distinct inputs, a run's default
+        lm = CausalLM(model, threads=2, precision="fp32").fit_unigram(sorted(set(rated.transfers.frame["input"])))
+        logs = lm.sentence_log_probs(frame["output"].tolist())
+        frame[f"lp_mean@{model}"], frame[f"slor@{model}"] = logs.lp_mean(), logs.slor()
     seconds = time.perf_counter() - start
     log(f"{rated.spec.name}: {model}'s judges and LogProp on {len(rows)} rows in {seconds:.0f} s")
     entry = {"rows": len(rows), "seconds": round(seconds, 1), "scores": _scores(frame, model),
@@ -216,7 +219,8 @@ def judge_sample(rated: Ratings, rows: np.ndarray, model: str, aspects: dict[str
                                                     f"judge_content@{model}-t1", f"logprop_content@{model}"],
                                      "content", aspects["content"])}
     if fluency:
-        entry["fluency"] = correlations(frame, rated, [f"lp_mean@{model}", f"judge_fluency@{model}-t2"],
+        entry["fluency"] = correlations(frame, rated, [f"lp_mean@{model}", f"slor@{model}",
+                                                       f"judge_fluency@{model}-t2"],
                                         "naturalness", aspects["naturalness"], baseline=f"lp_mean@{model}")
         entry["style"] = correlations(frame, rated, [f"logprop_style@{model}"], "style", "human_non_toxicity",
                                       baseline=None)
@@ -229,12 +233,15 @@ def _scores(frame: pd.DataFrame, model: str) -> dict[str, list[float]]:
             or c.startswith(tuple(f"{k}@{model}" for k in JUDGE_TEMPLATES))}
 
 
-def add_judges(result: dict, judges: dict[str, int], log=print, save=None) -> dict:
+def add_judges(result: dict, judges: dict[str, int], log=print, save=None, sets: Sequence[str] = SETS) -> dict:
     """``result`` with each model's judge sample (``MODEL: rows``; the LM sample itself when ``rows`` is its size,
-    else :func:`extra_rows` of it) on every set whose language its model card lists; ``save(result)`` after each."""
+    else :func:`extra_rows` of it) on each of ``sets`` whose language its model card lists; ``save(result)`` after
+    each."""
     from tsteval.metrics.languages import coverage
 
     for name, entry in result["sets"].items():
+        if name not in sets:
+            continue
         rated = read_rated_set(name)
         rows = sample_rows(len(rated.transfers.frame), result["lm_sample"])
         for model, size in judges.items():
@@ -404,8 +411,10 @@ def docs_table(result: dict) -> str:
             judges.append(f"{model} {content[f'judge_content@{model}-t1']:.3f}, "
                           f"{content[f'logprop_content@{model}']:.3f} (chrF {content['chrf@none']:.3f}, "
                           f"n={judged['rows']})")
-            fluent += [f"{model} judge {r['r']:.3f} (n={r['n']})" for r in judged.get("fluency", [])
-                       if r["method"] == "spearman" and r["metric"].startswith("judge_fluency")]
+            for r in judged.get("fluency", []):
+                if r["method"] == "spearman" and not r["metric"].startswith("lp_mean"):
+                    kind = "judge" if r["metric"].startswith("judge") else r["metric"].split("@")[0]
+                    fluent.append(f"{model} {kind} {r['r']:.3f} (n={r['n']})")
         lm, fluent = "; ".join(lm) or "not measured", "; ".join(fluent) or "n/a"
         rating = entry["full"][0]["rating"].removeprefix("human_")
         lines.append(f"| `{name}` | {entry['language']} | {rating} | {full['chrf@none']['r']:.3f} | "
@@ -529,6 +538,8 @@ def parser() -> argparse.ArgumentParser:
                          help="a packaged causal LM on a smaller seeded sample of each LM sample (repeatable)")
     command.add_argument("--judge-lm", action="append", default=[], metavar="MODEL=ROWS",
                          help="a packaged causal LM's judges and LogProp on ROWS of each LM sample (repeatable)")
+    command.add_argument("--judge-sets", nargs="+", choices=SETS, default=SETS, metavar="SET",
+                         help="the sets --judge-lm scores (default: all)")
     command.add_argument("--extra-only", action="store_true",
                          help="add the --extra-lm and --judge-lm samples to the committed JSON, scoring nothing else")
     return command
@@ -543,7 +554,7 @@ def main(argv: list[str] | None = None) -> None:
                      for given in (args.extra_lm, args.judge_lm))
     result = json.loads((RESULTS / "multilingual.json").read_text()) if args.extra_only else \
         measure(args.lm, args.lm_sample)
-    result = add_judges(add_extra(result, extra), judges, save=save)
+    result = add_judges(add_extra(result, extra), judges, save=save, sets=args.judge_sets)
     save(result)
     print(markdown(result))
 
