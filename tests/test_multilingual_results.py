@@ -167,3 +167,24 @@ def test_the_judge_samples_correlations_recomputed_from_their_scores_and_the_raw
     assert {n for n, s in samples.items() if s["qwen2.5-coder-1.5b"].get("not_covered")} == {"informal_te",
                                                                                                "informal_kn"}
     assert all("fluency" not in s["gemma3-270m"] for n, s in samples.items() if n != "russe2022")
+
+
+def test_the_formality_judges_ordering_recomputed_from_its_scores_and_the_raw_file(result: dict,
+                                                                                   data_root: Path) -> None:
+    raw = [json.loads(line) for line in (data_root / "informal/hi_annotations.jsonl").read_text("utf-8").splitlines()]
+    judges = result["sets"]["informal_hi"]["formality"]["judges"]
+    for model in ("gemma3-270m", "qwen2.5-coder-1.5b"):
+        judged = judges[model]
+        hits = pairs = 0
+        for k, i in enumerate(judged["rows"]):
+            counts = pd.Series([a["formal_sent"] for a in raw[i]["annotations"]]).value_counts()
+            if counts.iloc[0] < 2 or counts.index[0] == "Equal":
+                continue  # no majority pick of one sentence
+            pairs += 1
+            first, second = judged["scores"]["first"][k], judged["scores"]["second"][k]
+            higher = "candidate_1" if second > first else ("candidate_0" if first > second else None)
+            hits += higher == counts.index[0]
+        assert (judged["order"]["pairs"], judged["order"]["hits"]) == (pairs, hits), model
+    assert len(judges["gemma3-270m"]["rows"]) == len(raw)  # every pair
+    assert {n for n, e in result["sets"].items() if "formality" in e
+            and e["formality"]["judges"]["qwen2.5-coder-1.5b"].get("not_covered")} == {"informal_te", "informal_kn"}

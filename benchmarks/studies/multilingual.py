@@ -29,8 +29,10 @@ lists (:func:`tsteval.metrics.languages.coverage`), with the other columns recom
 RUSSE ``judge_fluency`` (template 2) against fluency beside the model's ``lp_mean`` and ``slor`` (its unigram table
 the model's subwords over the set's distinct inputs, what a run without ``--human`` fits) and LogProp's style score
 against non-toxicity; the English templates (a Russian one was measured in :mod:`benchmarks.studies.judge_language`) and
-each model's precision as in the rated three-LM tables, the per-row scores kept in the JSON.  ``--extra-only``
-adds such samples to the committed results without scoring the rest again.
+each model's precision as in the rated three-LM tables, the per-row scores kept in the JSON.  A style column for
+InFormal's "which is more formal" (``--formality-lm MODEL=PAIRS``): the style judge of the rated tables asked how
+"formal" each sentence is, the pair ordered by the two ratings (:func:`judge_formality`).  ``--extra-only`` adds
+such samples to the committed results without scoring the rest again.
 
 Run: ``python -m benchmarks.studies.multilingual [--lm gemma3-270m --lm-sample 400] [--extra-lm
 qwen2.5-coder-1.5b=100] [--judge-lm gemma3-270m=400 --judge-lm qwen2.5-coder-1.5b=100]`` (chrF, BLEU, MiniLM and
@@ -136,6 +138,66 @@ def pairwise_formality(rated: Ratings) -> dict:
                            output_scores=frame["output"].str.len().to_numpy())
     agreement = rated_agreement(rated, seed=SEED).set_index("question")
     return {"alpha_nominal": float(agreement.loc["more_formal", "alpha_nominal"]), "length_order": check}
+
+
+# The style judge of the rated three-LM tables (judge_style template 3, rated.MIR_TEMPLATES, chosen on Lai: it reads
+# one text) asked how "formal" each sentence of an InFormal pair is; the pair ordered by the two expected ratings.
+FORMALITY_JUDGE = ("judge_style", 3, "formal")
+
+
+def judge_formality(rated: Ratings, model: str, pairs: int, log=print) -> dict:
+    """``model``'s style judge (:data:`FORMALITY_JUDGE`, English template) on both sentences of ``pairs`` seeded
+    pairs of the set (every pair when ``pairs`` is its size) and :func:`pairwise_order` of the two ratings against
+    the raters' majority, beside the longer-is-more-formal ordering on the same pairs; the ratings kept per pair."""
+    from tsteval.backends.interface import answer_log_probs
+    from tsteval.metaeval.rated.lm_subset import PRECISION
+    from tsteval.metrics.judges.answers import ANSWERS
+    from tsteval.metrics.judges.prompts import chosen_templates, fill
+    from tsteval.metrics.judges.rating import expected_rating
+    from tsteval.metrics.naturalness.causal_lm import CausalLM
+
+    metric, template, style = FORMALITY_JUDGE
+    rows = sample_rows(len(rated.frame), pairs)
+    sub = _subset(rated, rows)
+    frame = sub.frame
+    texts = list(dict.fromkeys([*frame["input"], *frame["output"]]))
+    prompt = str(chosen_templates(metric, [template])[0]["prompt"])
+    start = time.perf_counter()
+    lm = CausalLM(model, threads=2, precision=PRECISION.get(model, "fp32"))
+    questions = [fill(prompt, input="", output=t, style=style, source="") for t in texts]
+    rating = dict(zip(texts, expected_rating(answer_log_probs(lm, questions, ANSWERS)).tolist(), strict=True))
+    seconds = time.perf_counter() - start
+    log(f"{rated.spec.name}: {model}'s formality judge on {len(texts)} texts in {seconds:.0f} s")
+    choices = rated.spec.question("more_formal").choices
+    table = choice_table(rated.raters, "more_formal", choices)
+    position = {int(item): k for k, item in enumerate(rated.frame["item"].iloc[rows])}
+    table = table[table["item"].isin(position)].assign(item=lambda t: t["item"].map(position))
+    first, second = ([round(rating[t], 6) for t in frame[c]] for c in ("input", "output"))
+    judged = pairwise_order(table, choices[0], choices[-1], input_scores=first, output_scores=second)
+    longer = pairwise_order(table, choices[0], choices[-1], input_scores=frame["input"].str.len().to_numpy(),
+                            output_scores=frame["output"].str.len().to_numpy())
+    return {"model": model, "judge": f"{metric}@{model}-t{template}", "style": style, "rows": rows.tolist(),
+            "texts": len(texts), "seconds": round(seconds, 1), "order": judged, "length_order": longer,
+            "scores": {"first": first, "second": second}}
+
+
+def add_formality(result: dict, judges: dict[str, int], log=print, save=None) -> dict:
+    """``result`` with each model's formality judge (``MODEL: pairs``) on every InFormal set whose language its
+    model card lists."""
+    from tsteval.metrics.languages import coverage
+
+    for name, entry in result["sets"].items():
+        if "formality" not in entry:
+            continue
+        for model, pairs in judges.items():
+            found = entry["formality"].setdefault("judges", {})
+            if not coverage("judge_style", language_model=model).covers(entry["language"]):
+                found[model] = {"not_covered": True}
+                continue
+            found[model] = judge_formality(read_rated_set(name), model, pairs, log)
+            if save is not None:
+                save(result)
+    return result
 
 
 def sample_rows(n: int, lm_sample: int) -> np.ndarray:
@@ -449,14 +511,22 @@ def aim_section(result: dict) -> list[str]:
         spread = "" if column == "chrf@none" else f" [{ours['diff_lo']:+.3f}, {ours['diff_hi']:+.3f}]"
         lines.append(f"| {name} | {entry['language']} | `{column}` | {ours['r']:.3f} | {diff:+.3f}{spread} | {gap} | "
                      f"`{best['metric']}` ({best['r']:.3f}) | {max(best['r'] - ours['r'], 0):.3f} |")
+    judged = result["sets"]["russe2022"].get("judge_samples", {})
+    rises = "; ".join(f"{model} {_row_r(j['content'], f'judge_content@{model}-t1'):.3f} (chrF "
+                      f"{_row_r(j['content'], 'chrf@none'):.3f}, n={j['rows']})" for model, j in judged.items())
     lines += ["", "What would close the gaps: on Russian no content column that runs here beats chrF; the authors' "
               "xCOMET-lite and COMET are neural MT metrics that no package here ships; the packaged LMs' judges and "
-              "LogProp are measured above and do not beat it either, and a larger instruct model behind "
-              "`--lm-endpoint` is not measured on Russian here. On the "
+              "LogProp are measured above and do not beat it either. The content judge rises with the model's size "
+              f"({rises}; Spearman), so a larger instruct model behind `--lm-endpoint` (`--metrics judge_content`) is "
+              "the route the harness offers; none is measured on Russian here. On the "
               "Indic sets the authors' LaBSE scores through `--encoder sentence-transformers/LaBSE` (or its folder) "
               "where its weights can be had; no package ships them, so it is not measured here (docs/languages.md, "
               "\"What is not yet known\").", ""]
     return lines
+
+
+def _row_r(rows: list[dict], metric: str) -> float:
+    return next(r["r"] for r in rows if r["metric"] == metric and r["method"] == "spearman")
 
 
 def markdown(result: dict) -> str:
@@ -496,6 +566,20 @@ def markdown(result: dict) -> str:
                       f"[{o['ci_low']:.3f}, {o['ci_high']:.3f}] of them (a naive ordering, not a style column); one "
                       f"rater agrees with the others' shared pick in {o['rater_accuracy']:.3f} of "
                       f"{o['rater_pairs']:,} cases.", ""]
+            for model, judged in f.get("judges", {}).items():
+                if judged.get("not_covered"):
+                    lines += [f"{model}'s formality judge: not scored (its model card does not list "
+                              f"{entry['language']}).", ""]
+                    continue
+                j, n = judged["order"], judged["length_order"]
+                which = "every pair" if len(judged["rows"]) == entry["rows"] else \
+                    f"{len(judged['rows']):,} pairs drawn with the seed"
+                lines += [f"{model}'s style judge (`{judged['judge']}`, asked how \"{judged['style']}\" each sentence "
+                          f"is, English template), on {which} ({judged['texts']:,} sentences, "
+                          f"{judged['seconds']:.0f} s): the higher-rated sentence is the raters' more formal one in "
+                          f"{j['accuracy']:.3f} [{j['ci_low']:.3f}, {j['ci_high']:.3f}] of the {j['pairs']:,} pairs a "
+                          f"majority decides; the longer one in {n['accuracy']:.3f} [{n['ci_low']:.3f}, "
+                          f"{n['ci_high']:.3f}] of the same pairs.", ""]
     lines += ["## The committed rule per language family", "",
               "`tsteval.metaeval.profile_rule` applied to each family's sets (every row, Pearson, pooled by inverse "
               "variance), chrF the current recommendation; a candidate qualifies when its pooled difference is above "
@@ -540,6 +624,9 @@ def parser() -> argparse.ArgumentParser:
                          help="a packaged causal LM's judges and LogProp on ROWS of each LM sample (repeatable)")
     command.add_argument("--judge-sets", nargs="+", choices=SETS, default=SETS, metavar="SET",
                          help="the sets --judge-lm scores (default: all)")
+    command.add_argument("--formality-lm", action="append", default=[], metavar="MODEL=PAIRS",
+                         help="a packaged causal LM's style judge on both sentences of PAIRS seeded pairs of each "
+                              "InFormal set (repeatable)")
     command.add_argument("--extra-only", action="store_true",
                          help="add the --extra-lm and --judge-lm samples to the committed JSON, scoring nothing else")
     return command
@@ -550,11 +637,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.page_only:
         (RESULTS / "multilingual.md").write_text(markdown(json.loads((RESULTS / "multilingual.json").read_text())))
         return
-    extra, judges = ({model: int(rows) for model, _, rows in (e.partition("=") for e in given)}
-                     for given in (args.extra_lm, args.judge_lm))
+    extra, judges, formality = ({model: int(rows) for model, _, rows in (e.partition("=") for e in given)}
+                                for given in (args.extra_lm, args.judge_lm, args.formality_lm))
     result = json.loads((RESULTS / "multilingual.json").read_text()) if args.extra_only else \
         measure(args.lm, args.lm_sample)
     result = add_judges(add_extra(result, extra), judges, save=save, sets=args.judge_sets)
+    result = add_formality(result, formality, save=save)
     save(result)
     print(markdown(result))
 
