@@ -149,23 +149,18 @@ def judge_formality(rated: Ratings, model: str, pairs: int, log=print) -> dict:
     """``model``'s style judge (:data:`FORMALITY_JUDGE`, English template) on both sentences of ``pairs`` seeded
     pairs of the set (every pair when ``pairs`` is its size) and :func:`pairwise_order` of the two ratings against
     the raters' majority, beside the longer-is-more-formal ordering on the same pairs; the ratings kept per pair."""
-    from tsteval.backends.interface import answer_log_probs
     from tsteval.metaeval.rated.lm_subset import PRECISION
-    from tsteval.metrics.judges.answers import ANSWERS
-    from tsteval.metrics.judges.prompts import chosen_templates, fill
-    from tsteval.metrics.judges.rating import expected_rating
+    from tsteval.metrics.judges.rating import judge_style
     from tsteval.metrics.naturalness.causal_lm import CausalLM
 
     metric, template, style = FORMALITY_JUDGE
     rows = sample_rows(len(rated.frame), pairs)
-    sub = _subset(rated, rows)
-    frame = sub.frame
+    frame = _subset(rated, rows).frame
     texts = list(dict.fromkeys([*frame["input"], *frame["output"]]))
-    prompt = str(chosen_templates(metric, [template])[0]["prompt"])
     start = time.perf_counter()
     lm = CausalLM(model, threads=2, precision=PRECISION.get(model, "fp32"))
-    questions = [fill(prompt, input="", output=t, style=style, source="") for t in texts]
-    rating = dict(zip(texts, expected_rating(answer_log_probs(lm, questions, ANSWERS)).tolist(), strict=True))
+    scores = judge_style([""] * len(texts), texts, [style] * len(texts), lm, template=template)
+    rating = dict(zip(texts, scores.tolist(), strict=True))
     seconds = time.perf_counter() - start
     log(f"{rated.spec.name}: {model}'s formality judge on {len(texts)} texts in {seconds:.0f} s")
     choices = rated.spec.question("more_formal").choices

