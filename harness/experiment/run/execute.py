@@ -32,7 +32,8 @@ class Run:
     leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`); ``lm_server``: with an LM server, its
     model and the requests and tokens the run spent, per metric (:func:`~tsteval.experiment.run.outputs.server_cost`);
     ``requests``:
-    with ``plan.dry_run``, what the run would send to its LM server (nothing else is scored)."""
+    with ``plan.dry_run``, what the run would send to its LM server (nothing else is scored); ``notices``: the
+    warnings that every file a user reads repeats (:meth:`notice`)."""
 
     card: Scorecard
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -44,6 +45,15 @@ class Run:
     leakage: Leakage | None = None
     lm_server: dict[str, object] | None = None
     requests: Requests | None = None
+    notices: list[str] = field(default_factory=list)
+
+    def notice(self, line: str) -> None:
+        """A warning every file a user reads carries (the summary, the leaderboard, the report, the explorer), not
+        only stderr: printed once as one warning line and kept in :attr:`notices`."""
+        from tsteval.classifiers.corpus_checks import warn
+
+        warn(line)
+        self.notices.append(line)
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
