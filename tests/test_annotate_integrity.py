@@ -40,10 +40,12 @@ def _write(path: Path, rows: list[list[object]], cut: int = 0) -> Path:
 
 
 def _long(study: Study) -> list[list[object]]:
-    """A long results file: every rated pair rated once on each question by one of three workers."""
+    """A long results file: every rated pair rated once on each question by one of three workers (and the study's
+    signature, which ties a file without texts to the study)."""
     rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"]
-    return [["annotator", "pair_id", "question", "value"],
-            *([f"w{i % 3}", p, q, 1 + i % 5] for i, p in enumerate(rated) for q in study.template.names)]
+    sign = study.info["signature"]
+    return [["study_signature", "annotator", "pair_id", "question", "value"],
+            *([sign, f"w{i % 3}", p, q, 1 + i % 5] for i, p in enumerate(rated) for q in study.template.names)]
 
 
 def _count(folder: Path) -> int:
@@ -139,8 +141,8 @@ def test_a_cut_off_long_file_is_refused(cut: int, tmp_path: Path, capsys: pytest
 def _wide(study: Study) -> list[list[object]]:
     """A wide results file: one row per worker, an answer column per pair and question (``--map``)."""
     rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"].tolist()
-    header = ["WorkerId", *(f"{p}_{q}" for p in rated for q in study.template.names)]
-    return [header, *([w, *(3 for _ in header[1:])] for w in ("W1", "W2"))]
+    header = ["study_signature", "WorkerId", *(f"{p}_{q}" for p in rated for q in study.template.names)]
+    return [header, *([study.info["signature"], w, *(3 for _ in header[2:])] for w in ("W1", "W2"))]
 
 
 def _map(study: Study) -> list[str]:
@@ -161,4 +163,4 @@ def test_a_blank_wide_cell_stays_not_rated(tmp_path: Path, capsys: pytest.Captur
     rows[2][5] = ""
     _write(tmp_path / "wide.csv", rows)
     assert run_cli(["annotate", "import", tmp_path / "study", tmp_path / "wide.csv", *_map(study)], capsys).code == 0
-    assert _count(tmp_path / "study") == 2 * (len(rows[0]) - 1) - 1
+    assert _count(tmp_path / "study") == 2 * (len(rows[0]) - 2) - 1

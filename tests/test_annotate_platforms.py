@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from annotate_study import make_study
 
+from tsteval.annotate.study import Study
 from tsteval.cli.main import main
 
 
@@ -35,8 +36,6 @@ def _results(batch: Path, workers: list[str], value: int = 4) -> tuple[list[str]
 
 
 def _ratings(study_dir: Path) -> int:
-    from tsteval.annotate.study import Study
-
     store = Study.open(study_dir).store()
     try:
         return len(store.ratings())
@@ -100,12 +99,15 @@ def test_unknown_pairs_and_duplicates_are_refused(exported: tuple[Path, Path, in
     assert _ratings(study) == 0
 
 
-def test_a_foreign_file_imports_with_a_map(exported: tuple[Path, Path, int], tmp_path: Path) -> None:
+def test_a_foreign_file_imports_with_a_map(exported: tuple[Path, Path, int], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture) -> None:
     study, _, _ = exported
-    _write(tmp_path / "survey.csv", ["participant_id", "item", "q_meaning", "q_fluent"],
-           [["P1", "p0001", 5, 4], ["P1", "p0002", 2, 3], ["P2", "p0001", 4, ""]])
+    sign = Study.open(study).info["signature"]
+    _write(tmp_path / "survey.csv", ["participant_id", "item", "q_meaning", "q_fluent", "study_signature"],
+           [["P1", "p0001", 5, 4, sign], ["P1", "p0002", 2, 3, sign], ["P2", "p0001", 4, "", sign]])
     argv = ["annotate", "import", str(study), str(tmp_path / "survey.csv"), "--map", "q_meaning=item:content",
             "--map", "q_fluent=item:fluency"]
     assert main(argv) == 0
     assert _ratings(study) == 5
+    assert "fluency 2 of 3 (1 missing)" in capsys.readouterr().out
     assert main(["annotate", "import", str(study), str(tmp_path / "survey.csv"), "--map", "nonsense"]) == 2

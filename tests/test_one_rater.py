@@ -45,9 +45,9 @@ def _rating(quality: float, rng: np.random.Generator) -> int:
 def _one_rater_each(tmp: Path, study: Study, quality: dict[str, float], capsys: pytest.CaptureFixture) -> None:
     """Every rated pair rated once, each by a worker of its own (as one assignment per HIT gives)."""
     rng = np.random.default_rng(3)
-    rows = [[f"worker{i}", p, "content", _rating(quality[p], rng)]
+    rows = [[f"worker{i}", p, "content", _rating(quality[p], rng), study.info["signature"]]
             for i, p in enumerate(study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"])]
-    _write(tmp / "long.csv", [["annotator", "pair_id", "question", "value"], *rows])
+    _write(tmp / "long.csv", [["annotator", "pair_id", "question", "value", "study_signature"], *rows])
     assert run_cli(["annotate", "import", tmp / "study", tmp / "long.csv"], capsys).code == 0
 
 
@@ -114,8 +114,9 @@ def test_overlap_gives_a_share_of_the_pairs_a_second_annotator(tmp_path: Path, c
     assert not [hit for hit in ids for p in hit if f"o:{p}" in hit], "a pair and its copy share a HIT"
     # one assignment per HIT: every HIT its own worker, and an MTurk results file read back without a map
     rng = np.random.default_rng(4)
-    header = ["WorkerId", *(f"Input.pair_id_{k}" for k in range(1, 5)), *(f"Answer.content-{k}" for k in range(1, 5))]
-    rows = [[f"W{h}", *(hit + [""] * (4 - len(hit))),
+    header = ["WorkerId", "Input.study_signature", *(f"Input.pair_id_{k}" for k in range(1, 5)),
+              *(f"Answer.content-{k}" for k in range(1, 5))]
+    rows = [[f"W{h}", study.info["signature"], *(hit + [""] * (4 - len(hit))),
              *([_rating(quality[p], rng) if p in quality else 5 for p in hit] + [""] * (4 - len(hit)))]
             for h, hit in enumerate(ids)]
     assert run_cli(["annotate", "import", tmp_path / "study", _write(tmp_path / "results.csv", [header, *rows])],
@@ -133,8 +134,9 @@ def test_overlap_gives_a_share_of_the_pairs_a_second_annotator(tmp_path: Path, c
 def test_an_annotator_who_rates_a_pair_and_its_copy_is_not_a_second_annotator(tmp_path: Path,
                                                                               capsys: pytest.CaptureFixture) -> None:
     study, _ = _study(tmp_path, capsys, 12, "--overlap", "0.2")
-    rows = [["W1", p, "content", 3] for p in study.pairs.loc[study.pairs["kind"] != "check", "pair_id"]]
-    _write(tmp_path / "long.csv", [["annotator", "pair_id", "question", "value"], *rows])
+    rows = [["W1", p, "content", 3, study.info["signature"]]
+            for p in study.pairs.loc[study.pairs["kind"] != "check", "pair_id"]]
+    _write(tmp_path / "long.csv", [["annotator", "pair_id", "question", "value", "study_signature"], *rows])
     assert run_cli(["annotate", "import", tmp_path / "study", tmp_path / "long.csv"], capsys).code == 0
     from tsteval.metaeval.rated.loop import ceilings
 

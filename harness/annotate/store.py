@@ -58,6 +58,22 @@ class Annotator:
     code: str
 
 
+@dataclass(frozen=True)
+class Imported:
+    """What an import did: the new ``workers`` and, of its ratings, the ``new`` ones, those that ``changed`` a
+    rating already held and those ``unchanged``."""
+
+    workers: int
+    new: int
+    changed: int
+    unchanged: int
+
+    def said(self) -> str:
+        """``100 new, 3 changed (their earlier values stay in the history), 2 unchanged``."""
+        changed = f"{self.changed} changed (their earlier values stay in the history)" if self.changed else "0 changed"
+        return f"{self.new} new, {changed}, {self.unchanged} unchanged"
+
+
 class Store:
     """The ratings database of a study (one connection; the server uses it from one thread)."""
 
@@ -103,9 +119,11 @@ class Store:
                                  "VALUES (?, ?, ?, ?, ?)", (name, hashed, source, time.time(), code))
         return Annotator(cursor.lastrowid, name, code)
 
-    def import_ratings(self, rows: Sequence[tuple[str, str, str, float]], source: str) -> int:
+    def import_ratings(self, rows: Sequence[tuple[str, str, str, float]], source: str) -> Imported:
         """Record (worker name, pair, question, value) rows of a platform's results file in one transaction: a new
-        worker becomes an annotator without a token, assigned the pairs they rated.  Returns the new workers."""
+        worker becomes an annotator without a token, assigned the pairs they rated.  A rating the database holds
+        with the same value is left as it is; one with another value is replaced and counted as changed (the history
+        keeps both)."""
         now, new = time.time(), 0
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
@@ -119,8 +137,12 @@ class Store:
                 position = self.db.execute("SELECT COUNT(*) FROM assignments WHERE annotator = ?",
                                            (ids[name],)).fetchone()[0]
                 self.db.execute("INSERT OR IGNORE INTO assignments VALUES (?, ?, ?)", (ids[name], position, pair))
-            self._write([(ids[r[0]], r[1], r[2], float(r[3]), source) for r in rows], now)
-        return new
+            held = {(a, p, q): v for a, p, q, v in self.db.execute("SELECT annotator, pair_id, question, value "
+                                                                   "FROM ratings")}
+            rated = [((ids[r[0]], r[1], r[2], float(r[3]), source), held.get((ids[r[0]], r[1], r[2]))) for r in rows]
+            self._write([r for r, old in rated if old != r[3]], now)
+        return Imported(new, sum(old is None for _, old in rated),
+                        sum(old is not None and old != r[3] for r, old in rated), sum(old == r[3] for r, old in rated))
 
     def annotator(self, token: str) -> Annotator | None:
         """The annotator holding ``token``, or None."""

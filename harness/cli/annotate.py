@@ -112,19 +112,33 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write the study's pairs in a platform's batch-input form."""
-    from tsteval.annotate.platforms import export_rows
+    """Write the study's pairs in a platform's batch-input form (and for MTurk the HIT layout beside it)."""
+    from pathlib import Path
+
+    from tsteval.annotate.platforms import export_rows, mturk_layout, short_rows
     from tsteval.core.atomic import check_output_file, output_file
 
     study = _study(args.study)
     header, rows = export_rows(study, args.format, args.per_hit, study.info["seed"])
+    layout = Path(args.out).with_suffix(".layout.html") if args.format == "mturk" else None
     check_output_file(args.out, "an export", _is_export, args.overwrite)
+    if layout is not None:
+        check_output_file(layout, "an MTurk layout", _is_layout, args.overwrite)
     with output_file(args.out, "an export", _is_export, args.overwrite) as tmp:
         with open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(header)
             writer.writerows(rows)
     print(f"export: {len(rows)} rows ({args.format}) written to {args.out}")
+    if layout is not None:
+        with output_file(layout, "an MTurk layout", _is_layout, args.overwrite) as tmp:
+            tmp.write_text(mturk_layout(study, args.per_hit), encoding="utf-8")
+        print(f"export: the HIT layout (crowd HTML, answer fields QUESTION-K) written to {layout}")
+    short = short_rows(header, rows)
+    if short:
+        print(f"export: {len(short)} {'row' if len(short) == 1 else 'rows'} short of {short[0][2]} pairs ("
+              + ", ".join(f"row {n} holds {filled}" for n, filled, _ in short)
+              + "): their empty slots hold no pair and the layout removes them")
     return 0
 
 
@@ -141,6 +155,7 @@ def _starts_with(prefix: str) -> object:
 
 
 _is_export = _starts_with("pair_id")
+_is_layout = _starts_with("<!-- tsteval annotate export")
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -148,13 +163,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tsteval.annotate.platforms import parse_map, read_results
 
     study = _study(args.study)
-    rows = read_results(study, args.file, parse_map(args.map))
+    results = read_results(study, args.file, parse_map(args.map), partial=args.partial)
+    rows = results.ratings
     store = study.store()
     try:
-        new = store.import_ratings(rows, args.source)
+        done = store.import_ratings(rows, args.source)
     finally:
         store.close()
-    print(f"import: {len(rows)} ratings from {len({r[0] for r in rows})} workers ({new} new) read from {args.file}")
+    print(f"import: {len(rows)} ratings from {len({r[0] for r in rows})} workers ({done.workers} new workers) read "
+          f"from {args.file}: {done.said()}; answers per question: {results.said()}")
     return 0
 
 
@@ -221,13 +238,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     export = _add(steps, "export", cmd_export, "write the pairs as a platform's batch input")
     export.add_argument("--format", choices=("mturk", "prolific", "csv"), required=True)
     export.add_argument("--per-hit", type=_positive, default=5, help="pairs per HIT / per row (default 5)")
-    export.add_argument("--out", required=True, help="the CSV file to write")
+    export.add_argument("--out", required=True, help="the CSV file to write (for mturk also OUT.layout.html, the HIT "
+                        "layout: crowd HTML with answer fields QUESTION-K)")
     export.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     imported = _add(steps, "import", cmd_import, "read a platform's results file into the study (all or nothing)")
     imported.add_argument("file", metavar="FILE", help="MTurk batch results, a Prolific/survey export or a long CSV")
     imported.add_argument("--map", action="append", default=[], metavar="COLUMN=PAIR:QUESTION",
                           help="which answer column rates which pair (an id or a column holding it) and question")
     imported.add_argument("--source", default="import", help="the platform's name, kept with each rating")
+    imported.add_argument("--partial", action="store_true", help="import a file that lacks some question's answer "
+                          "columns (refused without it): the others are imported, the lacking answers counted missing")
     agree = _add(steps, "agreement", cmd_agreement, "Krippendorff's alpha, annotators, repeats, checks, ceiling")
     agree.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples (default 1000)")
     agree.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
