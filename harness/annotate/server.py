@@ -13,27 +13,38 @@ Rules, each tested (``tests/test_annotate_server.py``):
 * every text is escaped by the page template (Jinja2 autoescaping), and the Content-Security-Policy runs only the
   page's own script (a nonce), so a system output holding ``<script>`` is shown as text;
 * one submission is one SQLite transaction (:meth:`tsteval.annotate.store.Store.submit`), acknowledged after its
-  commit.
+  commit;
+* the open link of a Prolific study (``/p/KEY?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=...``, printed by
+  ``tsteval annotate invite --prolific CODE``; KEY is an HMAC under the study's secret, a wrong one is 404) makes
+  each participant an annotator on their first visit (:meth:`tsteval.annotate.store.Store.participant`) and
+  redirects them to their own page (the same participant, the same page); a missing or malformed
+  ``PROLIFIC_PID`` is refused (400).  Their last page gives the Prolific study's completion code and the link
+  back to Prolific that completes their submission.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import re
 import secrets
 from pathlib import Path
+from urllib.parse import quote as url_quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from tsteval.annotate.store import Annotator, token_hash
+from tsteval.annotate.store import PROLIFIC, Annotator, token_hash
 from tsteval.annotate.study import Study
 from tsteval.core.errors import InputError
 
 MAX_BODY = 16 * 1024
 PAGE = Path(__file__).with_name("assets") / "page.html"
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc="
+PROLIFIC_ID = re.compile(r"[A-Za-z0-9]{1,64}")  # Prolific's ids are 24 hexadecimal digits
+NOT_FOUND = "Not found: open the private link you were given."
 HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff",
            "X-Frame-Options": "DENY"}
 
@@ -84,7 +95,7 @@ class RatingApp:
     async def page_view(self, request: Request) -> Response:
         who, token = self.who(request)
         if who is None:
-            return PlainTextResponse("Not found: open the private link you were given.", 404, headers=HEADERS)
+            return PlainTextResponse(NOT_FOUND, 404, headers=HEADERS)
         order, _ = self.orders[who.id]
         answers = self.answers[who.id]
         complete = self.complete
@@ -104,10 +115,25 @@ class RatingApp:
             title=self.study.template.title, instructions=self.study.template.instructions, total=len(order),
             done=done, pair=pair, position=position, code=who.code, questions=self.study.template.questions,
             points=self.points, answers={} if pair is None else answers.get(pair["pair_id"], {}), low=low, high=high,
-            csrf=self.csrf(token), post=f"/a/{token}/rate", next=f"/a/{token}", nonce=nonce)
+            csrf=self.csrf(token), post=f"/a/{token}/rate", next=f"/a/{token}", nonce=nonce,
+            complete=PROLIFIC_COMPLETE + url_quote(who.code) if who.name.startswith(PROLIFIC) else None)
         policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; "
                   "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
         return HTMLResponse(html, headers={**HEADERS, "Content-Security-Policy": policy})
+
+    async def open_link(self, request: Request) -> Response:
+        """A Prolific participant's entry: their annotator (made on the first visit), then their page."""
+        code = self.store.completion_code()
+        if code is None or not hmac.compare_digest(request.path_params["key"], self.store.derived("open")):
+            return PlainTextResponse(NOT_FOUND, 404, headers=HEADERS)
+        query = request.query_params
+        pid, ids = query.get("PROLIFIC_PID", ""), [query.get("STUDY_ID", ""), query.get("SESSION_ID", "")]
+        if not PROLIFIC_ID.fullmatch(pid) or not all(PROLIFIC_ID.fullmatch(v) for v in ids if v):
+            return PlainTextResponse("Open this study from Prolific: the link needs your PROLIFIC_PID (and the "
+                                     "STUDY_ID and SESSION_ID Prolific adds).", 400, headers=HEADERS)
+        _, token = self.store.participant(pid, self.study.invited_pair_ids, seed=int(self.study.info["seed"]),
+                                          study_id=ids[0], session_id=ids[1])
+        return RedirectResponse(f"/a/{token}", 303, headers=HEADERS)
 
     async def rate(self, request: Request) -> Response:
         who, token = self.who(request)
@@ -156,7 +182,7 @@ async def _read_limited(request: Request) -> bytes | None:
 
 
 async def _not_found(request: Request) -> Response:
-    return PlainTextResponse("Not found: open the private link you were given.", 404, headers=HEADERS)
+    return PlainTextResponse(NOT_FOUND, 404, headers=HEADERS)
 
 
 def make_app(study: Study) -> Starlette:
@@ -164,6 +190,7 @@ def make_app(study: Study) -> Starlette:
     state = RatingApp(study)
     routes = [Route("/a/{token}", state.page_view, methods=["GET"]),
               Route("/a/{token}/rate", state.rate, methods=["POST"]),
+              Route("/p/{key}", state.open_link, methods=["GET"]),
               Route("/", _not_found)]
     app = Starlette(routes=routes)
     app.state.rating = state

@@ -18,6 +18,7 @@ SHA-256 hashes only; the link holding a token is printed once, by ``tsteval anno
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 import sqlite3
 import time
@@ -42,6 +43,10 @@ CREATE TABLE IF NOT EXISTS ratings (annotator INTEGER NOT NULL REFERENCES annota
 CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY AUTOINCREMENT, annotator INTEGER NOT NULL,
     pair_id TEXT NOT NULL, question TEXT NOT NULL, value REAL NOT NULL, at REAL NOT NULL, source TEXT NOT NULL);
 """
+SESSIONS = """CREATE TABLE IF NOT EXISTS sessions (annotator INTEGER NOT NULL REFERENCES annotators(id),
+    study_id TEXT NOT NULL, session_id TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (annotator, study_id, session_id))"""
+PROLIFIC = "PROLIFIC_PID:"  # an open link's participant's name prefix (as an import of Prolific results names them)
 
 
 def token_hash(token: str) -> str:
@@ -97,6 +102,44 @@ class Store:
     def secret(self) -> str:
         """The study's random secret (keys the forms' anti-forgery tokens)."""
         return self.db.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()[0]
+
+    def derived(self, purpose: str) -> str:
+        """A value only this study can compute for ``purpose`` (an HMAC under its secret): the open link's key
+        (``open``), a participant's token (``participant:PID``)."""
+        return hmac.new(self.secret.encode("ascii"), purpose.encode("utf-8"), "sha256").hexdigest()[:32]
+
+    def completion_code(self) -> str | None:
+        """The Prolific study's completion code its open link was made with (``invite --prolific``), or None."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'prolific_code'").fetchone()
+        return None if row is None else row[0]
+
+    def open_link(self, code: str) -> str:
+        """Open the study to a Prolific study whose completion code is ``code``; returns the link's key."""
+        self.db.execute("INSERT INTO meta VALUES ('prolific_code', ?) ON CONFLICT (key) DO UPDATE SET value = "
+                        "excluded.value", (code,))
+        return self.derived("open")
+
+    def participant(self, pid: str, pairs: Sequence[str], *, seed: int, study_id: str,
+                    session_id: str) -> tuple[Annotator, str]:
+        """The open link's participant ``pid`` (named ``PROLIFIC_PID:PID``) and their token: added on their first
+        visit, with every pair of ``pairs`` in their own order (as :meth:`add_annotators` gives) and the study's
+        completion code as theirs; each visit's Prolific ``study_id`` and ``session_id`` recorded."""
+        token = self.derived(f"participant:{pid}")
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(SESSIONS)
+            who = self.find(PROLIFIC + pid)
+            if who is None:
+                number = self.db.execute("SELECT COUNT(*) FROM annotators").fetchone()[0] + 1
+                self.db.execute("INSERT INTO annotators (name, token_hash, source, created, code) VALUES "
+                                "(?, ?, 'prolific', ?, ?)", (PROLIFIC + pid, token_hash(token), time.time(),
+                                                             self.completion_code()))
+                who = self.find(PROLIFIC + pid)
+                self.db.executemany("INSERT INTO assignments VALUES (?, ?, ?)",
+                                    [(who.id, i, p) for i, p in enumerate(shuffled(pairs, seed, number))])
+            self.db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?)",
+                            (who.id, study_id, session_id, time.time()))
+        return who, token
 
     def add_annotators(self, pairs: Sequence[str], *, seed: int, count: int) -> list[tuple[Annotator, str]]:
         """Add ``count`` annotators, each with a new token and every pair of ``pairs`` in an order shuffled by

@@ -20,7 +20,8 @@ EPILOG = """the loop, end to end:
   tsteval meta-eval runs/mine --ratings study --choose-profile profile.json
   tsteval score --metrics profile:profile.json ... --out runs/mine-profile
 crowdsourcing:
-  tsteval annotate export study --format mturk --out batch.csv
+  tsteval annotate export study --format mturk --out batch.csv   (and batch.layout.html, the HIT layout)
+  tsteval annotate invite study --prolific C1A2B3C4                (the study URL for Prolific; then serve)
   tsteval annotate import study Batch_123_batch_results.csv
   tsteval annotate import study results.csv --map Answer.q1=Input.id1:fluency
 """
@@ -66,14 +67,29 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_invite(args: argparse.Namespace) -> int:
-    """Add annotators and print their private links."""
+    """Add annotators and print their private links, or print the open link of a Prolific study."""
+    from tsteval.core.errors import TstevalError
+
+    if (args.annotators is None) == (args.prolific is None):
+        raise TstevalError("give --annotators N (private links) or --prolific CODE (one open link for a Prolific "
+                           "study whose completion code is CODE)")
     study = _study(args.study)
     store = study.store()
+    base = args.base_url.rstrip("/")
     try:
+        if args.prolific is not None:
+            if not args.prolific.isalnum():
+                raise TstevalError(f"--prolific {args.prolific[:40]!r}: a Prolific completion code is letters and "
+                                   "digits (the study's Completion code setting)")
+            key = store.open_link(args.prolific)
+            print(f"{base}/p/{key}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
+                  "&SESSION_ID={{%SESSION_ID%}}")
+            print("the study's URL for Prolific: each participant gets their own pages on their first visit, and on "
+                  f"the last the completion code {args.prolific} with the link back to Prolific", file=sys.stderr)
+            return 0
         added = store.add_annotators(study.invited_pair_ids, seed=study.info["seed"], count=args.annotators)
     finally:
         store.close()
-    base = args.base_url.rstrip("/")
     for who, token in added:
         print(f"{who.name}\t{base}/a/{token}")
     print(f"{len(added)} links: each is the only way in for its annotator (kept as a hash; not shown again)",
@@ -228,7 +244,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     plan.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     plan.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     invite = _add(steps, "invite", cmd_invite, "add annotators and print one private link each")
-    invite.add_argument("--annotators", type=_positive, required=True, help="how many to add")
+    invite.add_argument("--annotators", type=_positive, help="how many annotators to add, each with a private link")
+    invite.add_argument("--prolific", metavar="CODE", help="instead: print the study's open link for a Prolific "
+                        "study whose completion code is CODE (its URL reads PROLIFIC_PID, STUDY_ID and SESSION_ID)")
     invite.add_argument("--base-url", default="http://127.0.0.1:8765", help="the server's address as annotators "
                         "reach it (default http://127.0.0.1:8765)")
     serve = _add(steps, "serve", cmd_serve, "serve the rating pages (SQLite, one transaction per submission)")
