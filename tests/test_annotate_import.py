@@ -214,3 +214,20 @@ def test_a_radio_group_with_two_options_chosen_is_refused(study: Path, tmp_path:
     expect_error(["annotate", "import", study, path], capsys, "results.csv:2", "Answer.taskAnswers", "content-1",
                  "2 options")
     assert _stored(study) == {}
+
+
+def test_a_long_file_carrying_the_texts_is_checked_against_them(study: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """A survey of one's own built from ``export --format csv``, its long results carrying the texts shown (and no
+    signature): one rewrite other than the study's refuses the file; the texts as exported import."""
+    assert run_cli(["annotate", "export", study, "--format", "csv", "--out", tmp_path / "pairs.csv"], capsys).code == 0
+    shown = _read(tmp_path / "pairs.csv")
+    header = ["annotator", "pair_id", "question", "value", "original", "rewrite"]
+    rows = [["w1", p["pair_id"], q, "3", p["original"], p["rewrite"]] for p in shown for q in QUESTIONS]
+    rows[9][5] = "a rewrite nobody was shown ."
+    expect_error(["annotate", "import", study, _write(tmp_path / "long.csv", header, rows)], capsys, "long.csv:11",
+                 "column rewrite", rows[9][1], "'a rewrite nobody was shown .'", quote(shown[4]["rewrite"]))
+    assert _stored(study) == {}
+    rows[9][5] = shown[4]["rewrite"]
+    assert run_cli(["annotate", "import", study, _write(tmp_path / "long.csv", header, rows)], capsys).code == 0
+    assert len(_stored(study)) == 2 * 17
