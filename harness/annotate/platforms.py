@@ -99,7 +99,9 @@ def short_rows(header: list[str], rows: list[list[str]]) -> list[tuple[int, int,
 def mturk_layout(study: Study, per_hit: int) -> str:
     """The MTurk HIT layout (crowd HTML) of an ``export --format mturk`` batch of ``per_hit`` pairs per HIT: each
     slot K shows ``${original_K}`` and ``${rewrite_K}`` and asks every template question as the required radio
-    field ``QUESTION-K`` (values the scale's points); a script removes the slots of a short HIT's empty pairs."""
+    field ``QUESTION-K`` (values the scale's points); a script removes the slots of a short HIT's empty pairs.  MTurk
+    puts a batch's cells into the layout as they are, so the texts sit in read-only text areas, where a tag in a
+    system output (``<unk>``, ``<script>``) is shown as written instead of read as HTML."""
     template = study.template
     low, high = template.scale
     slots = []
@@ -112,13 +114,15 @@ def mturk_layout(study: Study, per_hit: int) -> str:
                              for v in range(low, high + 1))
             asked.append(f'  <fieldset><legend>{prompt}</legend>{points}</fieldset>')
         slots.append(f'<section class="pair" data-pair="${{pair_id_{k}}}">\n  <p>Original</p>\n'
-                     f'  <p class="text">${{original_{k}}}</p>\n  <p>Rewrite (meant to be '
-                     f'<strong>${{target_{k}}}</strong>)</p>\n  <p class="text">${{rewrite_{k}}}</p>\n'
+                     f'  <textarea class="text" readonly rows="3">${{original_{k}}}</textarea>\n  <p>Rewrite (meant '
+                     f'to be <strong>${{target_{k}}}</strong>)</p>\n'
+                     f'  <textarea class="text" readonly rows="3">${{rewrite_{k}}}</textarea>\n'
                      + "\n".join(asked) + "\n</section>")
     return (f'<!-- tsteval annotate export --format mturk, study {study.info["signature"]}: paste as the HIT layout '
             f'(Source); results: tsteval annotate import STUDY Batch_results.csv -->\n'
             f'<script src="{CROWD_ELEMENTS}"></script>\n'
-            '<style>.text { background: #f4f4f6; padding: .5rem; white-space: pre-wrap; } '
+            "<style>.text { background: #f4f4f6; padding: .5rem; width: 100%; border: 0; resize: none; font: inherit; }"
+            " "
             'section.pair { border-top: 1px solid #ccc; margin: 1rem 0; }</style>\n'
             f'<crowd-form>\n<h2>{html.escape(template.title)}</h2>\n<p>{html.escape(template.instructions)}</p>\n'
             + "\n".join(slots) + '\n</crowd-form>\n'
