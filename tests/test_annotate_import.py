@@ -231,3 +231,19 @@ def test_a_long_file_carrying_the_texts_is_checked_against_them(study: Path, tmp
     rows[9][5] = shown[4]["rewrite"]
     assert run_cli(["annotate", "import", study, _write(tmp_path / "long.csv", header, rows)], capsys).code == 0
     assert len(_stored(study)) == 2 * 17
+
+
+def test_map_names_the_fields_of_a_crowd_form_of_ones_own(study: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """A layout of one's own, one pair a HIT, with fields ``sense`` and ``flow``: MTurk writes them into
+    ``Answer.taskAnswers``, and ``--map Answer.sense=...`` reads them."""
+    hits, _ = _export(study, tmp_path / "batch.csv", capsys, per_hit=1)
+    header = ["WorkerId", "Input.pair_id_1", "Input.original_1", "Input.rewrite_1", "Answer.taskAnswers"]
+    rows = [["W1", h["pair_id_1"], h["original_1"], h["rewrite_1"],
+             json.dumps([{"sense": {"1": False, "2": True}, "flow": "5"}])] for h in hits]
+    path = _write(tmp_path / "results.csv", header, rows)
+    argv = ["annotate", "import", study, path, "--map", "Answer.sense=Input.pair_id_1:content", "--map",
+            "Answer.flow=Input.pair_id_1:fluency"]
+    assert run_cli(argv, capsys).code == 0
+    assert set(_stored(study).items()) == {((h["pair_id_1"], q), v) for h in hits for q, v in (("content", 2.0),
+                                                                                                ("fluency", 5.0))}

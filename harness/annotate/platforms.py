@@ -344,7 +344,7 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
             cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
             raise InputError(f"the row has {cells} cells and the header {len(header)}: the file is cut off or "
                              "malformed here", path=path, line=line, fix="download the results file again, whole")
-    if TASK_ANSWERS in header and TASK_ANSWERS not in (mapping or {}):
+    if TASK_ANSWERS in header:  # its fields become columns Answer.FIELD, which --map can name too
         for line, row in enumerate(rows, 2):
             row.update(_task_answers(row[TASK_ANSWERS], path, line))
         header += [c for c in dict.fromkeys(c for row in rows for c in row) if c not in header]
