@@ -119,3 +119,58 @@ def test_two_different_models_never_share_an_identity(data: Path, cli_model: Pat
     assert (other / "fasttext.bin").read_bytes() != (cli_model / "fasttext.bin").read_bytes()
     assert saved_identity(other) != saved_identity(cli_model)
     assert _score_cli(data, other, tmp_path / "r1", capsys) != _score_cli(data, cli_model, tmp_path / "r0", capsys)
+
+
+def _tiny_lm(directory: Path, seed: int) -> Path:
+    """A randomly initialised one-layer GPT-2 (width 16) with the all-MiniLM-L6-v2 tokenizer ([SEP] as its end token),
+    saved by save_pretrained: a local causal LM folder that loads in a second."""
+    import torch
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    from tsteval.classifiers.transformer import default_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(default_model_path(), eos_token="[SEP]")
+    config = GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=64,
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        GPT2LMHeadModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def test_a_language_model_folder_is_named_by_its_files_not_its_path(tmp_path: Path) -> None:
+    lm = _tiny_lm(tmp_path / "a" / "tiny-lm", seed=0)
+    copy = shutil.copytree(lm, tmp_path / "b" / "tiny-lm")
+    other = _tiny_lm(tmp_path / "c" / "tiny-lm", seed=1)
+    signatures = [tsteval.evaluate(["the food was bad ."], ["the food was good ."], source_style="0",
+                                   target_style="1", metrics=["smollm2"], language_model=str(folder),
+                                   threads=1).signatures["lp_mean@tiny-lm"] for folder in (lm, copy, other)]
+    fields = [dict(part.split(":", 1) for part in s.split("|"))["lm"] for s in signatures]
+    assert fields[0] == fields[1] != fields[2]
+    assert fields[0].startswith("tiny-lm@") and str(tmp_path) not in signatures[0]
+
+
+def test_word_vectors_that_differ_anywhere_have_different_identities() -> None:
+    import numpy as np
+
+    from tsteval.metrics.content.word_vectors import WordVectors
+
+    vocab = {f"w{i}": i for i in range(600)}
+    first = np.arange(1200, dtype=np.float32).reshape(600, 2)
+    second = first.copy()
+    second[-1] = second[-1, ::-1]  # the last row's two values swapped: same sum, same first 2 KB
+    assert WordVectors(vocab, first).hash != WordVectors(vocab, second).hash
+    assert WordVectors(vocab, first).hash == WordVectors(dict(vocab), first.copy()).hash
+
+
+def test_the_encoder_is_named_by_its_files_wherever_they_lie(tmp_path: Path) -> None:
+    from tsteval.metrics.content.sentence_embedding import default_model
+    from tsteval.metrics.resources import ResourceOptions, Resources
+
+    copies = [shutil.copytree(default_model(), tmp_path / where / "minilm") for where in ("a", "b")]
+    named = [Resources(ResourceOptions(encoder=str(c), precision="fp32")).get("sentence_encoder").identity
+             for c in copies]
+    default = Resources(ResourceOptions(precision="fp32")).get("sentence_encoder").identity
+    assert named[0] == named[1] and named[0].startswith("minilm@") and str(tmp_path) not in named[0]
+    assert named[0].split("@")[1] == default.split("@")[1]  # the packaged default: the same files, the same hash
