@@ -39,12 +39,15 @@ from tsteval.classifiers.text_forms import TEXT_FORM, in_form, read_text_form, t
 from tsteval.classifiers.training_texts import TRAINING_TEXTS, read_training_texts, text_digests, write_training_texts
 from tsteval.core.errors import InputError, LabelMismatchError, TstevalError, quote, read_json
 from tsteval.core.integrity import file_problem, files_under, integrity_hash, record_files, records_problem
-from tsteval.core.signature import package_version
+from tsteval.core.signature import content_hash, package_version
 
 MANIFEST = "tsteval-classifier.json"
 # 2: the manifest records each file's size and sha256 and an integrity hash (format 1 had neither).
 MANIFEST_FORMAT = 2
 RESTORE = "retrain the model or restore its directory from a backup"
+# Parameters that change neither a saved model's files nor its scores (what is printed, where it runs): left out of
+# its identity.
+UNSCORED_PARAMS = frozenset({"verbose", "device"})
 # Backends by name, imported only when asked for (torch and fastText are slow to import).
 BACKENDS: dict[str, str] = {
     "tfidf-lr": "tsteval.classifiers.tfidf_lr:TfidfLogisticRegression",
@@ -319,6 +322,24 @@ def verify_saved(directory: Path, manifest_name: str, resolve: Callable[[str], t
             raise TstevalError(f"{directory / name} is missing (listed in {path.name}); retrain or restore the model")
         raise TstevalError(f"{directory / name} is damaged or was altered ({reason}); retrain or restore it")
     return cls, manifest["params"], classes
+
+
+def saved_identity(directory: str | Path, manifest_name: str = MANIFEST) -> str:
+    """A saved model's identity in signatures: the content hash of its files (the sha256 of every file its manifest
+    lists, which loading verifies), its backend, classes and the parameters it scores with (not
+    :data:`UNSCORED_PARAMS`).  Byte-identical files give one identity whoever made them (``train-classifier``, a
+    manifest, the training cache) and wherever the folder lies; no file is read again to compute it."""
+    manifest = _read_manifest(Path(directory) / manifest_name)
+    params = {k: v for k, v in manifest.get("params", {}).items() if k not in UNSCORED_PARAMS}
+    files = {name: record.get("sha256") for name, record in manifest.get("files", {}).items()}
+    return content_hash(manifest.get("backend"), manifest.get("classes"), params, files)
+
+
+def fitted_identity(model: SavedClassifier) -> str:
+    """:func:`saved_identity` of a fitted model that is not saved (given as an object): saved to a temporary folder
+    first, as :meth:`SavedClassifier.save` would write it."""
+    with tempfile.TemporaryDirectory(prefix="tsteval-id-") as tmp:
+        return saved_identity(model.save(Path(tmp) / "model"), model.manifest_name)
 
 
 def load_saved(directory: str | Path, manifest_name: str, resolve: Callable[[str], type[SavedClassifier]],

@@ -22,10 +22,8 @@ classifier_labels: {sentiment: {LABEL_0: '0', ...}}; evaluate: classifier_labels
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from functools import cache
 from numbers import Integral
 from pathlib import Path
 from typing import Self
@@ -39,7 +37,7 @@ from tsteval.classifiers.text_forms import FORMS
 from tsteval.classifiers.transformer import MIN_LENGTH, _from_pretrained, _quiet_transformers, check_max_length
 from tsteval.core.devices import PRECISIONS, check_precision, resolve_device, torch_dtype, with_precision
 from tsteval.core.errors import TstevalError, quote
-from tsteval.core.integrity import sha256_file
+from tsteval.core.integrity import files_hash
 from tsteval.core.progress import progress
 
 AS_WRITTEN = FORMS[0]
@@ -114,24 +112,14 @@ sequence-classification model, or train one (tsteval train-classifier)
                            "its own config.json, whose id2label names one label per output of the head")
 
 
-@cache
-def _file_hash(path: str, size: int, modified: int) -> str:
-    """The sha256 of the file ``path`` in the state (size, modification time) given: each state hashed once."""
-    return sha256_file(Path(path))
-
-
 def weights_hash(directory: Path) -> str:
-    """The sha256 over the names and sha256s of the weight files (safetensors, PyTorch ``.bin``) in ``directory``;
-    a folder without one is a :class:`TstevalError`."""
-    files = sorted(p for p in directory.iterdir() if p.suffix in WEIGHT_SUFFIXES and p.is_file())
+    """The sha256 over the names and sha256s of the weight files (safetensors, PyTorch ``.bin``) in ``directory``
+    (:func:`~tsteval.core.integrity.files_hash`); a folder without one is a :class:`TstevalError`."""
+    files = sorted(p.name for p in directory.iterdir() if p.suffix in WEIGHT_SUFFIXES and p.is_file())
     if not files:
         raise TstevalError(f"{directory} holds no weight file ({', '.join(WEIGHT_SUFFIXES)}); give a folder written "
                            "by save_pretrained")
-    parts = []
-    for path in files:
-        state = path.stat()
-        parts.append(f"{path.name}:{_file_hash(str(path.resolve()), state.st_size, state.st_mtime_ns)}")
-    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+    return files_hash(directory, files)
 
 
 def model_folder(model: str) -> Path:

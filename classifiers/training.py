@@ -19,7 +19,7 @@ from pathlib import Path
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import train_test_split
 
-from tsteval.classifiers.base import TextClassifier, backend_class, load_classifier
+from tsteval.classifiers.base import TextClassifier, backend_class, fitted_identity, load_classifier, saved_identity
 from tsteval.classifiers.corpus_checks import check_above_chance, check_styles_separable
 from tsteval.core.cache import cached_dir
 from tsteval.core.errors import InputError, TstevalError
@@ -41,6 +41,12 @@ class TrainedClassifier:
     key: str
     path: Path | None
     cached: bool = False
+
+    @property
+    def identity(self) -> str:
+        """The model's identity in signatures (:func:`~tsteval.classifiers.base.saved_identity` of its saved files),
+        not the cache key: the same files saved by ``train-classifier`` or copied anywhere name it alike."""
+        return fitted_identity(self.model) if self.path is None else saved_identity(self.path / MODEL_DIR)
 
 
 def split_heldout(corpus: Corpus, heldout: float, seed: int) -> tuple[list[str], list[str], list[str], list[str]]:

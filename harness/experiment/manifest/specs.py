@@ -73,13 +73,16 @@ class CorpusSpec:
 
 @dataclass(frozen=True)
 class ClassifierSpec:
-    """A style classifier: backend, parameters, held-out share and (optionally) its own training corpus."""
+    """A style classifier: backend, parameters, held-out share and (optionally) its own training corpus; or, with
+    ``path``, a classifier saved by tsteval (``train-classifier``) in that folder, scored as it is (``backend``: the
+    one its manifest names)."""
 
     name: str
     backend: str
     params: Mapping[str, Any]
     heldout: float = 0.1
     corpus: CorpusSpec | None = None
+    path: Path | None = None
 
 
 def ready_made(name: str, text: str, base: Path | None = None) -> object:
@@ -97,8 +100,16 @@ def ready_made(name: str, text: str, base: Path | None = None) -> object:
     if not model:
         raise TstevalError(f"classifier {name!r}: {text!r} names no model; give hf:HUB_ID (e.g. "
                            "hf:s-nlp/roberta-base-formality-ranker) or hf:DIR (a save_pretrained folder)")
+    given = model
     if base is not None and (base / model).is_dir():
         model = str((base / model).resolve())
+    from tsteval.classifiers.base import MANIFEST
+
+    if Path(model).is_dir() and (Path(model) / MANIFEST).is_file():
+        raise TstevalError(f"classifier {name!r}: {given} holds a classifier saved by tsteval ({MANIFEST}), not a "
+                           f"Hugging Face model; give the folder itself: {name}: {{path: {given}}} in a manifest, "
+                           f"--classifier {name}={given} in tsteval score, classifier={{{name!r}: {given!r}}} in "
+                           "evaluate")
     return ClassifierSpec(name, HUB, {"model": model}, heldout=0.0)
 
 
@@ -228,7 +239,7 @@ class Manifest:
         erasers or the retrieve-nearest baseline)."""
         from tsteval.metrics.content.scorer import ERASE
 
-        return (any(c.corpus is None and c.backend != HUB for c in self.classifiers.values())
+        return (any(c.corpus is None and c.backend != HUB and c.path is None for c in self.classifiers.values())
                 or (self.lexicon is not None and self.lexicon.file is None)
                 or self.options.vectors == "word2vec"
                 or (bool(self.metrics.content.metrics) and ERASE in self.options.modifications)

@@ -2,38 +2,23 @@
 with its identity for the signatures (the builders of the ``style_classifier`` and ``pair_classifier`` resources
 of :mod:`tsteval.metrics.resources`).
 
-A classifier's identity is the cache key of a trained one, else a hash of its saved manifest (which records a hash
-of every weight file), so the same model gets the same signature whichever way it was given.  A ready-made one
-(``hf:ID_OR_DIR``: :func:`~tsteval.experiment.manifest.specs.ready_made`, :mod:`tsteval.classifiers.hub`) is named
-by its model and the sha256 of its weights.
+A classifier's identity is the content hash of its saved files (:func:`~tsteval.classifiers.base.saved_identity`),
+whichever way it was given: a folder (saved by ``train-classifier`` or copied anywhere), a model trained through
+the cache (its cached folder) or a fitted object (saved to a temporary folder first), so byte-identical models share
+a signature and different ones never do.  A ready-made one (``hf:ID_OR_DIR``:
+:func:`~tsteval.experiment.manifest.specs.ready_made`, :mod:`tsteval.classifiers.hub`) is named by its model and
+the sha256 of its weights.
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from tsteval.core.errors import TstevalError
-from tsteval.core.signature import content_hash
 from tsteval.experiment.manifest.specs import is_ready_made
 from tsteval.metrics.resources import Resources
-
-CLASSIFIER_MANIFEST = "tsteval-classifier.json"
-PAIR_MANIFEST = "tsteval-pair-classifier.json"
-
-
-def saved_identity(model: object, manifest: str) -> str:
-    """The identity of a fitted model: the hash of the manifest it saves (which hashes every weight file)."""
-    with tempfile.TemporaryDirectory(prefix="tsteval-id-") as tmp:
-        model.save(Path(tmp) / "model")
-        return manifest_hash(Path(tmp) / "model", manifest)
-
-
-def manifest_hash(directory: Path, manifest: str) -> str:
-    """A short hash of a saved model's manifest file, naming the model in signatures."""
-    return content_hash((Path(directory) / manifest).read_text(), length=8)
 
 
 def rounded(value: float | None) -> str:
@@ -67,7 +52,7 @@ def hub_model(resources: Resources, name: str, params: Mapping[str, object]) -> 
 def style_model(resources: Resources, name: str, source: object) -> tuple[object, str]:
     """The style classifier ``name`` and its identity, loaded, trained (through the cache) or as given; a trained
     one is recorded in ``resources.trained``."""
-    from tsteval.classifiers.base import backend_class, load_classifier
+    from tsteval.classifiers.base import backend_class, fitted_identity, load_classifier, saved_identity
     from tsteval.classifiers.training import TrainedClassifier, train_classifier
     from tsteval.experiment.manifest.loader import ClassifierSpec
 
@@ -78,7 +63,7 @@ def style_model(resources: Resources, name: str, source: object) -> tuple[object
         model = load_classifier(source, expected_classes=None)
         if hasattr(model, "verbose"):
             model.verbose = not options.quiet
-        return model, manifest_hash(Path(source), CLASSIFIER_MANIFEST)
+        return model, saved_identity(source)
     if isinstance(source, ClassifierSpec):
         params = dict(source.params)
         if "verbose" in backend_class(source.backend)._get_param_names():  # neural backends and the ensemble
@@ -101,17 +86,19 @@ def style_model(resources: Resources, name: str, source: object) -> tuple[object
                       f"{rounded(source.report.get('accuracy'))}")
     if isinstance(source, TrainedClassifier):
         resources.trained[name] = source
-        return source.model, source.key
+        return source.model, source.identity
     if not hasattr(source, "predict_proba") or not hasattr(source, "classes_"):
         raise TstevalError(f"classifier {name!r} must be a saved folder, a fitted tsteval classifier, a trained "
                            f"classifier or a training spec, not {type(source).__name__}")
-    return source, saved_identity(source, CLASSIFIER_MANIFEST)
+    return source, fitted_identity(source)
 
 
 def pair_model(source: object) -> tuple[object, str]:
     """A pair classifier and its identity, loaded from its folder or as given."""
-    if isinstance(source, (str, Path)):
-        from tsteval.classifiers.pairs import load_pair_classifier
+    from tsteval.classifiers.base import fitted_identity, saved_identity
 
-        return load_pair_classifier(source), manifest_hash(Path(source), PAIR_MANIFEST)
-    return source, saved_identity(source, PAIR_MANIFEST)
+    if isinstance(source, (str, Path)):
+        from tsteval.classifiers.pairs import PAIR_MANIFEST, load_pair_classifier
+
+        return load_pair_classifier(source), saved_identity(source, PAIR_MANIFEST)
+    return source, fitted_identity(source)

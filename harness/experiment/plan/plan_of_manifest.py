@@ -45,8 +45,10 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
             raise TstevalError("metrics.content.references: dualrl needs transfers: {published: dualrl}; "
                                "for other transfers list reference files")
         references = f"dualrl:{manifest.transfers.dataset}"
+    # a saved classifier (path: DIR) is its folder, as --classifier NAME=DIR gives it
+    classifiers = {name: spec.path or spec for name, spec in manifest.classifiers.items()}
     return Plan(
-        transfers, classifiers=dict(manifest.classifiers), style=metrics.style.classifiers, content=content.metrics,
+        transfers, classifiers=classifiers, style=metrics.style.classifiers, content=content.metrics,
         lexicon=manifest.lexicon, attribution=attribution.classifier if attribution else None,
         attribution_steps=attribution.steps if attribution else 16,
         attribution_neutral=lines.read_lines(attribution.neutral) if attribution and attribution.neutral

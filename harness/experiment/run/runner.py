@@ -126,7 +126,8 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
                                                                            .drop_duplicates().shape[0]),
         "training_corpus": None if plan.corpus is None else {"origin": portable(plan.corpus.origin, out),
                                                              "texts": len(plan.corpus), "styles": plan.corpus.styles},
-        "classifiers": {name: {"backend": m.classifiers[name].backend, "key": t.key, "cached": t.cached,
+        "classifiers": {name: {"backend": m.classifiers[name].backend, "key": t.key, "identity": t.identity,
+                               "cached": t.cached,
                                "accuracy": t.report.get("accuracy"), "macro_f1": t.report.get("macro_f1"),
                                "n_train": t.report.get("n_train"), "n_heldout": t.report.get("n_heldout"),
                                "params": t.report.get("params")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,9 +35,8 @@ class WordVectors:
         if problem:
             raise TstevalError(problem)
         self.vectors = np.ascontiguousarray(self.vectors, dtype=np.float32)
-        if not self.hash:
-            self.hash = content_hash(sorted(self.vocab.items()), self.vectors.tobytes().hex()[:4096],
-                                     float(self.vectors.sum()))
+        if not self.hash:  # every byte of the matrix: vectors that differ anywhere never share a signature
+            self.hash = content_hash(sorted(self.vocab.items()), hashlib.sha256(self.vectors.tobytes()).hexdigest())
 
     @cached_property
     def unit(self) -> np.ndarray:

@@ -51,7 +51,7 @@ from tsteval.core.devices import (
     with_precision,
 )
 from tsteval.core.errors import TstevalError
-from tsteval.core.integrity import integrity_hash, sha256_file
+from tsteval.core.integrity import files_hash, files_under, integrity_hash, sha256_file
 from tsteval.core.progress import is_quiet, progress
 from tsteval.core.signature import package_version, texts_hash
 from tsteval.metrics.naturalness.declarations import NATURALNESS
@@ -458,10 +458,18 @@ class CausalLM:
 
     @property
     def model_id(self) -> str:
-        """The model's name in signatures: ``FOLDER/FILE.gguf`` for a GGUF file, else its id or path (``+bf16``
-        after it in that precision)."""
-        return with_precision(f"{Path(self.name).name}/{self.gguf_file}" if self.gguf_file else self.name,
-                              self.precision)
+        """The model's name in signatures (``+bf16`` after it in that precision): ``FOLDER/FILE.gguf`` for a GGUF file
+        (a packaged one's folder is named by its sha256), ``NAME@HASH`` for a local folder (its last path part and 16
+        hex digits of :func:`~tsteval.core.integrity.files_hash` over every file in it, each read once per process:
+        the same wherever the folder lies, never its path), else the Hugging Face id."""
+        if self.gguf_file:
+            name = f"{Path(self.name).name}/{self.gguf_file}"
+        elif Path(self.name).is_dir():
+            folder = Path(self.name)
+            name = f"{folder.resolve().name}@{files_hash(folder, files_under(folder))[:16]}"
+        else:
+            name = self.name
+        return with_precision(name, self.precision)
 
     def signatures(self, text_form: str | None = None) -> dict[str, str]:
         """How each score (``ppl``, ``lp_mean``, ``slor``) was computed (with ``text_form``: the form the texts were
