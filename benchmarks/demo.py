@@ -47,7 +47,7 @@ def quick_table(seed: int = 0) -> str:
         trained = train_classifier(backend, corpus, reproduction.CLASSIFIER_PARAMS.get(backend, {}), seed=seed,
                                    heldout=0.05)
         accuracy[backend] = trained.report["accuracy"]
-        score_style(card, trained.model, backend, model_id=trained.key)
+        score_style(card, trained.model, backend, model_id=trained.identity)
     frame = card.frame
     rows = []
     for backend in QUICK_BACKENDS:

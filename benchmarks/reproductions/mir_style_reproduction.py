@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         reports[backend] = {**trained.report, "seconds_incl_cache": round(time.perf_counter() - start, 1)}
         print(f"{backend}: held-out accuracy {trained.report['accuracy']:.3f}, macro-F1 "
               f"{trained.report['macro_f1']:.3f} on {trained.report['n_heldout']} sentences")
-        score_style(card, trained.model, backend, model_id=trained.key)
+        score_style(card, trained.model, backend, model_id=trained.identity)
 
     frame = card.frame
     mir = load_mir_stored_style()

@@ -139,12 +139,12 @@ def evaluate(corpus: Corpus, transfers: Transfers, members: list[str], seed: int
                 heldout_rows.append(heldout_row(name, "in ensemble, raw", raw[name], y, None))
                 heldout_rows.append(heldout_row(name, "in ensemble, temperature-scaled",
                                                 apply_temperature(raw[name], temperature), y, temperature))
-                score_style(card, member, f"{name}-in-ensemble", model_id=f"{result.key}-{name}")
+                score_style(card, member, f"{name}-in-ensemble", model_id=f"{result.identity}-{name}")
                 score_style(card, Scaled(member, temperature), f"{name}-in-ensemble-T",
-                            model_id=f"{result.key}-{name}-T")
+                            model_id=f"{result.identity}-{name}-T")
         kind = ENSEMBLE_KIND if backend == "ensemble" else "alone, all training texts"
         heldout_rows.append(heldout_row(backend, kind, model.predict_proba(test_x), y, None))
-        score_style(card, model, backend, model_id=result.key)
+        score_style(card, model, backend, model_id=result.identity)
     return {"heldout": pd.DataFrame(heldout_rows), "frame": card.frame, "trained": trained,
             "n_corpus": len(corpus), "n_heldout": len(test_x)}
 
