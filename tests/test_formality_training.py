@@ -107,6 +107,10 @@ def test_docs_give_the_figures_before_a_style_score() -> None:
     for column, row in ROWS.items():
         if column.startswith("target_prob@") or column in ("lai.c-gyafc@style", "lai.c-pt16@style"):
             assert f"{_doc(row['r'])} [{_doc(row['r_lo'])}, {_doc(row['r_hi'])}]" in section, column
+    accuracy = [run["accuracy"] for run in REPORT["runs"]]
+    assert f"({_doc(min(accuracy), 2)}–{_doc(max(accuracy), 2)}, optimistic" in section
+    diffs = [abs(row["diff"]) for row in ROWS.values() if row["source"] == "tsteval"]
+    assert f"classifier is {_doc(min(diffs), 2)}–{_doc(max(diffs), 2)} higher on the same rows" in section
     step = page[page.index("**Formality?**"):page.index("2. **Score the outputs.**")]
     ours = [row["r"] for column, row in ROWS.items() if column.startswith("target_prob@")]
     assert f"r from {_doc(min(ours), 2)} to {_doc(max(ours), 2)}" in step
