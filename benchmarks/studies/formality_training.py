@@ -47,9 +47,10 @@ import pandas as pd
 
 from benchmarks.studies.meta_eval_style import style_rows
 from tsteval.core.datapaths import dataset_dir
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.text_form import match_key
 from tsteval.readers.lai import load_lai
+from tsteval.readers.lines import load_style_files, read_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -93,25 +94,21 @@ class Line:
     item: tuple[str, int]
 
 
-def _raw_lines(path: Path) -> list[str]:
-    """The lines of a DualRL file (no newline at the end kept)."""
-    lines = path.read_text(encoding="utf-8").split("\n")
-    return lines[:-1] if lines and lines[-1] == "" else lines
-
-
 def gyafc_lines() -> list[Line]:
     """DualRL's GYAFC subset: each test line and its four references, one item (``(side, line)``)."""
     root = dataset_dir("dualrl")
     out: list[Line] = []
     for side in STYLES:
-        tests = _raw_lines(root / "data" / "GYAFC" / f"test.{side}")
+        tests = read_lines(root / "data" / "GYAFC" / f"test.{side}")
         out += [Line(t, STYLES[side], (side, i)) for i, t in enumerate(tests)]
         for k in REWRITERS:
-            refs = _raw_lines(root / "references" / "GYAFC" / f"reference{k}.{side}")
+            path = root / "references" / "GYAFC" / f"reference{k}.{side}"
+            refs = read_lines(path)
             if len(refs) != len(tests):
-                raise TstevalError(f"reference{k}.{side} has {len(refs)} lines, test.{side} {len(tests)}")
+                raise InputError(f"{len(refs)} lines, but test.{side} has {len(tests)}", path=path,
+                                 fix="restore DualRL's line-aligned release of the references")
             out += [Line(t, STYLES[OTHER[side]], (side, i)) for i, t in enumerate(refs)]
-    return [line for line in out if line.text.strip()]
+    return out
 
 
 def gyafc_full_lines() -> list[Line]:
@@ -123,16 +120,18 @@ def gyafc_full_lines() -> list[Line]:
         inputs: list[str] | None = None
         for k in REWRITERS:
             path = root / f"Human{k}" / f"test.{side}-{OTHER[side]}.tsf"
-            pairs = [line.split("\t", 1) for line in _raw_lines(path)]
-            if any(len(pair) != 2 for pair in pairs):
-                raise TstevalError(f"{path}: a line without a TAB; expected input TAB rewrite")
+            pairs = [line.split("\t", 1) for line in read_lines(path)]
+            bad = next((n for n, pair in enumerate(pairs, 1) if len(pair) != 2), None)
+            if bad is not None:
+                raise InputError("the line has no TAB", path=path, line=bad, fix="each line is input TAB rewrite")
             if inputs is None:
                 inputs = [pair[0] for pair in pairs]
                 out += [Line(t, STYLES[side], (side, i)) for i, t in enumerate(inputs)]
             elif [pair[0] for pair in pairs] != inputs:
-                raise TstevalError(f"{path}: other inputs than Human0's")
+                raise InputError("its inputs are not Human0's", path=path,
+                                 fix="restore DualRL's release: the four Human files share their inputs")
             out += [Line(pair[1], STYLES[OTHER[side]], (side, i)) for i, pair in enumerate(pairs)]
-    return [line for line in out if line.text.strip()]
+    return out
 
 
 def rated_texts(frame: pd.DataFrame) -> dict[str, set[str]]:
@@ -204,8 +203,6 @@ def _relative(text: str) -> list[str]:
 def lai_left(corpus: dict, rule: str, rated: set[str]) -> int:
     """How many of the ``rated`` texts (by :func:`match_key`) are still in ``corpus``'s style files once the
     ``--exclude`` files of ``rule`` are taken out (as ``train-classifier`` takes them out: exact lines)."""
-    from tsteval.readers.lines import load_style_files, read_lines
-
     texts = load_style_files({style: WORK / path for style, path in corpus["files"].items()})
     for kind in RULES[rule][1]:
         texts = texts.without(read_lines(WORK / corpus[kind]))
