@@ -17,7 +17,7 @@ KINDS = {
     "studies": ("Studies of the metrics", tuple(f"studies.{name}" for name in (
         "meta_eval", "meta_eval_lm", "fluency_measures", "style_ensemble", "lai_style_investigation", "lm_style_probe",
         "mask_placeholder", "content_known_answer", "cds_erasure", "meta_eval_style", "lai_case", "content_benchmark",
-        "detox_tox600", "multilingual", "judge_language", "quantization_cost"))),
+        "detox_tox600", "multilingual", "judge_language", "quantization_cost", "formality_training"))),
     "tools": ("The demo and the pictures", ("demo", "explorer_screenshots", "annotate_screenshots")),
 }
 # Shared code of the benchmarks, not run by themselves (a results page rendered from its JSON included).
