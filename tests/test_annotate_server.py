@@ -151,3 +151,26 @@ def test_the_last_page_gives_the_completion_code(served: tuple) -> None:
     done = client.get(f"/a/{token}")
     assert who.code in done.text and "every pair is rated" in done.text
     assert client.get(f"/a/{token}?at=999").status_code == 404
+
+
+def test_serve_listens_where_the_invited_links_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """``invite --base-url`` records the links' address; ``serve`` without --port listens on its port, warns when
+    told another, and a later ``invite`` prints links on the same address (issue 59, Messages)."""
+    from tsteval.cli.main import main
+
+    make_study(tmp_path, items=4)
+    ports: list[int] = []
+    monkeypatch.setattr("tsteval.annotate.server.serve", lambda study, host, port, **k: ports.append(port))
+    study = str(tmp_path / "study")
+    assert main(["annotate", "invite", study, "--annotators", "1", "--base-url", "http://127.0.0.1:9123"]) == 0
+    assert main(["annotate", "serve", study]) == 0
+    assert ports == [9123] and "warning" not in capsys.readouterr().err
+    assert main(["annotate", "serve", study, "--port", "8000"]) == 0
+    assert ports[-1] == 8000 and "links point to http://127.0.0.1:9123" in capsys.readouterr().err
+    assert main(["annotate", "invite", study, "--annotators", "1"]) == 0
+    assert "\thttp://127.0.0.1:9123/a/" in capsys.readouterr().out
+    assert main(["annotate", "invite", study, "--annotators", "1", "--base-url", "http://host:port"]) == 2
+    make_study(tmp_path / "fresh", items=4)
+    assert main(["annotate", "serve", str(tmp_path / "fresh" / "study")]) == 0
+    assert ports[-1] == 8765

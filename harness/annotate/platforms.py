@@ -155,6 +155,13 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
     if not answers or missing:
         raise InputError(f"no answer column {quote(missing[0]) if missing else 'like Answer.fluency-1'} in the "
                          "header", path=path, fix="name the file's answer columns with --map COLUMN=PAIR:QUESTION")
+    for column, (pair, _) in answers.items():
+        if pair not in header and (not mapping or pair not in known):
+            raise InputError(f"no column {quote(pair)} in the header: it names the pair that {column} rates"
+                             if not mapping else f"--map {column}={pair}:...: {quote(pair)} is neither a column of "
+                             "the file nor a pair of this study", path=path,
+                             fix="give the file as the platform wrote it (every HIT's pair_id_K column), or name "
+                                 "the column holding each pair's id with --map COLUMN=PAIR:QUESTION")
     for line, row in enumerate(rows, 2):
         worker = (row.get(worker_column) or "").strip()
         if not worker:

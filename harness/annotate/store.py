@@ -82,6 +82,17 @@ class Store:
         """The study's random secret (keys the forms' anti-forgery tokens)."""
         return self.db.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()[0]
 
+    @property
+    def base_url(self) -> str | None:
+        """The address the invited annotators' links point to (``annotate invite`` records it, ``serve`` reads it)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'base_url'").fetchone()
+        return None if row is None else row[0]
+
+    @base_url.setter
+    def base_url(self, url: str) -> None:
+        self.db.execute("INSERT INTO meta VALUES ('base_url', ?) ON CONFLICT (key) DO UPDATE SET value = "
+                        "excluded.value", (url,))
+
     def add_annotators(self, pairs: Sequence[str], *, seed: int, count: int) -> list[tuple[Annotator, str]]:
         """Add ``count`` annotators, each with a new token and every pair of ``pairs`` in an order shuffled by
         ``seed`` and the annotator's number (:func:`shuffled`); returns them with their tokens."""

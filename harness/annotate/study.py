@@ -72,8 +72,11 @@ class Study:
                                  "study")
         pairs = read_pairs(path)
         if signature(info, pairs) != info["signature"]:
-            raise InputError(f"the pairs are not the sample the study was planned with (its signature "
-                             f"{info['signature']} no longer holds)", path=path / "pairs.csv",
+            edited = _edited(info, pairs)
+            what = {"pairs.csv": "the pairs are not the sample", "study.json": "the settings are not those"}
+            raise InputError(f"{what.get(edited, 'the settings or the pairs are not those')} the study was planned "
+                             f"with (its signature {info['signature']} no longer holds)",
+                             path=path / edited if edited in what else path,
                              fix="restore the planned pairs.csv and study.json (ratings belong to the texts "
                                  "annotators saw), or plan a new study")
         return cls(path, info, template, pairs)
@@ -117,6 +120,20 @@ class Study:
 def read_pairs(folder: Path) -> pd.DataFrame:
     """The sample of the study folder ``folder`` (``pairs.csv``), every cell as written."""
     return pd.read_csv(folder / "pairs.csv", dtype=str, keep_default_na=False)
+
+
+def sample_hash(pairs: pd.DataFrame) -> str:
+    """The hash of a study's sample as :func:`read_pairs` reads it (``study.json``'s ``sample``)."""
+    return content_hash(pairs.to_dict("list"))
+
+
+def _edited(info: dict, pairs: pd.DataFrame) -> str:
+    """Which file of a study whose signature no longer holds was edited: ``pairs.csv`` when the sample no longer
+    hashes to the ``sample`` recorded in ``study.json``, else ``study.json``; both names where the study predates
+    that record."""
+    if "sample" not in info:
+        return "study.json or pairs.csv"
+    return "pairs.csv" if sample_hash(pairs) != info["sample"] else "study.json"
 
 
 def signature(info: dict, pairs: pd.DataFrame) -> str:
@@ -204,6 +221,7 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
             "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}
     with output_directory(out, KIND, overwrite) as tmp:
         pairs.to_csv(tmp / "pairs.csv", index=False)
+        info["sample"] = sample_hash(read_pairs(tmp))
         info["signature"] = signature(info, read_pairs(tmp))
         (tmp / "template.yaml").write_text(chosen.text, encoding="utf-8")
         (tmp / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")

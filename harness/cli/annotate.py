@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import urllib.parse
 
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP
 from tsteval.readers.rated_sets import rated_set_names
 
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
+LOCAL = ("127.0.0.1", "localhost", "::1")
 EPILOG = """the loop, end to end:
   tsteval annotate plan runs/mine --out study --items 50 --aspects style,content,fluency
   tsteval annotate invite study --annotators 3          (one private link each)
@@ -66,14 +69,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_invite(args: argparse.Namespace) -> int:
-    """Add annotators and print their private links."""
+    """Add annotators and print their private links (on the address the study's links already use, else
+    ``--base-url``, else ``serve``'s default), and record that address for ``serve``."""
     study = _study(args.study)
     store = study.store()
     try:
+        recorded = store.base_url
+        base = (args.base_url or recorded or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}").rstrip("/")
+        _check_url(base)
+        if recorded is not None and base != recorded:
+            print(f"warning: the study's earlier links point to {recorded}; these to {base} (serve one address, "
+                  "or put a proxy in front)", file=sys.stderr)
         added = store.add_annotators(study.invited_pair_ids, seed=study.info["seed"], count=args.annotators)
+        store.base_url = base
     finally:
         store.close()
-    base = args.base_url.rstrip("/")
     for who, token in added:
         print(f"{who.name}\t{base}/a/{token}")
     print(f"{len(added)} links: each is the only way in for its annotator (kept as a hash; not shown again)",
@@ -81,12 +91,38 @@ def cmd_invite(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_url(url: str) -> None:
+    """Refuse a ``--base-url`` that is no http(s) address with a host (and a numeric port, if any)."""
+    from tsteval.core.errors import TstevalError
+
+    parts = urllib.parse.urlsplit(url)
+    try:
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TstevalError(f"--base-url {url[:80]!r} is not an address like http://127.0.0.1:8765 or "
+                           "https://rate.example.org")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the study's rating pages."""
     from tsteval.annotate.server import serve
 
     study = _study(args.study)
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
+    store = study.store()
+    try:
+        links = store.base_url
+    finally:
+        store.close()
+    invited = urllib.parse.urlsplit(links) if links else None
+    local = invited is not None and invited.hostname in LOCAL and invited.port is not None
+    if args.port is None:
+        args.port = invited.port if local else DEFAULT_PORT
+    elif local and invited.port != args.port:
+        print(f"warning: the invited annotators' links point to {links}, not port {args.port}: serve with --port "
+              f"{invited.port}, or they will not reach the page", file=sys.stderr)
+    if args.host not in LOCAL:
         print(f"warning: serving on {args.host}: anyone who can reach it and holds a link can rate (use a "
               "TLS-terminating proxy on an open network)", file=sys.stderr)
     print(f"serving study {study.info['signature']} on http://{args.host}:{args.port}/a/TOKEN (Ctrl-C stops)",
@@ -161,6 +197,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_agreement(args: argparse.Namespace) -> int:
     """Print (and with --out, write) the study's reliability."""
     from tsteval.annotate.reliability import agreement
+    from tsteval.core.markdown import plain
 
     result = agreement(_study(args.study), args.resamples, args.seed)
     text = result.markdown()
@@ -171,7 +208,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         check_output_file(args.out, "an agreement report", ours, args.overwrite)
         with output_file(args.out, "an agreement report", ours, args.overwrite) as tmp:
             tmp.write_text(text, encoding="utf-8")
-    print(text)
+    print(plain(text))
     return 0
 
 
@@ -212,11 +249,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     plan.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     invite = _add(steps, "invite", cmd_invite, "add annotators and print one private link each")
     invite.add_argument("--annotators", type=_positive, required=True, help="how many to add")
-    invite.add_argument("--base-url", default="http://127.0.0.1:8765", help="the server's address as annotators "
-                        "reach it (default http://127.0.0.1:8765)")
+    invite.add_argument("--base-url", help="the server's address as annotators reach it (default: the address of "
+                        f"the study's earlier links, else http://{DEFAULT_HOST}:{DEFAULT_PORT}); serve reads it")
     serve = _add(steps, "serve", cmd_serve, "serve the rating pages (SQLite, one transaction per submission)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", type=_positive, default=8765, help="port (default 8765)")
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this "
+                       "machine only)")
+    serve.add_argument("--port", type=_positive, help="port (default: the port of the links invite printed when "
+                       f"they point to this machine, else {DEFAULT_PORT})")
     _add(steps, "status", cmd_status, "progress per annotator")
     export = _add(steps, "export", cmd_export, "write the pairs as a platform's batch input")
     export.add_argument("--format", choices=("mturk", "prolific", "csv"), required=True)

@@ -45,6 +45,7 @@ def _baselines(items: list[str]) -> dict[str, str]:
 def cmd_meta_eval(args: argparse.Namespace) -> int:
     """Meta-evaluate a scorecard (or a built-in rated dataset) and write the tables and the plot."""
     from tsteval.core.errors import TstevalError
+    from tsteval.core.markdown import plain
     from tsteval.metaeval.tables import meta_evaluate
 
     if args.run is not None:
@@ -86,8 +87,8 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     if agreement:
         Path(args.out, "agreement.md").write_text(agreement, encoding="utf-8")
     if not args.quiet:
-        print(result.markdown(title))
-        print(agreement)
+        print(plain(result.markdown(title)))
+        print(plain(agreement))
     print(f"meta-eval: {len(result.table)} correlations and {len(result.baseline)} baseline comparisons written to "
           f"{args.out}")
     return 0
@@ -99,6 +100,7 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
     from tsteval.annotate.study import Study
     from tsteval.core.atomic import check_output_file
     from tsteval.core.errors import TstevalError
+    from tsteval.core.markdown import plain
     from tsteval.metaeval.rated.loop import choose_profile, is_profile, meta_evaluate_study, write_profile
 
     if args.scorecard is None or args.dataset is not None or args.rating:
@@ -113,7 +115,7 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
     if args.out is not None:
         result.write(args.out, overwrite=args.overwrite, title=title)
     if not args.quiet:
-        print(result.markdown(title))
+        print(plain(result.markdown(title)))
     print("noise ceiling (the highest correlation any metric can reach with these mean ratings):")
     for row in result.info["ceiling"]:
         known = math.isfinite(row["split_half"])
