@@ -5,10 +5,12 @@ Export (``--format``):
 
 * ``mturk``: Amazon Mechanical Turk's batch input CSV, one row per HIT of ``per_hit`` pairs in a seeded order,
   columns ``pair_id_K``, ``original_K``, ``rewrite_K``, ``target_K`` for K = 1..per_hit (the HIT layout refers to
-  them as ``${original_1}``...); a study's overlap copies (``annotate plan --overlap``) come last, in HITs of their
-  own, so that with one assignment per HIT another worker rates them.  Name the layout's answer fields
-  ``QUESTION-K`` (``fluency-3``): MTurk's results file then holds ``Input.pair_id_K`` and ``Answer.QUESTION-K``,
-  which import reads without a map;
+  them as ``${original_1}``...); each repeated pair (``r:ID``) sits in the HIT of ``ID``, in its last slots, so that
+  the worker who rated ``ID`` rates it again (:func:`hits`); a study's overlap copies (``annotate plan --overlap``)
+  come last, in HITs of their own, so that with one assignment per HIT another worker rates them (mostly: MTurk
+  cannot keep a worker from a copy's HIT; agreement counts the copies that are a second rating).  Name the layout's
+  answer fields ``QUESTION-K`` (``fluency-3``): MTurk's results file then holds ``Input.pair_id_K`` and
+  ``Answer.QUESTION-K``, which import reads without a map;
 * ``prolific``: the same rows for a survey tool linked from a Prolific study (its results carry the participant in
   ``PROLIFIC_PID`` or ``participant_id``);
 * ``csv``: one row per pair (``pair_id``, ``original``, ``rewrite``, ``target``).
@@ -57,11 +59,36 @@ def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tupl
     header = [f"{name}_{k}" for k in range(1, per_hit + 1) for name in ("pair_id", "original", "rewrite", "target")]
     rows = []
     for records in groups:  # the overlap copies in HITs of their own, never beside the pair they repeat
-        for start in range(0, len(records), per_hit):
-            chunk = records[start:start + per_hit]
+        by_id = {record[0]: record for record in records}
+        for hit in hits([record[0] for record in records], per_hit):
+            chunk = [by_id[pair] for pair in hit]
             chunk += [["", "", "", ""]] * (per_hit - len(chunk))
             rows.append([cell for record in chunk for cell in record])
     return header, rows
+
+
+def hits(order: Sequence[str], per_hit: int) -> list[list[str]]:
+    """The pair ids ``order`` in HITs of at most ``per_hit``, in that order but for the repeats: each ``r:ID`` in the
+    HIT of ``ID``, in its last slots, with the originals of the HIT's repeats in its first slots, so that the worker
+    who rates ``ID`` rates it again, later (MTurk gives each assignment of a HIT to one worker).
+
+    >>> hits(["p1", "r:p3", "p2", "p3", "p4"], 3)
+    [['p1', 'p2', 'p4'], ['p3', 'r:p3']]
+    """
+    repeat = {pair[2:]: pair for pair in order if pair.startswith("r:")}
+    if repeat and per_hit < 2:
+        raise TstevalError(f"--per-hit {per_hit} cannot hold a repeated pair beside its original (the same worker "
+                           "must rate both): give --per-hit 2 or more")
+    queue, out = [pair for pair in order if not pair.startswith("r:")], []
+    while queue:
+        hit: list[str] = []
+        while (room := per_hit - len(hit) - sum(p in repeat for p in hit)) and queue:
+            pick = next((i for i, pair in enumerate(queue) if 1 + (pair in repeat) <= room), None)
+            if pick is None:
+                break
+            hit.append(queue.pop(pick))
+        out.append(sorted(hit, key=lambda pair: pair not in repeat) + [repeat[p] for p in hit if p in repeat])
+    return out
 
 
 def parse_map(entries: Sequence[str]) -> dict[str, tuple[str, str]]:

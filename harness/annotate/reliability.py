@@ -174,6 +174,9 @@ class Agreement:
                  *(f"- {escape(question)}: {escape(reason)}" for question, reason in
                    self.info["unavailable"].items()),
                  *([""] if self.info["unavailable"] else []),
+                 "## What the figures rest on", "",
+                 *(f"- {escape(line)}" for line in self.info["controls"] or ["no overlap copy or repeated pair "
+                                                                            "was planned"]), "",
                  "## Krippendorff's alpha", "", _table(self.alpha), "",
                  "## Split-half reliability and noise ceiling", "", _table(self.ceiling), "",
                  "## Each annotator against the mean of the others", "", _table(self.annotators), ""]
@@ -262,8 +265,45 @@ def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement
     kind_of = ratings["pair_id"].map(kinds).replace({"rated": "system output", "repeat": "system output",
                                                      "overlap": "system output"})
     by_kind = ratings.assign(kind=kind_of).groupby(["question", "kind"])["value"].agg(["mean", "count"])
+    info["controls"] = controls_lines(controls(study, ratings))
     return Agreement(pd.DataFrame(alpha_rows), annotators, _repeats(study, ratings), _checks(study, ratings),
                      pd.DataFrame(ceiling_rows), by_kind.reset_index(), info)
+
+
+def controls(study: Study, ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per question, what its figures rest on: the overlap copies planned, rated, and counted as a second rating
+    (``overlap_used``; the rest, rated only by the annotator of the pair they copy, are left out: ``overlap_own``),
+    and the repeated pairs planned, rated, and rated by the annotator of their original (``repeat_same``, what the
+    consistency rests on; ``repeat_other`` are left out)."""
+    kinds = study.pairs.set_index("pair_id")["kind"]
+    own = study.own(ratings)
+    rows = []
+    for question in study.template.names:
+        asked = ratings["question"] == question
+        row: dict[str, object] = {"question": question}
+        for kind, name, kept in (("overlap", "overlap", ~own), ("repeat", "repeat", own)):
+            mine = asked & (ratings["pair_id"].map(kinds) == kind)
+            rated, used = ratings.loc[mine, "pair_id"].nunique(), ratings.loc[mine & kept, "pair_id"].nunique()
+            row |= {f"{name}_planned": int((kinds == kind).sum()), f"{name}_rated": rated,
+                    f"{name}_{'used' if kind == 'overlap' else 'same'}": used,
+                    f"{name}_{'own' if kind == 'overlap' else 'other'}": rated - used}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def controls_lines(table: pd.DataFrame) -> list[str]:
+    """:func:`controls` in words, one line per question and kind of control that was planned."""
+    lines = []
+    for row in table.itertuples():
+        if row.overlap_planned:
+            lines.append(f"{row.question}: {row.overlap_used} of {row.overlap_planned} overlap copies counted as a "
+                         f"second rating ({row.overlap_rated} rated; {row.overlap_own} left out, rated only by the "
+                         "annotator of the pair they copy)")
+        if row.repeat_planned:
+            lines.append(f"{row.question}: consistency rests on {row.repeat_same} of {row.repeat_planned} repeated "
+                         f"pairs ({row.repeat_rated} rated; {row.repeat_other} left out, rated by another annotator "
+                         "than their original)")
+    return lines
 
 
 def _against_others(table: pd.DataFrame, question: str) -> list[dict]:

@@ -101,10 +101,18 @@ class Study:
         pairs = self.pairs.set_index("pair_id")
         kind = ratings["pair_id"].map(pairs["kind"])
         first = ratings[kind == "rated"]
-        second = ratings[kind == "overlap"].assign(pair_id=lambda r: r["pair_id"].map(pairs["of"]))
+        second = ratings[(kind == "overlap") & ~self.own(ratings)]
+        return pd.concat([first, second.assign(pair_id=second["pair_id"].map(pairs["of"]))], ignore_index=True)
+
+    def own(self, ratings: pd.DataFrame) -> pd.Series:
+        """Per rating of ``ratings``: whether it is of a pair that copies another (a repeat ``r:ID``, an overlap copy
+        ``o:ID``) and its annotator rated ``ID`` on that question too; a repeat's consistency rests on these, an
+        overlap copy's second rating on the others."""
+        of = ratings["pair_id"].map(self.pairs.set_index("pair_id")["of"]).fillna("")
         keys = ["annotator", "pair_id", "question"]
-        second = second[~second.set_index(keys).index.isin(first.set_index(keys).index)]
-        return pd.concat([first, second], ignore_index=True)
+        firsts = pd.MultiIndex.from_frame(ratings[keys])
+        return pd.Series(pd.MultiIndex.from_frame(ratings[keys].assign(pair_id=of)).isin(firsts) & (of != ""),
+                         index=ratings.index)
 
     def check(self, question: str, pair_id: str, value: float) -> None:
         """Refuse a rating of an unknown ``question`` or off the scale (one line)."""

@@ -161,6 +161,15 @@ def cmd_export(args: argparse.Namespace) -> int:
             writer.writerow(header)
             writer.writerows(rows)
     print(f"export: {len(rows)} rows ({args.format}) written to {args.out}")
+    copies, repeats = study.info.get("overlaps", 0), study.info.get("repeats", 0)
+    if args.format != "csv" and repeats:
+        print(f"  {repeats} repeated pairs sit in the HIT of their original, after it: the worker who rates a pair "
+              "rates its repeat")
+    if args.format != "csv" and copies:
+        print(f"  {copies} overlap copies sit in HITs of their own (publish one assignment per HIT); the platform "
+              "cannot keep a worker from the HIT of a copy of a pair they rated (with W workers sharing the batch "
+              "evenly, about 1 in W copies), and such a copy is no second rating: annotate agreement and meta-eval "
+              "say how many copies each figure rests on")
     return 0
 
 

@@ -101,7 +101,13 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
     from tsteval.core.atomic import check_output_file
     from tsteval.core.errors import TstevalError
     from tsteval.core.markdown import plain
-    from tsteval.metaeval.rated.loop import choose_profile, is_profile, meta_evaluate_study, write_profile
+    from tsteval.metaeval.rated.loop import (
+        choose_profile,
+        is_profile,
+        meta_evaluate_study,
+        overlap_words,
+        write_profile,
+    )
 
     if args.scorecard is None or args.dataset is not None or args.rating:
         raise TstevalError("with --ratings STUDY give the study's run (RUN) and no --dataset or --rating")
@@ -119,9 +125,10 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
     print("noise ceiling (the highest correlation any metric can reach with these mean ratings):")
     for row in result.info["ceiling"]:
         known = math.isfinite(row["split_half"])
+        figure = (f"split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}" if known
+                  else "reliability unknown (it needs 3 pairs rated twice: tsteval annotate plan --overlap)")
         print(f"  {row['rating']} ({row['aspect']}): {row['pairs']} pairs, {row['pairs_2_raters']} rated twice or "
-              "more, " + (f"split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}" if known
-                          else "reliability unknown (it needs 3 pairs rated twice: tsteval annotate plan --overlap)"))
+              f"more{overlap_words(row)}, {figure}")
     if args.choose_profile:
         choice = choose_profile(result)
         write_profile(choice, study, args.scorecard, args.choose_profile, args.overwrite)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsteval.annotate.reliability import ceiling, matrices, split_half
+from tsteval.annotate.reliability import ceiling, controls, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
 from tsteval.core.errors import InputError, quote
 from tsteval.metaeval.tables import MetaEvaluation
@@ -56,20 +56,32 @@ def study_ratings(study: Study) -> tuple[pd.DataFrame, dict[str, str]]:
 
 
 def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
-    """Per question: its aspect, the pairs with two ratings or more, the split-half reliability and the ceiling."""
+    """Per question: its aspect, the pairs with two ratings or more, the split-half reliability and the ceiling,
+    and the overlap copies it rests on (planned, counted as a second rating, left out: :func:`controls`)."""
     store = study.store()
     try:
         ratings = store.ratings()
     finally:
         store.close()
     rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"].tolist()
+    used = controls(study, ratings).set_index("question")
     rows = []
     for question, table in matrices(study.rated(ratings), study.template.names, rated).items():
         reliability, units = split_half(table.to_numpy(dtype=float), seed=seed)
         rows.append({"rating": f"human_{question}", "aspect": study.template.question(question).aspect,
                      "pairs": int(table.shape[1]), "pairs_2_raters": units, "split_half": reliability,
-                     "ceiling": ceiling(reliability)})
+                     "ceiling": ceiling(reliability), "overlap_planned": int(used.at[question, "overlap_planned"]),
+                     "overlap_used": int(used.at[question, "overlap_used"]),
+                     "overlap_own": int(used.at[question, "overlap_own"])})
     return pd.DataFrame(rows)
+
+
+def overlap_words(row: dict) -> str:
+    """What a :func:`ceilings` row rests on, in words ("" for a study without overlap copies)."""
+    if not row.get("overlap_planned"):
+        return ""
+    return (f" ({row['overlap_used']} of {row['overlap_planned']} overlap copies a second rating, "
+            f"{row['overlap_own']} left out: rated only by their pair's own annotator)")
 
 
 def current_profile(columns: list[str]) -> dict[str, str]:
