@@ -84,3 +84,73 @@ def test_agreement_says_how_many_copies_and_repeats_it_rests_on(crowd: dict, cap
     assert ("human_content (content): 24 pairs, 8 rated twice or more (8 of 12 overlap copies a second rating, 4 "
             "left out: rated only by their pair's own annotator)") in out
     assert "8 of 12 overlap copies a second rating" in (crowd["tmp"] / "meta" / "metaeval.md").read_text()
+
+
+@pytest.fixture()
+def careless(tmp_path: Path) -> dict:
+    """Three workers rate every pair of a study with 2 check pairs: W1 and W2 by the pair, W3 the same but every
+    check pair's content 1 (it is an unchanged copy: the answer is 5)."""
+    study = make_study(tmp_path, items=6, questions=["content"], checks=2, repeats=2)
+    rows = [["annotator", "pair_id", "question", "value"]]
+    for worker, shift in (("W1", 0), ("W2", 1), ("W3", 2)):
+        for i, pair in enumerate(study.pair_ids):
+            if not pair.startswith("o:"):
+                value = 5 if pair.startswith("c:") and worker != "W3" else 1 if pair.startswith("c:") else \
+                    1 + (int(pair.lstrip("r:p")) * 3 + shift * (i % 2)) % 5
+                rows.append([worker, pair, "content", value])
+    _write(tmp_path / "long.csv", rows)
+    assert main(["annotate", "import", str(tmp_path / "study"), str(tmp_path / "long.csv")]) == 0
+    return {"tmp": tmp_path, "study": Study.open(tmp_path / "study"), "rows": rows}
+
+
+def test_workers_are_excluded_by_name_or_failed_checks(careless: dict, capsys: pytest.CaptureFixture) -> None:
+    import pandas as pd
+    from scipy import stats
+
+    tmp, study = careless["tmp"], careless["study"]
+    assert main(["annotate", "agreement", str(tmp / "study"), "--resamples", "10", "--exclude-failed"]) == 0
+    out = capsys.readouterr().out
+    assert "2 annotators" in out and "excluded W3: failed the check pairs (0% of 2 content answers within a " \
+        "point of 5)" in out
+    assert main(["annotate", "agreement", str(tmp / "study"), "--resamples", "10", "--exclude", "W2,W3"]) == 0
+    out = capsys.readouterr().out
+    assert "1 annotators" in out and "excluded W2: named with --exclude" in out
+    assert main(["annotate", "agreement", str(tmp / "study"), "--exclude", "W9"]) == 2
+    assert "--exclude 'W9': no annotator of that name in the study (its annotators: W1, W2, W3)" in \
+        capsys.readouterr().err
+    assert main(["meta-eval", str(tmp / "run"), "--ratings", str(tmp / "study"), "--resamples", "10",
+                 "--exclude-failed", "--out", str(tmp / "meta"), "--quiet"]) == 0
+    assert "excluded W3: failed the check pairs" in capsys.readouterr().out
+    long = pd.DataFrame(careless["rows"][1:], columns=careless["rows"][0])
+    kept = long[(long["annotator"] != "W3") & long["pair_id"].isin(study.pairs.query("kind == 'rated'")["pair_id"])]
+    means = kept.groupby("pair_id")["value"].mean()
+    card = pd.read_csv(tmp / "run" / "scorecard.csv", dtype={k: str for k in ("item", "source_style", "target_style")})
+    joined = study.pairs.set_index("pair_id").join(means, how="inner").merge(
+        card, on=["system", "item", "source_style", "target_style"])
+    table = pd.read_csv(tmp / "meta" / "metaeval.csv")
+    got = table.query("metric == 'bleu@none' and level == 'sentence' and method == 'pearson'")["r"].iloc[0]
+    assert got == pytest.approx(stats.pearsonr(joined["bleu@none"], joined["value"]).statistic)
+    assert main(["meta-eval", str(tmp / "run"), "--exclude", "W3", "--out", str(tmp / "m2"),
+                 "--rating", "content=bleu@none"]) == 2
+    assert "--exclude needs --ratings STUDY" in capsys.readouterr().err
+
+
+def test_the_ratings_export_is_one_tidy_row_per_rating(careless: dict, capsys: pytest.CaptureFixture) -> None:
+    import pandas as pd
+
+    tmp, study = careless["tmp"], careless["study"]
+    assert main(["annotate", "export-ratings", str(tmp / "study"), "--out", str(tmp / "ratings.csv")]) == 0
+    frame = pd.read_csv(tmp / "ratings.csv", dtype={"item": str})
+    assert len(frame) == len(careless["rows"]) - 1 and frame["source"].eq("import").all()
+    assert list(frame.columns[:6]) == ["annotator", "source", "pair_id", "kind", "of", "system"]
+    row = frame.query("annotator == 'W1' and pair_id == 'p0001'").iloc[0]
+    pair = study.pairs.set_index("pair_id").loc["p0001"]
+    assert (row["system"], row["item"], row["aspect"], row["kind"]) == (pair["system"], pair["item"], "content",
+                                                                        "rated")
+    assert set(frame.query("kind == 'check'")["system"]) == {"check:copy"}
+    assert main(["annotate", "export-ratings", str(tmp / "study"), "--out", str(tmp / "ratings.csv"),
+                 "--exclude-failed"]) == 2  # an existing file is replaced only with --overwrite
+    assert main(["annotate", "export-ratings", str(tmp / "study"), "--out", str(tmp / "ratings.csv"),
+                 "--exclude-failed", "--overwrite"]) == 0
+    assert "excluded W3" in capsys.readouterr().out
+    assert set(pd.read_csv(tmp / "ratings.csv")["annotator"]) == {"W1", "W2"}

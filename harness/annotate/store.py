@@ -181,6 +181,14 @@ class Store:
                                  "JOIN annotators a ON a.id = r.annotator ORDER BY a.id, r.pair_id, r.question",
                                  self.db)
 
+    def records(self) -> pd.DataFrame:
+        """Every current rating with where it came from: annotator, source, pair_id, question, value (NaN: "can't
+        judge"), at (UTC, ISO 8601)."""
+        frame = pd.read_sql_query("SELECT a.name AS annotator, r.source, r.pair_id, r.question, r.value, r.at "
+                                  "FROM ratings r JOIN annotators a ON a.id = r.annotator ORDER BY a.id, r.pair_id, "
+                                  "r.question", self.db)
+        return frame.assign(at=pd.to_datetime(frame["at"], unit="s", utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
     def history_count(self) -> int:
         """How many submissions rows the history holds."""
         return self.db.execute("SELECT COUNT(*) FROM history").fetchone()[0]

@@ -19,7 +19,8 @@ EPILOG = """the loop, end to end:
   tsteval annotate invite study --annotators 3          (one private link each)
   tsteval annotate serve study                          (http://127.0.0.1:8765; Ctrl-C stops it)
   tsteval annotate status study
-  tsteval annotate agreement study
+  tsteval annotate agreement study [--exclude-failed] [--exclude NAME]
+  tsteval annotate export-ratings study --out ratings.csv
   tsteval meta-eval runs/mine --ratings study --choose-profile profile.json
   tsteval score --metrics profile:profile.json ... --out runs/mine-profile
 crowdsourcing:
@@ -33,6 +34,23 @@ def _study(path: str) -> object:
     from tsteval.annotate.study import Study
 
     return Study.open(path)
+
+
+def add_exclusion(parser: argparse.ArgumentParser) -> None:
+    """``--exclude NAMES`` and ``--exclude-failed`` (annotate agreement, export-ratings, meta-eval --ratings)."""
+    parser.add_argument("--exclude", action="append", default=[], metavar="NAMES", help="leave these annotators "
+                        "out (comma-separated, as annotate status names them, e.g. WorkerId:A1B2C3); repeatable")
+    parser.add_argument("--exclude-failed", action="store_true", help="leave out every annotator who fails the "
+                        "quality controls: a check pair's known answer missed by more than a point, or repeated "
+                        "judgements more than a quarter of the scale apart on average")
+
+
+def exclusion_of(args: argparse.Namespace) -> object:
+    """The :class:`~tsteval.annotate.reliability.Exclusion` that ``--exclude`` and ``--exclude-failed`` ask for."""
+    from tsteval.annotate.reliability import Exclusion
+
+    named = tuple(dict.fromkeys(n.strip() for entry in args.exclude for n in entry.split(",") if n.strip()))
+    return Exclusion(named, args.exclude_failed)
 
 
 def _positive(text: str) -> int:
@@ -203,12 +221,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_ratings(args: argparse.Namespace) -> int:
+    """Write the collected ratings as a tidy CSV (one row per rating)."""
+    from tsteval.annotate.reliability import tidy_ratings
+    from tsteval.core.atomic import check_output_file, output_file
+
+    study = _study(args.study)
+    ours = _starts_with("annotator,source,pair_id")
+    check_output_file(args.out, "a ratings export", ours, args.overwrite)
+    frame, collected = tidy_ratings(study, exclusion_of(args))
+    with output_file(args.out, "a ratings export", ours, args.overwrite) as tmp:
+        frame.to_csv(tmp, index=False)
+    for line in collected.lines():
+        print(f"  {line}")
+    print(f"export-ratings: {len(frame)} ratings by {frame['annotator'].nunique()} annotators written to {args.out}")
+    return 0
+
+
 def cmd_agreement(args: argparse.Namespace) -> int:
     """Print (and with --out, write) the study's reliability."""
     from tsteval.annotate.reliability import agreement
     from tsteval.core.markdown import plain
 
-    result = agreement(_study(args.study), args.resamples, args.seed)
+    result = agreement(_study(args.study), args.resamples, args.seed, exclusion_of(args))
     text = result.markdown()
     if args.out:
         from tsteval.core.atomic import check_output_file, output_file
@@ -271,6 +306,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     export.add_argument("--per-hit", type=_positive, default=5, help="pairs per HIT / per row (default 5)")
     export.add_argument("--out", required=True, help="the CSV file to write")
     export.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    ratings = _add(steps, "export-ratings", cmd_export_ratings, "write the collected ratings as a tidy CSV, one row "
+                   "per rating (annotator, source, pair, its kind and system, question, aspect, value)")
+    add_exclusion(ratings)
+    ratings.add_argument("--out", required=True, help="the CSV file to write")
+    ratings.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     imported = _add(steps, "import", cmd_import, "read a platform's results file into the study (all or nothing)")
     imported.add_argument("file", metavar="FILE", help="MTurk batch results, a Prolific/survey export or a long CSV")
     imported.add_argument("--map", action="append", default=[], metavar="COLUMN=PAIR:QUESTION",
@@ -279,6 +319,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     agree = _add(steps, "agreement", cmd_agreement, "Krippendorff's alpha, annotators, repeats, checks, ceiling")
     agree.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples (default 1000)")
     agree.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
+    add_exclusion(agree)
     agree.add_argument("--out", help="also write the report to this Markdown file")
     agree.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     return parser

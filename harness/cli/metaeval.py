@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
+from tsteval.cli.annotate import add_exclusion, exclusion_of
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory
 from tsteval.readers.rated_sets import rated_set_names
@@ -54,8 +55,9 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
         args.scorecard = args.run
     if args.ratings is not None and Path(args.ratings, "study.json").is_file():
         return _meta_eval_study(args)
-    if args.choose_profile:
-        raise TstevalError("--choose-profile needs --ratings STUDY (a folder made by tsteval annotate plan)")
+    if args.choose_profile or args.exclude or args.exclude_failed:
+        option = "--choose-profile" if args.choose_profile else "--exclude" if args.exclude else "--exclude-failed"
+        raise TstevalError(f"{option} needs --ratings STUDY (a folder made by tsteval annotate plan)")
     if args.out is None:
         raise TstevalError("give --out FOLDER for the tables")
     if (args.dataset is None) == (args.scorecard is None):
@@ -116,7 +118,8 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
     if args.choose_profile:
         check_output_file(args.choose_profile, "a profile", is_profile, args.overwrite)
     study = Study.open(args.ratings)
-    result = meta_evaluate_study(args.scorecard, study, n_resamples=args.resamples, seed=args.seed)
+    result = meta_evaluate_study(args.scorecard, study, n_resamples=args.resamples, seed=args.seed,
+                                 exclusion=exclusion_of(args))
     title = f"Meta-evaluation against study {study.info['signature']}"
     if args.out is not None:
         result.write(args.out, overwrite=args.overwrite, title=title)
@@ -129,6 +132,8 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
                   else "reliability unknown (it needs 3 pairs rated twice: tsteval annotate plan --overlap)")
         print(f"  {row['rating']} ({row['aspect']}): {row['pairs']} pairs, {row['pairs_2_raters']} rated twice or "
               f"more{overlap_words(row)}, {figure}")
+    for line in result.info["collected"]:
+        print(f"  {line}")
     if args.choose_profile:
         choice = choose_profile(result)
         write_profile(choice, study, args.scorecard, args.choose_profile, args.overwrite)
@@ -156,6 +161,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--ratings", metavar="FILE|STUDY", help="human ratings (CSV/JSONL/Parquet) joined on --key, "
                         "or a study folder of tsteval annotate (its mean ratings, joined on system, setting, item "
                         "and direction); without it the rating columns are read from the scorecard")
+    add_exclusion(parser)
     parser.add_argument("--choose-profile", metavar="OUT.json", help="with --ratings STUDY: apply the profile rule "
                         "to the study and write the chosen profile (score it with --metrics profile:OUT.json)")
     parser.add_argument("--rating", action="append", default=[], metavar="ASPECT=COLUMN",

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsteval.annotate.reliability import ceiling, controls, matrices, split_half
+from tsteval.annotate.reliability import Exclusion, ceiling, collect, controls, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
 from tsteval.core.errors import InputError, quote
 from tsteval.metaeval.tables import MetaEvaluation
@@ -38,14 +38,11 @@ MIN_PAIRS_UNKNOWN = 100  # rated pairs an aspect of unknown reliability needs (a
 PROFILE_KIND = "tsteval-profile"
 
 
-def study_ratings(study: Study) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The mean rating of each rated pair per question (columns ``human_QUESTION``) with the join keys, and the
-    rating columns' aspects."""
-    store = study.store()
-    try:
-        ratings = store.ratings()
-    finally:
-        store.close()
+def study_ratings(study: Study, ratings: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The mean rating of each rated pair per question (columns ``human_QUESTION``) of ``ratings`` (default: every
+    annotator's, :func:`~tsteval.annotate.reliability.collect`) with the join keys, and the rating columns'
+    aspects."""
+    ratings = collect(study).ratings if ratings is None else ratings
     pairs = study.pairs[study.pairs["kind"] == "rated"]
     ratings = study.rated(ratings)
     means = ratings.groupby(["pair_id", "question"])["value"].mean().unstack("question")
@@ -55,14 +52,11 @@ def study_ratings(study: Study) -> tuple[pd.DataFrame, dict[str, str]]:
     return frame, {f"human_{q}": study.template.question(q).aspect for q in columns}
 
 
-def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
+def ceilings(study: Study, seed: int = 0, ratings: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per question: its aspect, the pairs with two ratings or more, the split-half reliability and the ceiling,
-    and the overlap copies it rests on (planned, counted as a second rating, left out: :func:`controls`)."""
-    store = study.store()
-    try:
-        ratings = store.ratings()
-    finally:
-        store.close()
+    and the overlap copies it rests on (planned, counted as a second rating, left out: :func:`controls`), of
+    ``ratings`` (default: every annotator's)."""
+    ratings = collect(study).ratings if ratings is None else ratings
     rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"].tolist()
     used = controls(study, ratings).set_index("question")
     rows = []
@@ -121,39 +115,45 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
                                  "rated", path=origin, fix=fix)
 
 
-def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0) -> MetaEvaluation:
-    """Every metric column of ``run`` against ``study``'s mean ratings, each compared with its aspect's current
-    recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`."""
+def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0,
+                        exclusion: Exclusion | None = None) -> MetaEvaluation:
+    """Every metric column of ``run`` against ``study``'s mean ratings (without the annotators ``exclusion`` leaves
+    out), each compared with its aspect's current recommendation where the run has it; ``info["ceiling"]`` holds
+    :func:`ceilings`, ``info["collected"]`` the exclusions and "can't judge" answers in words."""
     from tsteval.metaeval.tables import _load_card, meta_evaluate
 
     card, origin = _load_card(run)
     check_texts(card, origin, study)
-    frame, aspects = study_ratings(study)
+    collected = collect(study, exclusion)
+    frame, aspects = study_ratings(study, collected.ratings)
     if not aspects:
         raise InputError("the study has no ratings yet", path=study.path,
                          fix="collect some with tsteval annotate serve, or import a platform's results file")
     baselines = current_profile(list(card.metrics))
     result = meta_evaluate(card, aspects, frame, list(KEYS), baselines=baselines, n_resamples=n_resamples,
                            seed=seed)
-    result.info["ceiling"] = ceilings(study, seed).to_dict("records")
+    result.info["ceiling"] = ceilings(study, seed, collected.ratings).to_dict("records")
+    result.info["excluded"], result.info["collected"] = collected.excluded, collected.lines()
     result.info["study"] = study.info["signature"]
     return result
 
 
 @dataclass
 class ProfileChoice:
-    """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from and, per
-    aspect, the reason."""
+    """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from, per aspect
+    the reason, and the annotators ``excluded`` from the ratings it rests on."""
 
     profile: dict[str, str]
     default: dict[str, str]
     reasons: dict[str, str] = field(default_factory=dict)
     reliability_unknown: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def to_json(self, study: Study, run: str) -> dict:
         """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
         return {"kind": PROFILE_KIND, "profile": self.profile, "default": self.default, "reasons": self.reasons,
-                "reliability_unknown": self.reliability_unknown, "study": study.info["signature"], "run": run,
+                "reliability_unknown": self.reliability_unknown, "excluded": self.excluded,
+                "study": study.info["signature"], "run": run,
                 "min_pairs": MIN_PAIRS, "min_reliability": MIN_RELIABILITY, "min_pairs_unknown": MIN_PAIRS_UNKNOWN}
 
 
@@ -183,7 +183,7 @@ def choose_profile(result: MetaEvaluation) -> ProfileChoice:
                            f"kept {column}: no column beats it with 95% confidence")
         if aspect in unknown:
             reasons[aspect] += "; reliability unknown (one rating per pair: the gain's interval is the evidence)"
-    return ProfileChoice(profile, default, reasons, unknown)
+    return ProfileChoice(profile, default, reasons, unknown, dict(result.info.get("excluded", {})))
 
 
 def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:
