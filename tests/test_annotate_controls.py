@@ -154,3 +154,43 @@ def test_the_ratings_export_is_one_tidy_row_per_rating(careless: dict, capsys: p
                  "--exclude-failed", "--overwrite"]) == 0
     assert "excluded W3" in capsys.readouterr().out
     assert set(pd.read_csv(tmp / "ratings.csv")["annotator"]) == {"W1", "W2"}
+
+
+def test_identical_outputs_are_rated_once_and_counted_for_each_system(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    """A system 'twin' gives 'good''s output on even items: those pairs are not shown (plan says how many), and the
+    rating of 'good''s pair counts for 'twin' in meta-evaluation."""
+    import pandas as pd
+    from annotate_study import scorecard
+
+    from tsteval.metaeval.rated.loop import study_ratings
+    from tsteval.scorecard import Scorecard
+
+    card, _ = scorecard(inputs=6)
+    good = card.frame[card.frame["system"] == "good"]
+    twin = good.assign(system="twin", output=good["output"].where(good["item"] % 2 == 0, good["output"] + " !"))
+    Scorecard(pd.concat([card.frame, twin], ignore_index=True), dict(card.signatures)).save(tmp_path / "run")
+    assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / "study"), "--items", "12",
+                 "--aspects", "content"]) == 0
+    assert ("42 pairs to rate (12 inputs x 4 systems; 6 of 48 were identical to another system's output for the "
+            "same input: rated once, counted for each system)") in capsys.readouterr().out
+    study = Study.open(tmp_path / "study")
+    same = study.pairs[study.pairs["kind"] == "identical"]
+    assert len(same) == 6 and set(same["system"]) == {"twin"}
+    of = study.pairs.set_index("pair_id").loc[same["of"]]
+    assert (of["system"].to_numpy() == "good").all() and (of["output"].to_numpy() == same["output"].to_numpy()).all()
+    assert not set(same["pair_id"]) & set(study.invited_pair_ids)
+    assert main(["annotate", "export", str(tmp_path / "study"), "--format", "csv", "--out",
+                 str(tmp_path / "batch.csv")]) == 0
+    exported = pd.read_csv(tmp_path / "batch.csv")["pair_id"]
+    assert len(exported) == len(study.pairs) - 6 and not set(same["pair_id"]) & set(exported)
+    rated = study.pairs.query("kind == 'rated'")["pair_id"]
+    _write(tmp_path / "long.csv", [["annotator", "pair_id", "question", "value"],
+                                   *(["W1", p, "content", 1 + i % 5] for i, p in enumerate(rated))])
+    assert main(["annotate", "import", str(tmp_path / "study"), str(tmp_path / "long.csv")]) == 0
+    frame, _ = study_ratings(Study.open(tmp_path / "study"))
+    assert len(frame) == 48
+    value = dict(zip(rated, (1 + i % 5 for i in range(len(rated))), strict=True))
+    keyed = frame.set_index(["system", "item", "source_style"])["human_content"]
+    for pair in same.itertuples():
+        assert keyed[("twin", pair.item, pair.source_style)] == value[pair.of]

@@ -48,7 +48,7 @@ def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tupl
     """The header and rows of ``study``'s pairs in the platform format ``fmt`` (see the module notes)."""
     if fmt not in FORMATS:
         raise TstevalError(f"unknown format {fmt!r}; choose from {list(FORMATS)}")
-    pairs = study.pairs.iloc[np.random.default_rng(seed).permutation(len(study.pairs))]
+    pairs = study.shown_pairs.iloc[np.random.default_rng(seed).permutation(len(study.shown_pairs))]
     second = (pairs["kind"] == "overlap").to_numpy()
     groups = [[[p.pair_id, p.input, p.output, p.target_name] for p in part.itertuples()]
               for part in (pairs[~second], pairs[second])]

@@ -18,6 +18,10 @@ annotators rate every pair anyway and are not shown them).  A copy's rating is a
 Where the run carries a human reference for its inputs (a ``reference`` column), each sampled input also gets its
 reference as a pair (``h:ID``, system ``reference``): the ratings a human rewrite earns, beside the systems'.
 
+An output identical to another chosen system's output for the same input is no pair of its own to rate (kind
+``identical``, ``of`` the pair it equals): annotators rate the text once, and meta-evaluation counts that rating
+for each system (:attr:`Study.rated_as`).
+
 Annotators never see system names; each gets the pairs in an order of their own (seeded).  Quality-control pairs are
 left out of the ratings meta-evaluation reads.  :meth:`Study.open`, which every command reading a study goes
 through, refuses a folder whose template or sample is not as planned (the signature no longer holds).
@@ -91,9 +95,22 @@ class Study:
         return self.pairs["pair_id"].tolist()
 
     @property
+    def shown_pairs(self) -> pd.DataFrame:
+        """The pairs annotators are shown: every pair but those identical to another system's output for the same
+        input (rated once, as that pair)."""
+        return self.pairs[self.pairs["kind"] != "identical"]
+
+    @property
     def invited_pair_ids(self) -> list[str]:
-        """The pairs an invited annotator rates: every pair but the overlap copies (they rate every pair)."""
-        return self.pairs.loc[self.pairs["kind"] != "overlap", "pair_id"].tolist()
+        """The pairs an invited annotator rates: every pair shown but the overlap copies (they rate every pair)."""
+        return self.shown_pairs.loc[self.shown_pairs["kind"] != "overlap", "pair_id"].tolist()
+
+    @property
+    def rated_as(self) -> pd.Series:
+        """Each pair meta-evaluation reads (``rated`` and ``identical``) -> the pair whose ratings it takes: itself,
+        or for an output identical to another system's for the same input, that system's pair."""
+        judged = self.pairs[self.pairs["kind"].isin(["rated", "identical"])].set_index("pair_id")
+        return judged["of"].where(judged["kind"] == "identical", judged.index.to_series())
 
     def rated(self, ratings: pd.DataFrame) -> pd.DataFrame:
         """``ratings`` (annotator, pair_id, question, value) of the rated pairs, each rating of an overlap copy
@@ -202,11 +219,14 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     if "target_name" not in rows:
         rows["target_name"] = rows["target_style"]
     rows.insert(0, "pair_id", [f"p{i + 1:04d}" for i in range(len(rows))])
-    rows["kind"], rows["of"] = "rated", ""
-    default = int(min(10, max(1, round(0.05 * len(rows)))))
+    first = rows.groupby([*keys, "output"], sort=False)["pair_id"].transform("first")
+    rows["kind"], rows["of"] = np.where(first != rows["pair_id"], "identical", "rated"), first.where(
+        first != rows["pair_id"], "")
+    judged = rows[rows["kind"] == "rated"]
+    default = int(min(10, max(1, round(0.05 * len(judged)))))
     rng = np.random.default_rng([seed, 1])
-    again = rows.iloc[np.sort(rng.choice(len(rows), min(len(rows), default if repeats is None else repeats),
-                                         replace=False))]
+    again = judged.iloc[np.sort(rng.choice(len(judged), min(len(judged), default if repeats is None else repeats),
+                                           replace=False))]
     again = again.assign(kind="repeat", of=again["pair_id"], pair_id="r:" + again["pair_id"])
     firsts = rows.drop_duplicates(keys)
     copies = firsts.iloc[np.sort(rng.choice(len(firsts), min(len(firsts), default if checks is None else checks),
@@ -217,13 +237,13 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     if "reference" in firsts and firsts["reference"].notna().all() and (firsts["reference"] != "").all():
         references = firsts.assign(kind="reference", of="", pair_id="h:" + firsts["pair_id"],
                                    output=firsts["reference"], system="reference")
-    second = rows.iloc[np.sort(np.random.default_rng([seed, 2]).choice(len(rows), round(overlap * len(rows)),
-                                                                        replace=False))]
+    second = judged.iloc[np.sort(np.random.default_rng([seed, 2]).choice(len(judged), round(overlap * len(judged)),
+                                                                          replace=False))]
     second = second.assign(kind="overlap", of=second["pair_id"], pair_id="o:" + second["pair_id"])
     pairs = pd.concat([rows, again, copies, references, second], ignore_index=True)[PAIR_COLUMNS]
     info = {"run": str(run), "run_rows": len(card.frame), "items": items, "systems": systems, "seed": seed,
             "questions": chosen.names, "aspects": {q.name: q.aspect for q in chosen.questions},
-            "scale": list(chosen.scale), "pairs": int((pairs["kind"] == "rated").sum()),
+            "scale": list(chosen.scale), "pairs": len(judged), "identical": int((rows["kind"] == "identical").sum()),
             "repeats": len(again), "checks": len(copies), "references": len(references), "overlap": overlap,
             "overlaps": len(second), "template": chosen.hash,
             "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}

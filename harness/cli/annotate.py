@@ -79,8 +79,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
                        repeats=args.repeats, checks=args.checks, overlap=args.overlap, template=args.template,
                        overwrite=args.overwrite)
     info = study.info
-    print(f"study {info['signature']}: {info['pairs']} pairs ({info['items']} inputs x {len(info['systems'])} "
-          f"systems), {info['repeats']} repeated, {info['checks']} check and {info['overlaps']} overlap pairs, "
+    same = (f"; {info['identical']} of {info['pairs'] + info['identical']} were identical to another system's "
+            "output for the same input: rated once, counted for each system" if info.get("identical") else "")
+    print(f"study {info['signature']}: {info['pairs']} pairs to rate ({info['items']} inputs x "
+          f"{len(info['systems'])} systems{same}), {info['repeats']} repeated, {info['checks']} check and "
+          f"{info['overlaps']} overlap pairs, "
           f"questions {info['questions']} written to {args.out}; next: tsteval annotate invite {args.out} "
           "--annotators N, or tsteval annotate export")
     return 0

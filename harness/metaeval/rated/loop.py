@@ -2,7 +2,8 @@
 STUDY``) and choose the run's profile by the committed rule (``--choose-profile OUT.json``).
 
 The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
-quality-control pairs left out), joined to the run's rows on system, setting, item and direction; the statistics are
+quality-control pairs left out; an output identical to another system's for the same input takes that pair's),
+joined to the run's rows on system, setting, item and direction; the statistics are
 :func:`tsteval.metaeval.tables.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
 compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
 the run has that column, else the earlier one (:data:`~tsteval.metaeval.recommended.EARLIER`), and
@@ -43,10 +44,11 @@ def study_ratings(study: Study, ratings: pd.DataFrame | None = None) -> tuple[pd
     annotator's, :func:`~tsteval.annotate.reliability.collect`) with the join keys, and the rating columns'
     aspects."""
     ratings = collect(study).ratings if ratings is None else ratings
-    pairs = study.pairs[study.pairs["kind"] == "rated"]
+    rated_as = study.rated_as
     ratings = study.rated(ratings)
     means = ratings.groupby(["pair_id", "question"])["value"].mean().unstack("question")
-    frame = pairs.set_index("pair_id")[list(KEYS)].join(means, how="inner")
+    keyed = study.pairs.set_index("pair_id").loc[rated_as.index, list(KEYS)]
+    frame = keyed.assign(rated_as=rated_as).join(means, on="rated_as", how="inner").drop(columns="rated_as")
     columns = {q: f"human_{q}" for q in study.template.names if q in frame.columns}
     frame = frame.rename(columns=columns).reset_index(drop=True)
     return frame, {f"human_{q}": study.template.question(q).aspect for q in columns}
@@ -100,7 +102,7 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
     not): one line naming the first pair that differs."""
     frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else "default")
     frame = frame.astype({k: str for k in KEYS}).drop_duplicates(list(KEYS))
-    rated = study.pairs[study.pairs["kind"] == "rated"]
+    rated = study.pairs[study.pairs["pair_id"].isin(study.rated_as.index)]
     joined = rated.merge(frame[[*KEYS, "input", "output"]].assign(in_run=True), on=list(KEYS), how="left",
                          suffixes=("", "_run"))
     fix = f"compare the study with the run it was planned from ({study.info['run']}) or one holding its texts"
