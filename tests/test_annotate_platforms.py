@@ -127,3 +127,22 @@ def test_a_missing_pair_column_is_named_as_a_column(exported: tuple[Path, Path, 
     assert main(argv) == 2
     assert "'item' is neither a column of the file nor a pair of this study" in capsys.readouterr().err
     assert _ratings(study) == 0
+
+
+def test_a_cant_judge_cell_imports_as_no_rating(exported: tuple[Path, Path, int], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """``cant_judge`` in an answer cell is the answer "can't judge": stored without a value, not a rating."""
+    from tsteval.annotate.reliability import collect
+    from tsteval.annotate.study import Study
+
+    study, batch, n = exported
+    header, rows = _results(batch, ["W1"])
+    rows[0][header.index("Answer.content-1")] = "cant_judge"
+    _write(tmp_path / "results.csv", header, rows)
+    assert main(["annotate", "import", str(study), str(tmp_path / "results.csv")]) == 0
+    collected = collect(Study.open(study))
+    assert len(collected.ratings) == 2 * n - 1 and collected.cant_judge == {"content": 1}
+    rows[0][header.index("Answer.content-1")] = "n/a"
+    _write(tmp_path / "bad.csv", header, rows)
+    assert main(["annotate", "import", str(study), str(tmp_path / "bad.csv")]) == 2
+    assert "'n/a' is not a number (nor cant_judge" in capsys.readouterr().err

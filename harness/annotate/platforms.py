@@ -17,7 +17,8 @@ Export (``--format``):
 
 System names never leave the study.  Import reads the worker from ``WorkerId``, ``PROLIFIC_PID``,
 ``participant_id`` or ``annotator``; each answer column ``Answer.QUESTION-K`` (or ``QUESTION-K``) is the rating of
-``QUESTION`` for the pair named in the row's ``Input.pair_id_K`` (or ``pair_id_K``); a long file with columns
+``QUESTION`` for the pair named in the row's ``Input.pair_id_K`` (or ``pair_id_K``; a cell ``cant_judge`` is the
+answer "can't judge" where the template offers it); a long file with columns
 ``annotator, pair_id, question, value`` is read as it is.  ``--map COLUMN=PAIR:QUESTION`` says it for a file
 tsteval did not export: PAIR is a pair id, or the name of the column holding it in each row.  Every value is
 checked (a known pair, a whole number on the study's scale, one rating per worker, pair and question) before
@@ -41,6 +42,7 @@ from tsteval.core.errors import InputError, TstevalError, quote
 FORMATS = ("mturk", "prolific", "csv")
 WORKER_COLUMNS = ("WorkerId", "PROLIFIC_PID", "participant_id", "annotator")
 LONG = ("annotator", "pair_id", "question", "value")
+CANT_JUDGE = "cant_judge"  # a results cell holding the answer "can't judge" (where the template offers it)
 ANSWER = re.compile(r"^(?:Answer\.)?([A-Za-z_][A-Za-z0-9_]*)-(\d+)$")
 
 
@@ -123,7 +125,7 @@ def _answer_columns(header: list[str], mapping: dict[str, tuple[str, str]]) -> d
 
 
 def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, str]] | None = None,
-                 ) -> list[tuple[str, str, str, float]]:
+                 ) -> list[tuple[str, str, str, float | None]]:
     """The (worker, pair, question, value) ratings of the results file ``path``, every cell checked first."""
     path = Path(path)
     try:
@@ -150,9 +152,11 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
             raise InputError(f"column {column}: no pair {quote(pair)} in this study", path=path, line=line,
                              fix="import the results of this study's export, or correct --map")
         try:
-            value = float(text)
+            value = None if text.strip() == CANT_JUDGE and study.template.cant_judge else float(text)
         except ValueError:
-            raise InputError(f"column {column}: {quote(text)} is not a number", path=path, line=line) from None
+            raise InputError(f"column {column}: {quote(text)} is not a number" + (
+                f" (nor {CANT_JUDGE}, the answer \"can't judge\")" if study.template.cant_judge else ""), path=path,
+                line=line) from None
         try:
             study.check(question, pair, value)
         except InputError as error:

@@ -1,5 +1,6 @@
 """A study's ratings database (SQLite, WAL): annotators, their shuffled assignments, one current rating per
-annotator x pair x question (``ratings``) and every submission ever made (``history``).
+annotator x pair x question (``ratings``; a NULL value is the answer "can't judge") and every submission ever made
+(``history``).
 
 Each submission is one transaction (:meth:`Store.submit`): the history rows and the current rows are written
 together or not at all, so a server killed at any moment keeps every rating it acknowledged.  Tokens are stored as
@@ -37,10 +38,10 @@ CREATE TABLE IF NOT EXISTS annotators (id INTEGER PRIMARY KEY, name TEXT UNIQUE 
 CREATE TABLE IF NOT EXISTS assignments (annotator INTEGER NOT NULL REFERENCES annotators(id), position INTEGER NOT NULL,
     pair_id TEXT NOT NULL, PRIMARY KEY (annotator, position), UNIQUE (annotator, pair_id));
 CREATE TABLE IF NOT EXISTS ratings (annotator INTEGER NOT NULL REFERENCES annotators(id), pair_id TEXT NOT NULL,
-    question TEXT NOT NULL, value REAL NOT NULL, at REAL NOT NULL, source TEXT NOT NULL,
+    question TEXT NOT NULL, value REAL, at REAL NOT NULL, source TEXT NOT NULL,
     PRIMARY KEY (annotator, pair_id, question));
 CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY AUTOINCREMENT, annotator INTEGER NOT NULL,
-    pair_id TEXT NOT NULL, question TEXT NOT NULL, value REAL NOT NULL, at REAL NOT NULL, source TEXT NOT NULL);
+    pair_id TEXT NOT NULL, question TEXT NOT NULL, value REAL, at REAL NOT NULL, source TEXT NOT NULL);
 """
 
 
@@ -114,7 +115,7 @@ class Store:
                                  "VALUES (?, ?, ?, ?, ?)", (name, hashed, source, time.time(), code))
         return Annotator(cursor.lastrowid, name, code)
 
-    def import_ratings(self, rows: Sequence[tuple[str, str, str, float]], source: str) -> int:
+    def import_ratings(self, rows: Sequence[tuple[str, str, str, float | None]], source: str) -> int:
         """Record (worker name, pair, question, value) rows of a platform's results file in one transaction: a new
         worker becomes an annotator without a token, assigned the pairs they rated.  Returns the new workers."""
         now, new = time.time(), 0
@@ -130,7 +131,7 @@ class Store:
                 position = self.db.execute("SELECT COUNT(*) FROM assignments WHERE annotator = ?",
                                            (ids[name],)).fetchone()[0]
                 self.db.execute("INSERT OR IGNORE INTO assignments VALUES (?, ?, ?)", (ids[name], position, pair))
-            self._write([(ids[r[0]], r[1], r[2], float(r[3]), source) for r in rows], now)
+            self._write([(ids[r[0]], r[1], r[2], None if r[3] is None else float(r[3]), source) for r in rows], now)
         return new
 
     def annotator(self, token: str) -> Annotator | None:
@@ -149,26 +150,26 @@ class Store:
         rows = self.db.execute("SELECT pair_id FROM assignments WHERE annotator = ? ORDER BY position", (who.id,))
         return [r[0] for r in rows]
 
-    def answered(self, who: Annotator) -> dict[str, dict[str, float]]:
-        """``who``'s current ratings: pair -> question -> value."""
-        out: dict[str, dict[str, float]] = {}
+    def answered(self, who: Annotator) -> dict[str, dict[str, float | None]]:
+        """``who``'s current ratings: pair -> question -> value (None: "can't judge")."""
+        out: dict[str, dict[str, float | None]] = {}
         for pair, question, value in self.db.execute(
                 "SELECT pair_id, question, value FROM ratings WHERE annotator = ?", (who.id,)):
             out.setdefault(pair, {})[question] = value
         return out
 
-    def submit(self, who: Annotator | int, pair: str, values: Mapping[str, float], source: str) -> None:
-        """Record ``who``'s ``values`` (question -> rating) of ``pair`` in one transaction."""
-        self.submit_many([(who.id if isinstance(who, Annotator) else who, pair, q, float(v), source)
-                          for q, v in values.items()])
+    def submit(self, who: Annotator | int, pair: str, values: Mapping[str, float | None], source: str) -> None:
+        """Record ``who``'s ``values`` (question -> rating, None: "can't judge") of ``pair`` in one transaction."""
+        self.submit_many([(who.id if isinstance(who, Annotator) else who, pair, q, None if v is None else float(v),
+                           source) for q, v in values.items()])
 
-    def submit_many(self, rows: Sequence[tuple[int, str, str, float, str]]) -> None:
+    def submit_many(self, rows: Sequence[tuple[int, str, str, float | None, str]]) -> None:
         """Record (annotator, pair, question, value, source) rows in one transaction (all or none)."""
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self._write(rows, time.time())
 
-    def _write(self, rows: Sequence[tuple[int, str, str, float, str]], now: float) -> None:
+    def _write(self, rows: Sequence[tuple[int, str, str, float | None, str]], now: float) -> None:
         self.db.executemany("INSERT INTO history (annotator, pair_id, question, value, at, source) "
                             "VALUES (?, ?, ?, ?, ?, ?)", [(*r[:4], now, r[4]) for r in rows])
         self.db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (annotator, pair_id, "
@@ -176,7 +177,7 @@ class Store:
                             "source = excluded.source", [(*r[:4], now, r[4]) for r in rows])
 
     def ratings(self) -> pd.DataFrame:
-        """Every current rating: annotator (name), pair_id, question, value."""
+        """Every current rating: annotator (name), pair_id, question, value (NaN: "can't judge")."""
         return pd.read_sql_query("SELECT a.name AS annotator, r.pair_id, r.question, r.value FROM ratings r "
                                  "JOIN annotators a ON a.id = r.annotator ORDER BY a.id, r.pair_id, r.question",
                                  self.db)

@@ -131,11 +131,17 @@ class Study:
         return pd.Series(pd.MultiIndex.from_frame(ratings[keys].assign(pair_id=of)).isin(firsts) & (of != ""),
                          index=ratings.index)
 
-    def check(self, question: str, pair_id: str, value: float) -> None:
-        """Refuse a rating of an unknown ``question`` or off the scale (one line)."""
+    def check(self, question: str, pair_id: str, value: float | None) -> None:
+        """Refuse a rating of an unknown ``question`` or off the scale (one line); None is the answer "can't judge",
+        refused where the template offers none."""
         low, high = self.template.scale
         if question not in self.template.names:
             raise InputError(f"pair {pair_id}: no question {question!r} in this study ({self.template.names})")
+        if value is None and self.template.cant_judge:
+            return
+        if value is None:
+            raise InputError(f"pair {pair_id}: the {question} rating is missing, and this study's template offers no "
+                             "\"can't judge\" (cant_judge)")
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
                 and float(value).is_integer()):
             raise InputError(f"pair {pair_id}: the {question} rating {value!r} is not a whole number from {low} "
