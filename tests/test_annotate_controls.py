@@ -194,3 +194,38 @@ def test_identical_outputs_are_rated_once_and_counted_for_each_system(tmp_path: 
     keyed = frame.set_index(["system", "item", "source_style"])["human_content"]
     for pair in same.itertuples():
         assert keyed[("twin", pair.item, pair.source_style)] == value[pair.of]
+
+
+def test_tokenised_texts_are_shown_as_written(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A run of tokenised, lower-cased text: the page and the export show it detokenised and sentence-cased,
+    pairs.csv keeps the run's text (meta-eval joins on it); --text-form as-is shows it as the run has it."""
+    import pandas as pd
+    from annotate_study import scorecard
+    from starlette.testclient import TestClient
+
+    from tsteval.annotate.server import make_app
+
+    card, _ = scorecard(inputs=4)
+    item = card.frame["item"].astype(str)
+    frame = card.frame.assign(input="sir , the slip . i did n't " + item,
+                              output="the slip , sir ? it 's " + card.frame["system"] + " " + item)
+    type(card)(frame, dict(card.signatures)).save(tmp_path / "run")
+    for folder, extra in (("study", []), ("raw", ["--text-form", "as-is"])):
+        assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / folder), "--items", "4",
+                     *extra]) == 0
+        assert main(["annotate", "export", str(tmp_path / folder), "--format", "mturk", "--out",
+                     str(tmp_path / f"{folder}.csv")]) == 0
+    study = Study.open(tmp_path / "study")
+    assert study.info["shown"] == "tokenised-lowercase" and Study.open(tmp_path / "raw").info["shown"] == "as-is"
+    assert study.pairs["input"].str.startswith("sir , the slip .").all()  # the run's text, kept
+    batch = pd.read_csv(tmp_path / "study.csv", dtype=str, keep_default_na=False)
+    assert batch["original_1"].str.startswith("Sir, the slip. I didn't ").all()
+    assert batch["rewrite_1"].str.match(r"^The slip, sir\? It's ").all()
+    raw = pd.read_csv(tmp_path / "raw.csv", dtype=str, keep_default_na=False)
+    assert raw["original_1"].str.startswith("sir , the slip . i did n't ").all()
+    store = study.store()
+    ((_, token),) = store.add_annotators(study.invited_pair_ids, seed=0, count=1)
+    store.close()
+    with TestClient(make_app(study), base_url="http://127.0.0.1:8765") as client:
+        page = client.get(f"/a/{token}").text
+    assert "Sir, the slip. I didn&#39;t " in page and "sir , the slip" not in page

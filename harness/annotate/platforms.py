@@ -52,7 +52,8 @@ def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tupl
         raise TstevalError(f"unknown format {fmt!r}; choose from {list(FORMATS)}")
     pairs = study.shown_pairs.iloc[np.random.default_rng(seed).permutation(len(study.shown_pairs))]
     second = (pairs["kind"] == "overlap").to_numpy()
-    groups = [[[p.pair_id, p.input, p.output, p.target_name] for p in part.itertuples()]
+    groups = [[[p.pair_id, study.display(p.input), study.display(p.output), p.target_name]
+               for p in part.itertuples()]
               for part in (pairs[~second], pairs[second])]
     if fmt == "csv":
         return ["pair_id", "original", "rewrite", "target"], [record for group in groups for record in group]

@@ -52,7 +52,9 @@ class RatingApp:
         self.study = study
         self.store = study.store()
         self.secret = self.store.secret.encode("ascii")
-        self.pairs = {row["pair_id"]: row for row in study.pairs.to_dict("records")}
+        self.pairs = {row["pair_id"]: {**row, "input": study.display(row["input"]),
+                                       "output": study.display(row["output"])}
+                      for row in study.pairs.to_dict("records")}  # the texts as shown (Study.display)
         env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
         self.page = env.from_string(PAGE.read_text(encoding="utf-8"))
         low, high = study.template.scale

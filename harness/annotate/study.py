@@ -22,7 +22,10 @@ An output identical to another chosen system's output for the same input is no p
 ``identical``, ``of`` the pair it equals): annotators rate the text once, and meta-evaluation counts that rating
 for each system (:attr:`Study.rated_as`).
 
-Annotators never see system names; each gets the pairs in an order of their own (seeded).  Quality-control pairs are
+Annotators never see system names; each gets the pairs in an order of their own (seeded).  Texts are shown as a
+person writes them: a run of tokenised, lower-cased text (``sir , the slip .``) is shown detokenised and
+sentence-cased (``Sir, the slip.``; :meth:`Study.display`), while ``pairs.csv`` keeps the run's texts, which
+meta-evaluation joins on.  Quality-control pairs are
 left out of the ratings meta-evaluation reads.  :meth:`Study.open`, which every command reading a study goes
 through, refuses a folder whose template or sample is not as planned (the signature no longer holds).
 """
@@ -41,6 +44,7 @@ from tsteval.annotate.store import Store
 from tsteval.annotate.template import Template, load_template, parse_template
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.signature import content_hash, package_version
+from tsteval.core.text_form import TEXT_FORMS, as_written, restore
 
 KIND = "study"
 KEYS = ("system", "setting", "item", "source_style", "target_style")
@@ -93,6 +97,12 @@ class Study:
     def pair_ids(self) -> list[str]:
         """Every pair's id, quality controls and overlap copies included."""
         return self.pairs["pair_id"].tolist()
+
+    def display(self, text: str) -> str:
+        """``text`` as annotators are shown it: detokenised and sentence-cased where the study's texts are
+        tokenised and lower-cased (``study.json``'s ``shown``, decided at planning:
+        :func:`tsteval.core.text_form.as_written`), else as written in the run."""
+        return restore(text) if self.info.get("shown") == "tokenised-lowercase" else text
 
     @property
     def shown_pairs(self) -> pd.DataFrame:
@@ -192,11 +202,13 @@ def _sample_inputs(frame: pd.DataFrame, items: int, seed: int) -> pd.DataFrame:
 def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: Sequence[str] | None = None,
                systems: Sequence[str] | None = None, seed: int = 0, repeats: int | None = None,
                checks: int | None = None, overlap: float = 0.0, template: str | Path | None = None,
-               overwrite: bool = False) -> Study:
+               text_form: str = "auto", overwrite: bool = False) -> Study:
     """Sample a study from the scored run ``run`` into the new folder ``out`` (see the module notes).
 
     ``repeats`` and ``checks`` default to 5% of the pairs each (at least 1, at most 10); ``overlap`` is the share of
-    the rated pairs that get an overlap copy (none by default).
+    the rated pairs that get an overlap copy (none by default).  ``text_form`` says how the run's texts are written
+    (:data:`tsteval.core.text_form.TEXT_FORMS`; ``auto``: detected): tokenised, lower-cased text is shown to
+    annotators detokenised and sentence-cased (:meth:`Study.display`).
     """
     from tsteval.core.atomic import check_output_directory, output_directory
     from tsteval.metaeval.tables import _load_card
@@ -247,12 +259,15 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
                                                                           replace=False))]
     second = second.assign(kind="overlap", of=second["pair_id"], pair_id="o:" + second["pair_id"])
     pairs = pd.concat([rows, again, copies, references, second], ignore_index=True)[PAIR_COLUMNS]
+    if text_form not in TEXT_FORMS:
+        raise TstevalError(f"--text-form {text_form!r}: choose from {list(TEXT_FORMS)}")
+    _, shown = as_written([*pairs["input"].unique(), *pairs["output"].unique()], text_form)
     info = {"run": str(run), "run_rows": len(card.frame), "items": items, "systems": systems, "seed": seed,
             "questions": chosen.names, "aspects": {q.name: q.aspect for q in chosen.questions},
             "scale": list(chosen.scale), "pairs": len(judged), "identical": int((rows["kind"] == "identical").sum()),
             "repeats": len(again), "checks": len(copies), "references": len(references), "overlap": overlap,
             "overlaps": len(second), "template": chosen.hash,
-            "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}
+            "check_answers": {"content": chosen.scale[1]}, "shown": shown, "tsteval": package_version("tsteval")}
     with output_directory(out, KIND, overwrite) as tmp:
         pairs.to_csv(tmp / "pairs.csv", index=False)
         info["sample"] = sample_hash(read_pairs(tmp))

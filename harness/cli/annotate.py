@@ -77,7 +77,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     systems = [s for s in args.systems.split(",") if s] if args.systems else None
     study = plan_study(args.run, args.out, items=args.items, questions=names, systems=systems, seed=args.seed,
                        repeats=args.repeats, checks=args.checks, overlap=args.overlap, template=args.template,
-                       overwrite=args.overwrite)
+                       text_form=args.text_form, overwrite=args.overwrite)
     info = study.info
     same = (f"; {info['identical']} of {info['pairs'] + info['identical']} were identical to another system's "
             "output for the same input: rated once, counted for each system" if info.get("identical") else "")
@@ -291,6 +291,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     plan.add_argument("--overlap", type=float, default=0.0, metavar="SHARE", help="the share of the pairs a second "
                       "annotator rates where each pair goes to one worker (an exported batch): 0.2 gives a reliability "
                       "estimate at a fifth of the cost of rating every pair twice (default 0)")
+    plan.add_argument("--text-form", choices=("auto", "as-is", "tokenised-lowercase"), default="auto",
+                      help="how the run's texts are written: tokenised-lowercase ones (sir , the slip .) are shown "
+                      "detokenised and sentence-cased (Sir, the slip.); auto (default) detects it, as-is shows them "
+                      "as the run has them")
     plan.add_argument("--template", help="a questions file (YAML; default: Mir et al.'s aspects, 1-5 scales)")
     plan.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     plan.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
