@@ -45,7 +45,7 @@ def test_repeats_share_their_originals_hit_and_come_after_it(tmp_path: Path, cap
 
 
 @pytest.fixture()
-def crowd(tmp_path: Path) -> dict:
+def crowd(tmp_path: Path, capsys: pytest.CaptureFixture) -> dict:
     """A study with 6 repeats and 12 overlap copies, rated as a crowd batch goes wrong: W1 rates every pair, 4
     copies and 2 repeats; W2 the other 8 copies and 4 repeats (of pairs W1 rated)."""
     study = make_study(tmp_path, items=8, questions=["content", "fluency"], repeats=6, overlap=0.5)
@@ -59,10 +59,12 @@ def crowd(tmp_path: Path) -> dict:
         rows += [[worker, pair, q, 1 + (i * 7 + len(q)) % 5] for q in ("content", "fluency")]
     _write(tmp_path / "long.csv", rows)
     assert main(["annotate", "import", str(tmp_path / "study"), str(tmp_path / "long.csv")]) == 0
-    return {"tmp": tmp_path, "study": Study.open(tmp_path / "study")}
+    return {"tmp": tmp_path, "study": Study.open(tmp_path / "study"), "imported": capsys.readouterr().out}
 
 
 def test_agreement_says_how_many_copies_and_repeats_it_rests_on(crowd: dict, capsys: pytest.CaptureFixture) -> None:
+    assert "warning: content: 8 of 12 overlap copies counted as a second rating" in crowd["imported"]
+    assert "warning: fluency: consistency rests on 2 of 6 repeated pairs" in crowd["imported"]
     result = agreement(crowd["study"], n_resamples=20)
     store = crowd["study"].store()
     table = controls(crowd["study"], store.ratings()).set_index("question")

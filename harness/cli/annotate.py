@@ -221,7 +221,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(f"import: {len(rows)} ratings from {len({r[0] for r in rows})} workers ({new} new) read from {args.file}")
+    _warn_controls(study)
     return 0
+
+
+def _warn_controls(study: object) -> None:
+    """Say which questions' overlap copies or repeats went to the wrong worker (no second rating, no consistency)."""
+    from tsteval.annotate.reliability import collect, controls, controls_lines
+
+    table = controls(study, collect(study).ratings)
+    for line in controls_lines(table[(table["overlap_own"] > 0) | (table["repeat_other"] > 0)]):
+        print(f"  warning: {line}")
 
 
 def cmd_export_ratings(args: argparse.Namespace) -> int:
