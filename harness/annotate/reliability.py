@@ -24,6 +24,11 @@ sanity check of the scale (a copy should score top on content, a reference above
 
 Per annotator: **consistency** on repeated pairs (exact agreement and mean absolute difference between the two
 judgements) and **accuracy** on check pairs (a copy's content rated within one point of the top).
+
+Every figure says what it rests on (:func:`controls`): the overlap copies that are a second rating (a copy rated only
+by its pair's own annotator is none) and the repeats rated by their original's annotator.  The ratings are read once,
+by :func:`collect`, which meta-evaluation shares: a "can't judge" answer (no value) counts as not rated, and an
+:class:`Exclusion` leaves annotators out, named or failing the quality controls (:func:`failed_controls`).
 """
 
 from __future__ import annotations
