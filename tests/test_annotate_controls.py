@@ -196,6 +196,10 @@ def test_identical_outputs_are_rated_once_and_counted_for_each_system(tmp_path: 
     keyed = frame.set_index(["system", "item", "source_style"])["human_content"]
     for pair in same.itertuples():
         assert keyed[("twin", pair.item, pair.source_style)] == value[pair.of]
+    assert main(["meta-eval", str(tmp_path / "run"), "--ratings", str(tmp_path / "study"), "--resamples", "10",
+                 "--out", str(tmp_path / "meta"), "--quiet"]) == 0
+    table = pd.read_csv(tmp_path / "meta" / "metaeval.csv")
+    assert set(table.query("level == 'sentence'")["n"]) == {48}  # every system's row, the twin's included
 
 
 def test_tokenised_texts_are_shown_as_written(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
