@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import string
 from html.parser import HTMLParser
 from pathlib import Path
@@ -117,7 +118,7 @@ def test_the_layout_asks_every_question_in_the_fields_import_reads(study: Path, 
     assert "row 6 holds 2" in said
     parser = _Fields()
     parser.feed((tmp_path / "batch.layout.html").read_text(encoding="utf-8"))
-    assert parser.fields == {f"{q}-{k}": ["1", "2", "3", "4", "5"] for k in (1, 2, 3) for q in QUESTIONS}
+    assert parser.fields == {f"{q}-{k}": ["1", "2", "3", "4", "5", "cant_judge"] for k in (1, 2, 3) for q in QUESTIONS}
     assert all(f"${{{c}_{k}}}" in parser.text for c in ("pair_id", "original", "rewrite", "target") for k in (1, 2, 3))
     # a worker who answers 3 on every field the layout shows (a short HIT's empty slot removed) is read back whole
     rows = [[f"W{n}", json.dumps([{f: {v: v == "3" for v in values} for f, values in parser.fields.items()
@@ -126,6 +127,16 @@ def test_the_layout_asks_every_question_in_the_fields_import_reads(study: Path, 
     path = _write(tmp_path / "results.csv", ["WorkerId", "Answer.taskAnswers", *(f"Input.{c}" for c in hits[0])], rows)
     assert run_cli(["annotate", "import", study, path], capsys).code == 0
     assert set(_stored(study).values()) == {3.0} and len(_stored(study)) == 2 * 17
+    # the layout's "can't judge" (value cant_judge) is an answer without a value, counted per question
+    rows[0][1] = json.dumps([{**json.loads(rows[0][1])[0], "fluency-1": {v: v == "cant_judge"
+                                                                         for v in parser.fields["fluency-1"]}}])
+    path = _write(tmp_path / "judged.csv", ["WorkerId", "Answer.taskAnswers", *(f"Input.{c}" for c in hits[0])], rows)
+    outcome = run_cli(["annotate", "import", study, path], capsys)
+    assert outcome.code == 0, outcome.err
+    assert "1 changed" in outcome.out and "fluency 17 of 17 (1 can't judge)" in outcome.out
+    assert math.isnan(_stored(study)[(hits[0]["pair_id_1"], "fluency")])
+    again = run_cli(["annotate", "import", study, path], capsys)  # a held "can't judge" is held, not new
+    assert again.code == 0 and "0 new, 0 changed, 34 unchanged" in again.out, again.out
 
 
 def test_results_of_another_study_of_the_same_run_are_refused(study: Path, tmp_path: Path,
@@ -133,7 +144,9 @@ def test_results_of_another_study_of_the_same_run_are_refused(study: Path, tmp_p
     """Another seed plans as many pairs with the same ids from the same run: its ordinary HITs name only pairs that
     exist here, with other texts."""
     other = plan_study(tmp_path / "run", tmp_path / "other", items=5, seed=1, questions=QUESTIONS)
-    here = Study.open(study).pairs.set_index("pair_id")
+    this = Study.open(study)
+    here = this.pairs.set_index("pair_id").assign(input=lambda f: f["input"].map(this.display),
+                                                  output=lambda f: f["output"].map(this.display))  # as shown
     hits, _ = _export(tmp_path / "other", tmp_path / "other.csv", capsys)
     hits = [h for h in hits if all(h[f"pair_id_{k}"] in here.index for k in (1, 2))]
     first = next((n, k) for n, h in enumerate(hits) for k in (1, 2)
@@ -150,7 +163,7 @@ def test_results_of_another_study_of_the_same_run_are_refused(study: Path, tmp_p
                  "signed.csv:2", "Input.study_signature", repr(other.info["signature"]), "another study")
     expect_error(["annotate", "import", study, _results(hits, tmp_path / "bare.csv",
                                                         drop=(*texts, "Input.study_signature"))],
-                 capsys, "bare.csv", "Input.pair_id_1", "study_signature", Study.open(study).info["signature"])
+                 capsys, "bare.csv", "Input.pair_id_1", "study_signature", this.info["signature"])
     assert _stored(study) == {}
 
 
@@ -235,11 +248,12 @@ def test_a_long_file_carrying_the_texts_is_checked_against_them(study: Path, tmp
 
 def test_map_names_the_fields_of_a_crowd_form_of_ones_own(study: Path, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture) -> None:
-    """A layout of one's own, one pair a HIT, with fields ``sense`` and ``flow``: MTurk writes them into
-    ``Answer.taskAnswers``, and ``--map Answer.sense=...`` reads them."""
-    hits, _ = _export(study, tmp_path / "batch.csv", capsys, per_hit=1)
+    """A layout of one's own, one pair a HIT (a batch made from the csv export), with fields ``sense`` and ``flow``:
+    MTurk writes them into ``Answer.taskAnswers``, and ``--map Answer.sense=...`` reads them."""
+    assert run_cli(["annotate", "export", study, "--format", "csv", "--out", tmp_path / "batch.csv"], capsys).code == 0
+    hits = [{"pair_id_1": p["pair_id"], **p} for p in _read(tmp_path / "batch.csv")]
     header = ["WorkerId", "Input.pair_id_1", "Input.original_1", "Input.rewrite_1", "Answer.taskAnswers"]
-    rows = [["W1", h["pair_id_1"], h["original_1"], h["rewrite_1"],
+    rows = [["W1", h["pair_id_1"], h["original"], h["rewrite"],
              json.dumps([{"sense": {"1": False, "2": True}, "flow": "5"}])] for h in hits]
     path = _write(tmp_path / "results.csv", header, rows)
     argv = ["annotate", "import", study, path, "--map", "Answer.sense=Input.pair_id_1:content", "--map",

@@ -164,3 +164,12 @@ def test_a_blank_wide_cell_stays_not_rated(tmp_path: Path, capsys: pytest.Captur
     _write(tmp_path / "wide.csv", rows)
     assert run_cli(["annotate", "import", tmp_path / "study", tmp_path / "wide.csv", *_map(study)], capsys).code == 0
     assert _count(tmp_path / "study") == 2 * (len(rows[0]) - 2) - 1
+
+
+@pytest.mark.parametrize("name", ["agreement", "invite", "choose-profile"])
+def test_an_edited_study_json_is_blamed_on_study_json(name: str, rated: dict, capsys: pytest.CaptureFixture) -> None:
+    """The settings edited, the sample intact: the error names study.json, not pairs.csv (issue 59, Messages)."""
+    path = rated["tmp"] / "study" / "study.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"seed": 0', '"seed": 1'), encoding="utf-8")
+    outcome = expect_error(_argv(name, rated["tmp"]), capsys, "study.json", "settings", "planned")
+    assert "pairs.csv" not in outcome.error.partition(" (fix:")[0]

@@ -286,3 +286,17 @@ def test_an_annotator_far_below_the_others_is_flagged(tmp_path: Path) -> None:
         others = table.drop(columns=name).mean(axis=1)
         row = result.annotators.query("annotator == @name").iloc[0]
         assert row["r"] == pytest.approx(stats.pearsonr(table[name], others).statistic)
+
+
+def test_printed_reports_carry_no_markdown_escapes(looped: dict, capsys: pytest.CaptureFixture) -> None:
+    """The terminal gets ``mean_abs_diff`` and ``human_content``, not ``mean\\_abs\\_diff``; the Markdown file
+    written with --out keeps its escapes (issue 59, Messages)."""
+    tmp = looped["tmp"]
+    assert main(["annotate", "agreement", str(tmp / "study"), "--resamples", "20", "--out", str(tmp / "a.md"),
+                 "--overwrite"]) == 0
+    printed = capsys.readouterr().out
+    assert "mean_abs_diff" in printed and "\\_" not in printed
+    assert "mean\\_abs\\_diff" in (tmp / "a.md").read_text(encoding="utf-8")
+    assert main(["meta-eval", str(tmp / "run"), "--ratings", str(tmp / "study"), "--resamples", "20"]) == 0
+    printed = capsys.readouterr().out
+    assert "| human_content |" in printed and "\\_" not in printed

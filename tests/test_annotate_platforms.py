@@ -111,3 +111,40 @@ def test_a_foreign_file_imports_with_a_map(exported: tuple[Path, Path, int], tmp
     assert _ratings(study) == 5
     assert "fluency 2 of 3 (1 missing)" in capsys.readouterr().out
     assert main(["annotate", "import", str(study), str(tmp_path / "survey.csv"), "--map", "nonsense"]) == 2
+
+
+def test_a_missing_pair_column_is_named_as_a_column(exported: tuple[Path, Path, int], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    """An MTurk file without ``Input.pair_id_2`` says the column is missing, not that no pair has that name."""
+    study, batch, _ = exported
+    header, rows = _results(batch, ["W1"])
+    drop = header.index("Input.pair_id_2")
+    _write(tmp_path / "results.csv", [c for i, c in enumerate(header) if i != drop],
+           [[c for i, c in enumerate(row) if i != drop] for row in rows])
+    assert main(["annotate", "import", str(study), str(tmp_path / "results.csv")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "no column 'Input.pair_id_2'" in error and "Answer.content-2" in error and "no pair" not in error
+    _write(tmp_path / "survey.csv", ["participant_id", "q_meaning"], [["P1", 5]])
+    argv = ["annotate", "import", str(study), str(tmp_path / "survey.csv"), "--map", "q_meaning=item:content"]
+    assert main(argv) == 2
+    assert "'item' is neither a column of the file nor a pair of this study" in capsys.readouterr().err
+    assert _ratings(study) == 0
+
+
+def test_a_cant_judge_cell_imports_as_no_rating(exported: tuple[Path, Path, int], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """``cant_judge`` in an answer cell is the answer "can't judge": stored without a value, not a rating."""
+    from tsteval.annotate.reliability import collect
+    from tsteval.annotate.study import Study
+
+    study, batch, n = exported
+    header, rows = _results(batch, ["W1"])
+    rows[0][header.index("Answer.content-1")] = "cant_judge"
+    _write(tmp_path / "results.csv", header, rows)
+    assert main(["annotate", "import", str(study), str(tmp_path / "results.csv")]) == 0
+    collected = collect(Study.open(study))
+    assert len(collected.ratings) == 2 * n - 1 and collected.cant_judge == {"content": 1}
+    rows[0][header.index("Answer.content-1")] = "n/a"
+    _write(tmp_path / "bad.csv", header, rows)
+    assert main(["annotate", "import", str(study), str(tmp_path / "bad.csv")]) == 2
+    assert "'n/a' is not a number (nor cant_judge" in capsys.readouterr().err

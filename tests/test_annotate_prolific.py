@@ -79,3 +79,17 @@ def test_without_invite_prolific_there_is_no_open_link(tmp_path: Path, capsys: p
         assert _enter(client, f"/p/{key}", PID).status_code == 404
     expect_error(["annotate", "invite", tmp_path / "study"], capsys, "--annotators", "--prolific")
     expect_error(["annotate", "invite", tmp_path / "study", "--prolific", "no code!"], capsys, "letters and digits")
+
+
+def test_the_open_link_records_its_address_for_serve_and_later_links(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    """invite --prolific records the address its URL points to, as invite --annotators does: later links use it."""
+    study = make_study(tmp_path, items=2, questions=["content"])
+    outcome = run_cli(["annotate", "invite", tmp_path / "study", "--prolific", CODE, "--base-url",
+                       "http://127.0.0.1:9100"], capsys)
+    assert outcome.code == 0 and outcome.out.startswith("http://127.0.0.1:9100/p/"), outcome.err
+    store = study.store()
+    assert store.base_url == "http://127.0.0.1:9100"
+    store.close()
+    later = run_cli(["annotate", "invite", tmp_path / "study", "--annotators", "1"], capsys)
+    assert later.code == 0 and "\thttp://127.0.0.1:9100/a/" in later.out, later.err

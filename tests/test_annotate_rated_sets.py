@@ -37,7 +37,7 @@ def test_rated_set_study_reproduces_the_committed_correlations(name: str, data_r
     assert (both["n"] == both["n_committed"]).all()
 
 
-@pytest.mark.parametrize(("name", "shown"), [("lai", ("lai:human\\_1", "lai:human\\_2", "content\\_src")),
+@pytest.mark.parametrize(("name", "shown"), [("lai", ("lai:human_1", "lai:human_2", "content_src")),
                                            ("tox600", ("tox600:David", "tox600:Varvara", "meaning"))])
 def test_a_rated_set_study_has_its_raters_as_annotators(name: str, shown: tuple[str, ...], data_root: Path,
                                                         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

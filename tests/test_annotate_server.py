@@ -85,8 +85,7 @@ def test_another_annotators_pairs_and_ratings_are_out_of_reach(served: tuple) ->
 def test_off_scale_unknown_questions_and_bad_json_are_refused(served: tuple) -> None:
     study, client, ((_, token), _) = served
     form = _form(client, token)
-    for ratings in ({"style": 6}, {"style": 0}, {"style": 2.5}, {"style": "3"}, {"style": True}, {"colour": 3},
-                    {"style": None}, {}):
+    for ratings in ({"style": 6}, {"style": 0}, {"style": 2.5}, {"style": "3"}, {"style": True}, {"colour": 3}, {}):
         response = _rate(client, form, ratings)
         assert response.status_code == 422, ratings
     response = client.post(form["post"], content=b"{not json", headers={"X-CSRF-Token": form["csrf"],
@@ -151,3 +150,60 @@ def test_the_last_page_gives_the_completion_code(served: tuple) -> None:
     done = client.get(f"/a/{token}")
     assert who.code in done.text and "every pair is rated" in done.text
     assert client.get(f"/a/{token}?at=999").status_code == 404
+
+
+def test_serve_listens_where_the_invited_links_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """``invite --base-url`` records the links' address; ``serve`` without --port listens on its port, warns when
+    told another, and a later ``invite`` prints links on the same address (issue 59, Messages)."""
+    from tsteval.cli.main import main
+
+    make_study(tmp_path, items=4)
+    ports: list[int] = []
+    monkeypatch.setattr("tsteval.annotate.server.serve", lambda study, host, port, **k: ports.append(port))
+    study = str(tmp_path / "study")
+    assert main(["annotate", "invite", study, "--annotators", "1", "--base-url", "http://127.0.0.1:9123"]) == 0
+    assert main(["annotate", "serve", study]) == 0
+    assert ports == [9123] and "warning" not in capsys.readouterr().err
+    assert main(["annotate", "serve", study, "--port", "8000"]) == 0
+    assert ports[-1] == 8000 and "links point to http://127.0.0.1:9123" in capsys.readouterr().err
+    assert main(["annotate", "invite", study, "--annotators", "1"]) == 0
+    assert "\thttp://127.0.0.1:9123/a/" in capsys.readouterr().out
+    assert main(["annotate", "invite", study, "--annotators", "1", "--base-url", "http://host:port"]) == 2
+    make_study(tmp_path / "fresh", items=4)
+    assert main(["annotate", "serve", str(tmp_path / "fresh" / "study")]) == 0
+    assert ports[-1] == 8765
+
+
+def test_cant_judge_is_stored_as_no_rating_and_refused_where_not_offered(served: tuple, tmp_path: Path) -> None:
+    """The default template offers "can't judge" (null): the page shows it, the database keeps the answer without a
+    value, the pair counts as answered, and agreement counts it as not rated; a template without ``cant_judge``
+    refuses null (issue 59 item 7)."""
+    from tsteval.annotate.reliability import agreement
+    from tsteval.annotate.template import DEFAULT
+
+    study, client, ((who, token), _) = served
+    form = _form(client, token)
+    assert "can&#39;t judge (x)" in form["html"]
+    assert _rate(client, form, {"style": None, "content": 4, "fluency": 5}).status_code == 200
+    again = _form(client, token, "?at=0")
+    assert re.search(r'name="style" value="" checked', again["html"])
+    store = study.store()
+    ratings = store.ratings()
+    assert store.progress(3).set_index("annotator").loc[who.name, "done"] == 1
+    store.close()
+    assert ratings["value"].isna().sum() == 1 and len(ratings) == 3
+    result = agreement(study, n_resamples=5)
+    assert result.info["cant_judge"] == {"style": 1} and result.info["ratings"] == 2
+    assert 'style: 1 answers "can\'t judge", counted as not rated' in result.markdown()
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(DEFAULT.read_text(encoding="utf-8").replace('cant_judge: "can\'t judge"', ""), encoding="utf-8")
+    other = make_study(tmp_path / "other", items=4, template=plain)
+    store = other.store()
+    ((_, token2),) = store.add_annotators(other.pair_ids, seed=0, count=1)
+    store.close()
+    with TestClient(make_app(other), base_url="http://127.0.0.1:8765") as plain_client:
+        form = _form(plain_client, token2)
+        assert "judge (x)" not in form["html"]
+        response = _rate(plain_client, form, {"style": None})
+        assert response.status_code == 422 and "offers no" in response.json()["error"]

@@ -171,7 +171,8 @@ def test_every_subcommand_has_quiet() -> None:
         steps = next((a for a in parser._actions if a.dest == "step"), None)  # a group: annotate plan, serve, ...
         for step, command in (steps.choices.items() if steps else [("", parser)]):
             quiet[f"{name} {step}".strip()] = "quiet" in {a.dest for a in command._actions}
-    annotate = [f"annotate {s}" for s in ("plan", "invite", "serve", "status", "export", "import", "agreement")]
+    annotate = [f"annotate {s}" for s in ("plan", "invite", "serve", "status", "export", "import", "agreement",
+                                      "export-ratings")]
     assert quiet == dict.fromkeys(["train-classifier", "build-lexicon", "score", "run", "train-pairs", "compliancy",
                                    "compare", "explore", "meta-eval", *annotate], True)
 

@@ -19,7 +19,7 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.metaeval.recommended", "tsteval.metaeval.rated.lm_subset", "tsteval.experiment.report.explorer",
            "tsteval.metrics.judges.prefix_scoring", "tsteval.experiment.run.ray_engine",
            "tsteval.annotate.template", "tsteval.annotate.store", "tsteval.annotate.reliability",
-           "tsteval.annotate.platforms", "tsteval.metaeval.profile_file",
+           "tsteval.annotate.platforms", "tsteval.metaeval.profile_file", "tsteval.core.markdown",
            "tsteval.backends.client", "tsteval.backends.remote", "tsteval.backends.options",
            "tsteval.metaeval.rated.card_cache", "tsteval.classifiers.tfidf_lr",
            "tsteval.experiment.run.outputs", "tsteval.metrics.naturalness.packaged", "tsteval.classifiers.hub"]

@@ -232,3 +232,18 @@ def test_the_readme_profile_table_is_the_rule_on_the_committed_tables() -> None:
         r.evidence_column() for r in RECOMMENDED]
     r = _sentence_r(RESULTS / "lai", "human_fluency")["judge_fluency@qwen2.5-coder-1.5b-t2"]
     assert "| naturalness | `judge_fluency@qwen2.5-coder-1.5b-t2` | " in table and f" | {r:.3f} [" in table
+
+
+def test_the_docs_name_the_rated_sets_the_profile_rests_on() -> None:
+    """docs/annotate.md's count and names of the rule's rated sets are :func:`rule_sets_phrase` of the committed
+    profile, and the README's count is the same number (they said two and four; issue 59, Messages)."""
+    import json
+
+    from benchmarks.studies.meta_eval_lm import ANNOTATE, NUMBERS, RULE_SETS, SETS_END, SETS_MARKER, rule_sets_phrase
+
+    sets = [n for n in RULE_SETS if n in json.loads((RESULTS / "profile.json").read_text())["sets"]]
+    phrase = rule_sets_phrase(RESULTS)
+    assert phrase.startswith(f"{NUMBERS[len(sets)]} public rated sets (")
+    assert f"{SETS_MARKER}{phrase}{SETS_END}" in ANNOTATE.read_text(encoding="utf-8")
+    readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"pooled across {NUMBERS[len(sets)]} rated sets" in readme

@@ -345,6 +345,32 @@ def _gain(pooled: dict, aspect: str, metric: str, current: dict[str, str]) -> st
 
 
 MARKER = "<!-- generated: benchmarks.studies.meta_eval_lm.profile_table() -->"
+ANNOTATE = README.parent / "docs" / "annotate.md"
+SETS_MARKER = "<!-- generated: benchmarks.studies.meta_eval_lm.rule_sets_phrase() -->"
+SETS_END = "<!-- end -->"
+# Each rated set of the rule as a phrase names it.
+DESCRIBED = {"mir": "Mir et al.'s Yelp sentiment", "lai": "Lai et al.'s GYAFC formality",
+             "tox600": "Dale et al.'s Tox600 detoxification", "cae_t5": "Laugier et al.'s CAE-T5 detoxification"}
+NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def rule_sets_phrase(out: Path = RESULTS) -> str:
+    """How many rated sets the rule pooled for the profile in force (``out``'s ``profile.json``) and which, as
+    docs/annotate.md says it (between :data:`SETS_MARKER` and :data:`SETS_END`)."""
+    sets = [name for name in RULE_SETS if name in json.loads((out / "profile.json").read_text())["sets"]]
+    return f"{NUMBERS[len(sets)]} public rated sets ({', '.join(DESCRIBED[n] for n in sets)})"
+
+
+def with_phrase(text: str, phrase: str) -> str:
+    """``text`` with what stands between :data:`SETS_MARKER` and :data:`SETS_END` replaced by ``phrase``.
+
+    >>> with_phrase(f"on {SETS_MARKER}two sets{SETS_END}.", "four sets")
+    'on <!-- generated: benchmarks.studies.meta_eval_lm.rule_sets_phrase() -->four sets<!-- end -->.'
+    """
+    pattern = re.compile(re.escape(SETS_MARKER) + ".*?" + re.escape(SETS_END))
+    if not pattern.search(text):
+        raise SystemExit(f"{ANNOTATE.name} has no {SETS_MARKER} ... {SETS_END}")
+    return pattern.sub(lambda _: f"{SETS_MARKER}{phrase}{SETS_END}", text, count=1)
 
 
 def readme_with_table(text: str, table: str) -> str:
@@ -403,6 +429,8 @@ def main(argv: list[str] | None = None) -> None:
         (args.out / "evidence.md").write_text(evidence_page(evidence), encoding="utf-8")
         if args.out == RESULTS:  # the README's profile table follows the committed tables
             README.write_text(readme_with_table(README.read_text(encoding="utf-8"), profile_table()), encoding="utf-8")
+            ANNOTATE.write_text(with_phrase(ANNOTATE.read_text(encoding="utf-8"), rule_sets_phrase()),
+                                encoding="utf-8")
         print(profile_page(profile))
 
 

@@ -8,9 +8,12 @@ Export (``--format``):
   and beside it the HIT layout (:func:`mturk_layout`, crowd HTML: ``${original_1}``... and the answer fields
   ``QUESTION-K``, ``fluency-3``).  MTurk's results file then holds ``Input.pair_id_K`` and either
   ``Answer.QUESTION-K`` or, as a crowd-form writes it, all answers in the JSON column ``Answer.taskAnswers``;
-  import reads both without a map.  A study's overlap copies (``annotate plan --overlap``) come last, in HITs of
-  their own, so that with one assignment per HIT another worker rates them.  A HIT with fewer than ``per_hit``
-  pairs (the last of each group) is said by :func:`short_rows`; the layout removes its empty slots;
+  import reads both without a map.  Each repeated pair (``r:ID``) sits in the HIT of ``ID``, in its last slots, so
+  that the worker who rated ``ID`` rates it again (:func:`hits`); a study's overlap copies (``annotate plan
+  --overlap``) come last, in HITs of their own, so that with one assignment per HIT another worker rates them
+  (mostly: MTurk cannot keep a worker from a copy's HIT; agreement counts the copies that are a second rating).  A
+  HIT with fewer than ``per_hit`` pairs (the last of each group) is said by :func:`short_rows`; the layout removes
+  its empty slots;
 * ``prolific``: the same rows for a survey tool linked from a Prolific study (its results carry the participant in
   ``PROLIFIC_PID`` or ``participant_id``); the study's own open link (``tsteval annotate invite --prolific``) needs
   no survey tool;
@@ -18,7 +21,8 @@ Export (``--format``):
 
 System names never leave the study.  Import reads the worker from ``WorkerId``, ``PROLIFIC_PID``,
 ``participant_id`` or ``annotator``; each answer column ``Answer.QUESTION-K`` (or ``QUESTION-K``) is the rating of
-``QUESTION`` for the pair named in the row's ``Input.pair_id_K`` (or ``pair_id_K``); a long file with columns
+``QUESTION`` for the pair named in the row's ``Input.pair_id_K`` (or ``pair_id_K``; a cell ``cant_judge`` is the
+answer "can't judge" where the template offers it); a long file with columns
 ``annotator, pair_id, question, value`` is read as it is.  ``--map COLUMN=PAIR:QUESTION`` says it for a file
 tsteval did not export: PAIR is a pair id, or the name of the column holding it in each row.
 
@@ -28,7 +32,8 @@ the study's text of that pair (:func:`shown`, whitespace aside); where it carrie
 export does), it must be this study's; a file with a pair column that carries no texts must carry the signature.
 Every template question is answered or said missing: a question without an answer column for pairs the file
 shows is refused (``partial=True``, ``import --partial``, imports the others and counts it missing), and a blank
-answer of a shown pair is counted per question (:attr:`Results.missing`).  Every value is checked (a known pair,
+answer of a shown pair is counted per question (:attr:`Results.missing`), and so is a "can't judge" (an answer
+stored without a value, :attr:`Results.cant_judge`).  Every value is checked (a known pair,
 a whole number on the study's scale, one rating per worker, pair and question) before anything is written; the
 first bad cell is one line naming the file, row and column, and then nothing is imported.  A malformed row is
 refused, never skipped: more or fewer cells than the header (a cut-off last line), and in a long file an empty
@@ -56,24 +61,26 @@ LONG = ("annotator", "pair_id", "question", "value")
 SIGNATURE = "study_signature"
 TEXTS = ("original", "rewrite", "target")
 TASK_ANSWERS = "Answer.taskAnswers"
+CANT_JUDGE = "cant_judge"  # a results cell holding the answer "can't judge" (where the template offers it)
 ANSWER = re.compile(r"^(?:Answer\.)?([A-Za-z_][A-Za-z0-9_]*)-(\d+)$")
 PAIR_COLUMN = re.compile(r"^(?:Input\.)?pair_id_\d+$")
 CROWD_ELEMENTS = "https://assets.crowd.aws/crowd-html-elements.js"
 
 
-def shown(pair: dict) -> list[str]:
-    """The texts a rater is shown of the study pair ``pair`` (a row of ``pairs.csv``), in :data:`TEXTS` order: what
-    every export writes and every import compares a results row with."""
-    return [pair["input"], pair["output"], pair["target_name"]]
+def shown(study: Study, pair: dict) -> list[str]:
+    """The texts a rater is shown of ``study``'s pair ``pair`` (a row of ``pairs.csv``), in :data:`TEXTS` order, as
+    shown (:meth:`Study.display`): what every export writes and every import compares a results row with."""
+    return [study.display(pair["input"]), study.display(pair["output"]), pair["target_name"]]
 
 
 def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tuple[list[str], list[list[str]]]:
     """The header and rows of ``study``'s pairs in the platform format ``fmt`` (see the module notes)."""
     if fmt not in FORMATS:
         raise TstevalError(f"unknown format {fmt!r}; choose from {list(FORMATS)}")
-    pairs = study.pairs.iloc[np.random.default_rng(seed).permutation(len(study.pairs))]
+    pairs = study.shown_pairs.iloc[np.random.default_rng(seed).permutation(len(study.shown_pairs))]
     second = (pairs["kind"] == "overlap").to_numpy()
-    groups = [[[p["pair_id"], *shown(p)] for p in part.to_dict("records")] for part in (pairs[~second], pairs[second])]
+    groups = [[[p["pair_id"], *shown(study, p)] for p in part.to_dict("records")]
+              for part in (pairs[~second], pairs[second])]
     sign = study.info["signature"]
     if fmt == "csv":
         return ["pair_id", *TEXTS, SIGNATURE], [[*record, sign] for group in groups for record in group]
@@ -82,8 +89,9 @@ def export_rows(study: Study, fmt: str, per_hit: int = 5, seed: int = 0) -> tupl
     header = [f"{name}_{k}" for k in range(1, per_hit + 1) for name in ("pair_id", *TEXTS)] + [SIGNATURE]
     rows = []
     for records in groups:  # the overlap copies in HITs of their own, never beside the pair they repeat
-        for start in range(0, len(records), per_hit):
-            chunk = records[start:start + per_hit]
+        by_id = {record[0]: record for record in records}
+        for hit in hits([record[0] for record in records], per_hit):
+            chunk = [by_id[pair] for pair in hit]
             chunk += [["", "", "", ""]] * (per_hit - len(chunk))
             rows.append([cell for record in chunk for cell in record] + [sign])
     return header, rows
@@ -99,9 +107,10 @@ def short_rows(header: list[str], rows: list[list[str]]) -> list[tuple[int, int,
 def mturk_layout(study: Study, per_hit: int) -> str:
     """The MTurk HIT layout (crowd HTML) of an ``export --format mturk`` batch of ``per_hit`` pairs per HIT: each
     slot K shows ``${original_K}`` and ``${rewrite_K}`` and asks every template question as the required radio
-    field ``QUESTION-K`` (values the scale's points); a script removes the slots of a short HIT's empty pairs.  MTurk
-    puts a batch's cells into the layout as they are, so the texts sit in read-only text areas, where a tag in a
-    system output (``<unk>``, ``<script>``) is shown as written instead of read as HTML."""
+    field ``QUESTION-K`` (values the scale's points, and :data:`CANT_JUDGE` where the template offers "can't
+    judge"); a script removes the slots of a short HIT's empty pairs.  MTurk puts a batch's cells into the layout as
+    they are, so the texts sit in read-only text areas, where a tag in a system output (``<unk>``, ``<script>``) is
+    shown as written instead of read as HTML."""
     template = study.template
     low, high = template.scale
     slots = []
@@ -112,6 +121,9 @@ def mturk_layout(study: Study, per_hit: int) -> str:
             points = "".join(f'<label><input type="radio" name="{q.name}-{k}" value="{v}" required> {v}'
                              f'{" " + html.escape(q.anchors[v]) if v in q.anchors else ""}</label> '
                              for v in range(low, high + 1))
+            if template.cant_judge:  # the answer "can't judge", read back as the cell cant_judge
+                points += (f'<label><input type="radio" name="{q.name}-{k}" value="{CANT_JUDGE}" required> '
+                           f'{html.escape(template.cant_judge)}</label> ')
             asked.append(f'  <fieldset><legend>{prompt}</legend>{points}</fieldset>')
         slots.append(f'<section class="pair" data-pair="${{pair_id_{k}}}">\n  <p>Original</p>\n'
                      f'  <textarea class="text" readonly rows="3">${{original_{k}}}</textarea>\n  <p>Rewrite (meant '
@@ -127,6 +139,30 @@ def mturk_layout(study: Study, per_hit: int) -> str:
             f'<crowd-form>\n<h2>{html.escape(template.title)}</h2>\n<p>{html.escape(template.instructions)}</p>\n'
             + "\n".join(slots) + '\n</crowd-form>\n'
             '<script>document.querySelectorAll(\'section.pair[data-pair=""]\').forEach((s) => s.remove());</script>\n')
+
+
+def hits(order: Sequence[str], per_hit: int) -> list[list[str]]:
+    """The pair ids ``order`` in HITs of at most ``per_hit``, in that order but for the repeats: each ``r:ID`` in the
+    HIT of ``ID``, in its last slots, with the originals of the HIT's repeats in its first slots, so that the worker
+    who rates ``ID`` rates it again, later (MTurk gives each assignment of a HIT to one worker).
+
+    >>> hits(["p1", "r:p3", "p2", "p3", "p4"], 3)
+    [['p1', 'p2', 'p4'], ['p3', 'r:p3']]
+    """
+    repeat = {pair[2:]: pair for pair in order if pair.startswith("r:")}
+    if repeat and per_hit < 2:
+        raise TstevalError(f"--per-hit {per_hit} cannot hold a repeated pair beside its original (the same worker "
+                           "must rate both): give --per-hit 2 or more")
+    queue, out = [pair for pair in order if not pair.startswith("r:")], []
+    while queue:
+        hit: list[str] = []
+        while (room := per_hit - len(hit) - sum(p in repeat for p in hit)) and queue:
+            pick = next((i for i, pair in enumerate(queue) if 1 + (pair in repeat) <= room), None)
+            if pick is None:
+                break
+            hit.append(queue.pop(pick))
+        out.append(sorted(hit, key=lambda pair: pair not in repeat) + [repeat[p] for p in hit if p in repeat])
+    return out
 
 
 def parse_map(entries: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -197,18 +233,24 @@ def _same(a: str, b: str) -> bool:
 
 @dataclass
 class Results:
-    """A results file read and checked: its (worker, pair, question, value) ``ratings``, and per question the
-    answers it ``asked`` for (a worker shown a pair) and those ``missing`` (blank, or no column with ``partial``)."""
+    """A results file read and checked: its (worker, pair, question, value) ``ratings`` (value None: "can't
+    judge"), and per question the answers it ``asked`` for (a worker shown a pair), those ``missing`` (blank, or no
+    column with ``partial``) and those answered "can't judge" (``cant_judge``: answered, but no value to use)."""
 
-    ratings: list[tuple[str, str, str, float]] = field(default_factory=list)
+    ratings: list[tuple[str, str, str, float | None]] = field(default_factory=list)
     asked: dict[str, int] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)
+    cant_judge: dict[str, int] = field(default_factory=dict)
 
     def said(self) -> str:
-        """The answers per question, said in a line: ``content 35 of 35, fluency 34 of 35 (1 missing)``."""
-        return ", ".join(f"{q} {n - self.missing[q]} of {n}" + (f" ({self.missing[q]} missing)"
-                                                                 if self.missing[q] else "")
-                         for q, n in self.asked.items())
+        """The answers per question, said in a line: ``content 35 of 35, fluency 34 of 35 (1 missing, 2 can't
+        judge)``; a "can't judge" answer is answered, its value missing."""
+        out = []
+        for q, n in self.asked.items():
+            notes = [f"{count} {what}" for count, what in ((self.missing[q], "missing"),
+                                                           (self.cant_judge.get(q, 0), "can't judge")) if count]
+            out.append(f"{q} {n - self.missing[q]} of {n}" + (f" ({', '.join(notes)})" if notes else ""))
+        return ", ".join(out)
 
 
 class _Reader:
@@ -219,7 +261,8 @@ class _Reader:
         self.known = {p["pair_id"]: p for p in study.pairs.to_dict("records")}
         self.seen: dict[tuple[str, str, str], int] = {}
         names = study.template.names
-        self.results = Results(asked=dict.fromkeys(names, 0), missing=dict.fromkeys(names, 0))
+        self.results = Results(asked=dict.fromkeys(names, 0), missing=dict.fromkeys(names, 0),
+                               cant_judge=dict.fromkeys(names, 0))
         self.signature = next((c for c in (SIGNATURE, f"Input.{SIGNATURE}") if c in header), None)
 
     def texts(self, source: str) -> dict[str, str]:
@@ -258,23 +301,27 @@ class _Reader:
             raise InputError(f"column {column}: no pair {quote(pair)} in this study", path=self.path, line=line,
                              fix="import the results of this study's export, or correct --map")
         for name, text_column in self.texts(source).items():
-            cell, expected = row.get(text_column) or "", shown(self.known[pair])[TEXTS.index(name)]
+            cell, expected = row.get(text_column) or "", shown(self.study, self.known[pair])[TEXTS.index(name)]
             if not _same(cell, expected):
                 raise InputError(f"column {text_column}: pair {pair} was shown with the {name} {quote(cell)}, "
                                  f"the study's is {quote(expected)}: these ratings are of other texts",
                                  path=self.path, line=line, fix="import the results of this study's own export")
 
     def add(self, line: int, column: str, worker: str, pair: str, question: str, text: str) -> None:
-        """One answer (``text``; blank: missing) of ``worker`` on ``question`` of the known ``pair``."""
+        """One answer (``text``; blank: missing; :data:`CANT_JUDGE`: "can't judge", answered without a value) of
+        ``worker`` on ``question`` of the known ``pair``."""
         if question in self.results.asked:
             self.results.asked[question] += 1
         if not text.strip():
             self.results.missing[question] += 1
             return
+        offered = self.study.template.cant_judge
         try:
-            value = float(text)
+            value = None if text.strip() == CANT_JUDGE and offered else float(text)
         except ValueError:
-            raise InputError(f"column {column}: {quote(text)} is not a number", path=self.path, line=line) from None
+            raise InputError(f"column {column}: {quote(text)} is not a number" + (
+                f" (nor {CANT_JUDGE}, the answer \"can't judge\")" if offered else ""), path=self.path,
+                line=line) from None
         try:
             self.study.check(question, pair, value)
         except InputError as error:
@@ -285,6 +332,8 @@ class _Reader:
                              f"{self.seen[key]})", path=self.path, line=line,
                              fix="keep one assignment per worker and pair")
         self.seen[key] = line
+        if value is None:  # "can't judge": answered, counted beside the missing
+            self.results.cant_judge[question] += 1
         self.results.ratings.append((worker, pair, question, value))
 
     def complete(self, given: dict[str, set[str]], partial: bool, how: str) -> None:
@@ -360,6 +409,13 @@ def read_results(study: Study, path: str | Path, mapping: dict[str, tuple[str, s
     if not answers or missing:
         raise InputError(f"no answer column {quote(missing[0]) if missing else 'like Answer.fluency-1'} in the "
                          "header", path=path, fix="name the file's answer columns with --map COLUMN=PAIR:QUESTION")
+    for column, (pair, _) in answers.items():
+        if pair not in header and (not mapping or pair not in check.known):
+            raise InputError(f"no column {quote(pair)} in the header: it names the pair that {column} rates"
+                             if not mapping else f"--map {column}={pair}:...: {quote(pair)} is neither a column of "
+                             "the file nor a pair of this study", path=path,
+                             fix="give the file as the platform wrote it (every HIT's pair_id_K column), or name "
+                                 "the column holding each pair's id with --map COLUMN=PAIR:QUESTION")
     given: dict[str, set[str]] = {}
     for pair, question in answers.values():
         given.setdefault(pair, set()).add(question)

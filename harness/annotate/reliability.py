@@ -24,6 +24,11 @@ sanity check of the scale (a copy should score top on content, a reference above
 
 Per annotator: **consistency** on repeated pairs (exact agreement and mean absolute difference between the two
 judgements) and **accuracy** on check pairs (a copy's content rated within one point of the top).
+
+Every figure says what it rests on (:func:`controls`): the overlap copies that are a second rating (a copy rated only
+by its pair's own annotator is none) and the repeats rated by their original's annotator.  The ratings are read once,
+by :func:`collect`, which meta-evaluation shares: a "can't judge" answer (no value) counts as not rated, and an
+:class:`Exclusion` leaves annotators out, named or failing the quality controls (:func:`failed_controls`).
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from tsteval.core.markdown import escape
 from tsteval.core.markdown import table as markdown_table
 
 FLAG_BELOW = 0.25
+FAIL_CHECKS_BELOW = 1.0  # an annotator fails the checks who passes fewer than all of their check pairs
+FAIL_REPEATS_ABOVE = 0.25  # ... the repeats whose judgements differ by more than this share of the scale on average
 SPLITS = 200
 LEVELS = ("interval", "ordinal")
 PACKAGE_VALUES = 101  # the most distinct values :func:`alpha` hands to the krippendorff package (a 0-100 scale)
@@ -154,6 +161,97 @@ def ceiling(reliability: float) -> float:
     return float(np.sqrt(max(0.0, reliability))) if np.isfinite(reliability) else float("nan")
 
 
+@dataclass(frozen=True)
+class Exclusion:
+    """The annotators to leave out of agreement and meta-evaluation: those ``named``, and with ``failed`` every
+    annotator who fails the check pairs or the repeats (:func:`failed_controls`)."""
+
+    named: tuple[str, ...] = ()
+    failed: bool = False
+
+
+@dataclass
+class Collected:
+    """A study's current ratings as the statistics read them: the kept annotators' judgements (``ratings``; a
+    "can't judge" answer is no rating), the annotators ``excluded`` with the reason, and per question how many
+    "can't judge" answers the kept annotators gave."""
+
+    ratings: pd.DataFrame
+    excluded: dict[str, str]
+    cant_judge: dict[str, int]
+
+    def lines(self) -> list[str]:
+        """The exclusions and the "can't judge" answers in words, one line each."""
+        return ([f"excluded {name}: {reason}" for name, reason in self.excluded.items()]
+                + [f"{question}: {n} answers \"can't judge\", counted as not rated"
+                   for question, n in self.cant_judge.items()])
+
+
+def collect(study: Study, exclusion: Exclusion | None = None) -> Collected:
+    """``study``'s current ratings without the annotators ``exclusion`` leaves out and without "can't judge"
+    answers (a stored rating without a value); an unknown name in ``exclusion`` is one line naming the study."""
+    from tsteval.core.errors import InputError
+
+    store = study.store()
+    try:
+        everything, names = store.ratings(), store.progress(0)["annotator"].tolist()
+    finally:
+        store.close()
+    judged = everything[everything["value"].notna()]
+    exclusion = exclusion or Exclusion()
+    unknown = [name for name in exclusion.named if name not in names]
+    if unknown:
+        raise InputError(f"--exclude {unknown[0]!r}: no annotator of that name in the study (its annotators: "
+                         f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})", path=study.path,
+                         fix="name annotators as tsteval annotate status lists them")
+    excluded = dict.fromkeys(exclusion.named, "named with --exclude")
+    if exclusion.failed:
+        excluded |= {n: r for n, r in failed_controls(study, judged).items() if n not in excluded}
+    kept = everything[~everything["annotator"].isin(excluded)]
+    cant = kept[kept["value"].isna()].groupby("question").size()
+    return Collected(kept[kept["value"].notna()].reset_index(drop=True), excluded,
+                     {q: int(cant[q]) for q in study.template.names if q in cant})
+
+
+TIDY = ["annotator", "source", "pair_id", "kind", "of", "system", "setting", "item", "source_style",
+        "target_style", "question", "aspect", "value", "cant_judge", "at"]
+
+
+def tidy_ratings(study: Study, exclusion: Exclusion | None = None) -> tuple[pd.DataFrame, Collected]:
+    """Every current rating of the annotators ``exclusion`` keeps, one row each with its pair's kind, system and
+    keys and its question's aspect (columns :data:`TIDY`; a "can't judge" answer has no value), and the
+    :class:`Collected` it follows."""
+    collected = collect(study, exclusion)
+    store = study.store()
+    try:
+        records = store.records()
+    finally:
+        store.close()
+    records = records[~records["annotator"].isin(collected.excluded)]
+    aspects = {q.name: q.aspect for q in study.template.questions}
+    frame = records.merge(study.pairs.drop(columns=["target_name", "input", "output"]), on="pair_id", how="left")
+    frame = frame.assign(aspect=frame["question"].map(aspects), cant_judge=frame["value"].isna())
+    return frame[TIDY].reset_index(drop=True), collected
+
+
+def failed_controls(study: Study, ratings: pd.DataFrame) -> dict[str, str]:
+    """The annotators of ``ratings`` who fail the quality controls, with the first reason: a check pair's known
+    answer missed by more than a point (passed below :data:`FAIL_CHECKS_BELOW`), or repeats that differ from
+    their first judgement by more than :data:`FAIL_REPEATS_ABOVE` of the scale on average."""
+    low, high = study.template.scale
+    limit = FAIL_REPEATS_ABOVE * (high - low)
+    out: dict[str, str] = {}
+    for row in _checks(study, ratings).itertuples():
+        if row.passed < FAIL_CHECKS_BELOW:
+            out.setdefault(row.annotator, f"failed the check pairs ({row.passed:.0%} of {row.checks} {row.question} "
+                                          f"answers within a point of {row.answer})")
+    for row in _repeats(study, ratings).itertuples():
+        if row.repeated and row.mean_abs_diff > limit:
+            out.setdefault(row.annotator, f"inconsistent on the repeated pairs ({row.question} judgements "
+                                          f"{row.mean_abs_diff:.2f} points apart on average, over {limit:g})")
+    return out
+
+
 @dataclass
 class Agreement:
     """The tables of ``tsteval annotate agreement``."""
@@ -174,6 +272,9 @@ class Agreement:
                  *(f"- {escape(question)}: {escape(reason)}" for question, reason in
                    self.info["unavailable"].items()),
                  *([""] if self.info["unavailable"] else []),
+                 "## What the figures rest on", "",
+                 *(f"- {escape(line)}" for line in [*self.info["collected"], *self.info["controls"]]
+                   or ["every annotator's ratings; no overlap copy or repeated pair was planned"]), "",
                  "## Krippendorff's alpha", "", _table(self.alpha), "",
                  "## Split-half reliability and noise ceiling", "", _table(self.ceiling), "",
                  "## Each annotator against the mean of the others", "", _table(self.annotators), ""]
@@ -219,13 +320,12 @@ def unavailable(matrix: np.ndarray) -> str | None:
     return None
 
 
-def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement:
-    """The reliability of ``study``'s current ratings (see the module notes)."""
-    store = study.store()
-    try:
-        ratings = store.ratings()
-    finally:
-        store.close()
+def agreement(study: Study, n_resamples: int = 1000, seed: int = 0, exclusion: Exclusion | None = None,
+              ) -> Agreement:
+    """The reliability of ``study``'s current ratings, without the annotators ``exclusion`` leaves out (see the
+    module notes)."""
+    collected = collect(study, exclusion)
+    ratings = collected.ratings
     kinds = study.pairs.set_index("pair_id")["kind"]
     rated = kinds.index[kinds == "rated"].tolist()
     tables = matrices(study.rated(ratings), study.template.names, rated)
@@ -262,8 +362,46 @@ def agreement(study: Study, n_resamples: int = 1000, seed: int = 0) -> Agreement
     kind_of = ratings["pair_id"].map(kinds).replace({"rated": "system output", "repeat": "system output",
                                                      "overlap": "system output"})
     by_kind = ratings.assign(kind=kind_of).groupby(["question", "kind"])["value"].agg(["mean", "count"])
+    info["controls"] = controls_lines(controls(study, ratings))
+    info |= {"excluded": collected.excluded, "cant_judge": collected.cant_judge, "collected": collected.lines()}
     return Agreement(pd.DataFrame(alpha_rows), annotators, _repeats(study, ratings), _checks(study, ratings),
                      pd.DataFrame(ceiling_rows), by_kind.reset_index(), info)
+
+
+def controls(study: Study, ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per question, what its figures rest on: the overlap copies planned, rated, and counted as a second rating
+    (``overlap_used``; the rest, rated only by the annotator of the pair they copy, are left out: ``overlap_own``),
+    and the repeated pairs planned, rated, and rated by the annotator of their original (``repeat_same``, what the
+    consistency rests on; ``repeat_other`` are left out)."""
+    kinds = study.pairs.set_index("pair_id")["kind"]
+    own = study.own(ratings)
+    rows = []
+    for question in study.template.names:
+        asked = ratings["question"] == question
+        row: dict[str, object] = {"question": question}
+        for kind, name, kept in (("overlap", "overlap", ~own), ("repeat", "repeat", own)):
+            mine = asked & (ratings["pair_id"].map(kinds) == kind)
+            rated, used = ratings.loc[mine, "pair_id"].nunique(), ratings.loc[mine & kept, "pair_id"].nunique()
+            row |= {f"{name}_planned": int((kinds == kind).sum()), f"{name}_rated": rated,
+                    f"{name}_{'used' if kind == 'overlap' else 'same'}": used,
+                    f"{name}_{'own' if kind == 'overlap' else 'other'}": rated - used}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def controls_lines(table: pd.DataFrame) -> list[str]:
+    """:func:`controls` in words, one line per question and kind of control that was planned."""
+    lines = []
+    for row in table.itertuples():
+        if row.overlap_planned:
+            lines.append(f"{row.question}: {row.overlap_used} of {row.overlap_planned} overlap copies counted as a "
+                         f"second rating ({row.overlap_rated} rated; {row.overlap_own} left out, rated only by the "
+                         "annotator of the pair they copy)")
+        if row.repeat_planned:
+            lines.append(f"{row.question}: consistency rests on {row.repeat_same} of {row.repeat_planned} repeated "
+                         f"pairs ({row.repeat_rated} rated; {row.repeat_other} left out, rated by another annotator "
+                         "than their original)")
+    return lines
 
 
 def _against_others(table: pd.DataFrame, question: str) -> list[dict]:

@@ -5,8 +5,9 @@ Rules, each tested (``tests/test_annotate_server.py``):
 
 * every page and endpoint needs an annotator's token (in the private link, ``/a/TOKEN``); without a valid one the
   answer is 404, the same as for a page that does not exist;
-* an annotator reads and rates only the pairs assigned to them; a rating off the scale, of an unknown question or
-  pair, or a body over :data:`MAX_BODY` bytes is refused (422, 403, 413) and nothing is written;
+* an annotator reads and rates only the pairs assigned to them; a rating off the scale (``null`` is "can't judge"
+  where the template offers it), of an unknown question or pair, or a body over :data:`MAX_BODY` bytes is refused
+  (422, 403, 413) and nothing is written;
 * state changes are POSTs of JSON carrying the page's anti-forgery token (an HMAC of the annotator's token under the
   study's secret) in ``X-CSRF-Token``, and a foreign ``Origin`` is refused: another site can neither read the token
   nor send the request;
@@ -62,7 +63,9 @@ class RatingApp:
         self.study = study
         self.store = study.store()
         self.secret = self.store.secret.encode("ascii")
-        self.pairs = {row["pair_id"]: row for row in study.pairs.to_dict("records")}
+        self.pairs = {row["pair_id"]: {**row, "input": study.display(row["input"]),
+                                       "output": study.display(row["output"])}
+                      for row in study.pairs.to_dict("records")}  # the texts as shown (Study.display)
         env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
         self.page = env.from_string(PAGE.read_text(encoding="utf-8"))
         low, high = study.template.scale
@@ -72,7 +75,7 @@ class RatingApp:
         # from the database once and then kept up to date here (a page costs no query; a submission one commit).
         self.annotators: dict[str, Annotator | None] = {}
         self.orders: dict[int, tuple[list[str], frozenset[str]]] = {}
-        self.answers: dict[int, dict[str, dict[str, float]]] = {}
+        self.answers: dict[int, dict[str, dict[str, float | None]]] = {}
 
     def csrf(self, token: str) -> str:
         """The anti-forgery token of the page served to the holder of ``token``."""
@@ -115,6 +118,7 @@ class RatingApp:
             title=self.study.template.title, instructions=self.study.template.instructions, total=len(order),
             done=done, pair=pair, position=position, code=who.code, questions=self.study.template.questions,
             points=self.points, answers={} if pair is None else answers.get(pair["pair_id"], {}), low=low, high=high,
+            cant_judge=self.study.template.cant_judge,
             csrf=self.csrf(token), post=f"/a/{token}/rate", next=f"/a/{token}", nonce=nonce,
             complete=PROLIFIC_COMPLETE + url_quote(who.code) if who.name.startswith(PROLIFIC) else None)
         policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; "
@@ -164,7 +168,8 @@ class RatingApp:
         except InputError as error:
             return _error(422, str(error))
         self.store.submit(who, pair, ratings, "web")
-        self.answers[who.id].setdefault(pair, {}).update({q: float(v) for q, v in ratings.items()})
+        self.answers[who.id].setdefault(pair, {}).update({q: None if v is None else float(v)
+                                                          for q, v in ratings.items()})
         return JSONResponse({"saved": pair}, headers=HEADERS)
 
 

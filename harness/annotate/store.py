@@ -1,5 +1,6 @@
 """A study's ratings database (SQLite, WAL): annotators, their shuffled assignments, one current rating per
-annotator x pair x question (``ratings``) and every submission ever made (``history``).
+annotator x pair x question (``ratings``; a NULL value is the answer "can't judge") and every submission ever made
+(``history``).
 
 Each submission is one transaction (:meth:`Store.submit`): the history rows and the current rows are written
 together or not at all, so a server killed at any moment keeps every rating it acknowledged.  Tokens are stored as
@@ -38,14 +39,15 @@ CREATE TABLE IF NOT EXISTS annotators (id INTEGER PRIMARY KEY, name TEXT UNIQUE 
 CREATE TABLE IF NOT EXISTS assignments (annotator INTEGER NOT NULL REFERENCES annotators(id), position INTEGER NOT NULL,
     pair_id TEXT NOT NULL, PRIMARY KEY (annotator, position), UNIQUE (annotator, pair_id));
 CREATE TABLE IF NOT EXISTS ratings (annotator INTEGER NOT NULL REFERENCES annotators(id), pair_id TEXT NOT NULL,
-    question TEXT NOT NULL, value REAL NOT NULL, at REAL NOT NULL, source TEXT NOT NULL,
+    question TEXT NOT NULL, value REAL, at REAL NOT NULL, source TEXT NOT NULL,
     PRIMARY KEY (annotator, pair_id, question));
 CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY AUTOINCREMENT, annotator INTEGER NOT NULL,
-    pair_id TEXT NOT NULL, question TEXT NOT NULL, value REAL NOT NULL, at REAL NOT NULL, source TEXT NOT NULL);
+    pair_id TEXT NOT NULL, question TEXT NOT NULL, value REAL, at REAL NOT NULL, source TEXT NOT NULL);
 """
 SESSIONS = """CREATE TABLE IF NOT EXISTS sessions (annotator INTEGER NOT NULL REFERENCES annotators(id),
     study_id TEXT NOT NULL, session_id TEXT NOT NULL, at REAL NOT NULL,
     PRIMARY KEY (annotator, study_id, session_id))"""
+UNHELD = object()  # a rating the database does not hold yet
 PROLIFIC = "PROLIFIC_PID:"  # an open link's participant's name prefix (as an import of Prolific results names them)
 
 
@@ -141,6 +143,17 @@ class Store:
                             (who.id, study_id, session_id, time.time()))
         return who, token
 
+    @property
+    def base_url(self) -> str | None:
+        """The address the invited annotators' links point to (``annotate invite`` records it, ``serve`` reads it)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'base_url'").fetchone()
+        return None if row is None else row[0]
+
+    @base_url.setter
+    def base_url(self, url: str) -> None:
+        self.db.execute("INSERT INTO meta VALUES ('base_url', ?) ON CONFLICT (key) DO UPDATE SET value = "
+                        "excluded.value", (url,))
+
     def add_annotators(self, pairs: Sequence[str], *, seed: int, count: int) -> list[tuple[Annotator, str]]:
         """Add ``count`` annotators, each with a new token and every pair of ``pairs`` in an order shuffled by
         ``seed`` and the annotator's number (:func:`shuffled`); returns them with their tokens."""
@@ -162,7 +175,7 @@ class Store:
                                  "VALUES (?, ?, ?, ?, ?)", (name, hashed, source, time.time(), code))
         return Annotator(cursor.lastrowid, name, code)
 
-    def import_ratings(self, rows: Sequence[tuple[str, str, str, float]], source: str) -> Imported:
+    def import_ratings(self, rows: Sequence[tuple[str, str, str, float | None]], source: str) -> Imported:
         """Record (worker name, pair, question, value) rows of a platform's results file in one transaction: a new
         worker becomes an annotator without a token, assigned the pairs they rated.  A rating the database holds
         with the same value is left as it is; one with another value is replaced and counted as changed (the history
@@ -182,10 +195,13 @@ class Store:
                 self.db.execute("INSERT OR IGNORE INTO assignments VALUES (?, ?, ?)", (ids[name], position, pair))
             held = {(a, p, q): v for a, p, q, v in self.db.execute("SELECT annotator, pair_id, question, value "
                                                                    "FROM ratings")}
-            rated = [((ids[r[0]], r[1], r[2], float(r[3]), source), held.get((ids[r[0]], r[1], r[2]))) for r in rows]
-            self._write([r for r, old in rated if old != r[3]], now)
-        return Imported(new, sum(old is None for _, old in rated),
-                        sum(old is not None and old != r[3] for r, old in rated), sum(old == r[3] for r, old in rated))
+            written = [(ids[r[0]], r[1], r[2], None if r[3] is None else float(r[3]), source) for r in rows]
+            # (row, the value held before: UNHELD where none is; a held None is "can't judge")
+            rated = [(w, held.get(w[:3], UNHELD)) for w in written]
+            self._write([w for w, old in rated if old != w[3]], now)
+        return Imported(new, sum(old is UNHELD for _, old in rated),
+                        sum(old is not UNHELD and old != w[3] for w, old in rated),
+                        sum(old is not UNHELD and old == w[3] for w, old in rated))
 
     def annotator(self, token: str) -> Annotator | None:
         """The annotator holding ``token``, or None."""
@@ -203,26 +219,26 @@ class Store:
         rows = self.db.execute("SELECT pair_id FROM assignments WHERE annotator = ? ORDER BY position", (who.id,))
         return [r[0] for r in rows]
 
-    def answered(self, who: Annotator) -> dict[str, dict[str, float]]:
-        """``who``'s current ratings: pair -> question -> value."""
-        out: dict[str, dict[str, float]] = {}
+    def answered(self, who: Annotator) -> dict[str, dict[str, float | None]]:
+        """``who``'s current ratings: pair -> question -> value (None: "can't judge")."""
+        out: dict[str, dict[str, float | None]] = {}
         for pair, question, value in self.db.execute(
                 "SELECT pair_id, question, value FROM ratings WHERE annotator = ?", (who.id,)):
             out.setdefault(pair, {})[question] = value
         return out
 
-    def submit(self, who: Annotator | int, pair: str, values: Mapping[str, float], source: str) -> None:
-        """Record ``who``'s ``values`` (question -> rating) of ``pair`` in one transaction."""
-        self.submit_many([(who.id if isinstance(who, Annotator) else who, pair, q, float(v), source)
-                          for q, v in values.items()])
+    def submit(self, who: Annotator | int, pair: str, values: Mapping[str, float | None], source: str) -> None:
+        """Record ``who``'s ``values`` (question -> rating, None: "can't judge") of ``pair`` in one transaction."""
+        self.submit_many([(who.id if isinstance(who, Annotator) else who, pair, q, None if v is None else float(v),
+                           source) for q, v in values.items()])
 
-    def submit_many(self, rows: Sequence[tuple[int, str, str, float, str]]) -> None:
+    def submit_many(self, rows: Sequence[tuple[int, str, str, float | None, str]]) -> None:
         """Record (annotator, pair, question, value, source) rows in one transaction (all or none)."""
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self._write(rows, time.time())
 
-    def _write(self, rows: Sequence[tuple[int, str, str, float, str]], now: float) -> None:
+    def _write(self, rows: Sequence[tuple[int, str, str, float | None, str]], now: float) -> None:
         self.db.executemany("INSERT INTO history (annotator, pair_id, question, value, at, source) "
                             "VALUES (?, ?, ?, ?, ?, ?)", [(*r[:4], now, r[4]) for r in rows])
         self.db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (annotator, pair_id, "
@@ -230,10 +246,18 @@ class Store:
                             "source = excluded.source", [(*r[:4], now, r[4]) for r in rows])
 
     def ratings(self) -> pd.DataFrame:
-        """Every current rating: annotator (name), pair_id, question, value."""
+        """Every current rating: annotator (name), pair_id, question, value (NaN: "can't judge")."""
         return pd.read_sql_query("SELECT a.name AS annotator, r.pair_id, r.question, r.value FROM ratings r "
                                  "JOIN annotators a ON a.id = r.annotator ORDER BY a.id, r.pair_id, r.question",
                                  self.db)
+
+    def records(self) -> pd.DataFrame:
+        """Every current rating with where it came from: annotator, source, pair_id, question, value (NaN: "can't
+        judge"), at (UTC, ISO 8601)."""
+        frame = pd.read_sql_query("SELECT a.name AS annotator, r.source, r.pair_id, r.question, r.value, r.at "
+                                  "FROM ratings r JOIN annotators a ON a.id = r.annotator ORDER BY a.id, r.pair_id, "
+                                  "r.question", self.db)
+        return frame.assign(at=pd.to_datetime(frame["at"], unit="s", utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     def history_count(self) -> int:
         """How many submissions rows the history holds."""

@@ -18,7 +18,14 @@ annotators rate every pair anyway and are not shown them).  A copy's rating is a
 Where the run carries a human reference for its inputs (a ``reference`` column), each sampled input also gets its
 reference as a pair (``h:ID``, system ``reference``): the ratings a human rewrite earns, beside the systems'.
 
-Annotators never see system names; each gets the pairs in an order of their own (seeded).  Quality-control pairs are
+An output identical to another chosen system's output for the same input is no pair of its own to rate (kind
+``identical``, ``of`` the pair it equals): annotators rate the text once, and meta-evaluation counts that rating
+for each system (:attr:`Study.rated_as`).
+
+Annotators never see system names; each gets the pairs in an order of their own (seeded).  Texts are shown as a
+person writes them: a run of tokenised, lower-cased text (``sir , the slip .``) is shown detokenised and
+sentence-cased (``Sir, the slip.``; :meth:`Study.display`), while ``pairs.csv`` keeps the run's texts, which
+meta-evaluation joins on.  Quality-control pairs are
 left out of the ratings meta-evaluation reads.  :meth:`Study.open`, which every command reading a study goes
 through, refuses a folder whose template or sample is not as planned (the signature no longer holds).
 """
@@ -37,6 +44,7 @@ from tsteval.annotate.store import Store
 from tsteval.annotate.template import Template, load_template, parse_template
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.signature import content_hash, package_version
+from tsteval.core.text_form import TEXT_FORMS, as_written, restore
 
 KIND = "study"
 KEYS = ("system", "setting", "item", "source_style", "target_style")
@@ -72,8 +80,11 @@ class Study:
                                  "study")
         pairs = read_pairs(path)
         if signature(info, pairs) != info["signature"]:
-            raise InputError(f"the pairs are not the sample the study was planned with (its signature "
-                             f"{info['signature']} no longer holds)", path=path / "pairs.csv",
+            edited = _edited(info, pairs)
+            what = {"pairs.csv": "the pairs are not the sample", "study.json": "the settings are not those"}
+            raise InputError(f"{what.get(edited, 'the settings or the pairs are not those')} the study was planned "
+                             f"with (its signature {info['signature']} no longer holds)",
+                             path=path / edited if edited in what else path,
                              fix="restore the planned pairs.csv and study.json (ratings belong to the texts "
                                  "annotators saw), or plan a new study")
         return cls(path, info, template, pairs)
@@ -87,10 +98,29 @@ class Study:
         """Every pair's id, quality controls and overlap copies included."""
         return self.pairs["pair_id"].tolist()
 
+    def display(self, text: str) -> str:
+        """``text`` as annotators are shown it: detokenised and sentence-cased where the study's texts are
+        tokenised and lower-cased (``study.json``'s ``shown``, decided at planning:
+        :func:`tsteval.core.text_form.as_written`), else as written in the run."""
+        return restore(text) if self.info.get("shown") == "tokenised-lowercase" else text
+
+    @property
+    def shown_pairs(self) -> pd.DataFrame:
+        """The pairs annotators are shown: every pair but those identical to another system's output for the same
+        input (rated once, as that pair)."""
+        return self.pairs[self.pairs["kind"] != "identical"]
+
     @property
     def invited_pair_ids(self) -> list[str]:
-        """The pairs an invited annotator rates: every pair but the overlap copies (they rate every pair)."""
-        return self.pairs.loc[self.pairs["kind"] != "overlap", "pair_id"].tolist()
+        """The pairs an invited annotator rates: every pair shown but the overlap copies (they rate every pair)."""
+        return self.shown_pairs.loc[self.shown_pairs["kind"] != "overlap", "pair_id"].tolist()
+
+    @property
+    def rated_as(self) -> pd.Series:
+        """Each pair meta-evaluation reads (``rated`` and ``identical``) -> the pair whose ratings it takes: itself,
+        or for an output identical to another system's for the same input, that system's pair."""
+        judged = self.pairs[self.pairs["kind"].isin(["rated", "identical"])].set_index("pair_id")
+        return judged["of"].where(judged["kind"] == "identical", judged.index.to_series())
 
     def rated(self, ratings: pd.DataFrame) -> pd.DataFrame:
         """``ratings`` (annotator, pair_id, question, value) of the rated pairs, each rating of an overlap copy
@@ -98,16 +128,30 @@ class Study:
         pairs = self.pairs.set_index("pair_id")
         kind = ratings["pair_id"].map(pairs["kind"])
         first = ratings[kind == "rated"]
-        second = ratings[kind == "overlap"].assign(pair_id=lambda r: r["pair_id"].map(pairs["of"]))
-        keys = ["annotator", "pair_id", "question"]
-        second = second[~second.set_index(keys).index.isin(first.set_index(keys).index)]
-        return pd.concat([first, second], ignore_index=True)
+        second = ratings[(kind == "overlap") & ~self.own(ratings)]
+        return pd.concat([first, second.assign(pair_id=second["pair_id"].map(pairs["of"]))], ignore_index=True)
 
-    def check(self, question: str, pair_id: str, value: float) -> None:
-        """Refuse a rating of an unknown ``question`` or off the scale (one line)."""
+    def own(self, ratings: pd.DataFrame) -> pd.Series:
+        """Per rating of ``ratings``: whether it is of a pair that copies another (a repeat ``r:ID``, an overlap copy
+        ``o:ID``) and its annotator rated ``ID`` on that question too; a repeat's consistency rests on these, an
+        overlap copy's second rating on the others."""
+        of = ratings["pair_id"].map(self.pairs.set_index("pair_id")["of"]).fillna("")
+        keys = ["annotator", "pair_id", "question"]
+        firsts = pd.MultiIndex.from_frame(ratings[keys])
+        return pd.Series(pd.MultiIndex.from_frame(ratings[keys].assign(pair_id=of)).isin(firsts) & (of != ""),
+                         index=ratings.index)
+
+    def check(self, question: str, pair_id: str, value: float | None) -> None:
+        """Refuse a rating of an unknown ``question`` or off the scale (one line); None is the answer "can't judge",
+        refused where the template offers none."""
         low, high = self.template.scale
         if question not in self.template.names:
             raise InputError(f"pair {pair_id}: no question {question!r} in this study ({self.template.names})")
+        if value is None and self.template.cant_judge:
+            return
+        if value is None:
+            raise InputError(f"pair {pair_id}: the {question} rating is missing, and this study's template offers no "
+                             "\"can't judge\" (cant_judge)")
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
                 and float(value).is_integer()):
             raise InputError(f"pair {pair_id}: the {question} rating {value!r} is not a whole number from {low} "
@@ -117,6 +161,20 @@ class Study:
 def read_pairs(folder: Path) -> pd.DataFrame:
     """The sample of the study folder ``folder`` (``pairs.csv``), every cell as written."""
     return pd.read_csv(folder / "pairs.csv", dtype=str, keep_default_na=False)
+
+
+def sample_hash(pairs: pd.DataFrame) -> str:
+    """The hash of a study's sample as :func:`read_pairs` reads it (``study.json``'s ``sample``)."""
+    return content_hash(pairs.to_dict("list"))
+
+
+def _edited(info: dict, pairs: pd.DataFrame) -> str:
+    """Which file of a study whose signature no longer holds was edited: ``pairs.csv`` when the sample no longer
+    hashes to the ``sample`` recorded in ``study.json``, else ``study.json``; both names where the study predates
+    that record."""
+    if "sample" not in info:
+        return "study.json or pairs.csv"
+    return "pairs.csv" if sample_hash(pairs) != info["sample"] else "study.json"
 
 
 def signature(info: dict, pairs: pd.DataFrame) -> str:
@@ -144,11 +202,13 @@ def _sample_inputs(frame: pd.DataFrame, items: int, seed: int) -> pd.DataFrame:
 def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: Sequence[str] | None = None,
                systems: Sequence[str] | None = None, seed: int = 0, repeats: int | None = None,
                checks: int | None = None, overlap: float = 0.0, template: str | Path | None = None,
-               overwrite: bool = False) -> Study:
+               text_form: str = "auto", overwrite: bool = False) -> Study:
     """Sample a study from the scored run ``run`` into the new folder ``out`` (see the module notes).
 
     ``repeats`` and ``checks`` default to 5% of the pairs each (at least 1, at most 10); ``overlap`` is the share of
-    the rated pairs that get an overlap copy (none by default).
+    the rated pairs that get an overlap copy (none by default).  ``text_form`` says how the run's texts are written
+    (:data:`tsteval.core.text_form.TEXT_FORMS`; ``auto``: detected): tokenised, lower-cased text is shown to
+    annotators detokenised and sentence-cased (:meth:`Study.display`).
     """
     from tsteval.core.atomic import check_output_directory, output_directory
     from tsteval.metaeval.tables import _load_card
@@ -177,11 +237,14 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     if "target_name" not in rows:
         rows["target_name"] = rows["target_style"]
     rows.insert(0, "pair_id", [f"p{i + 1:04d}" for i in range(len(rows))])
-    rows["kind"], rows["of"] = "rated", ""
-    default = int(min(10, max(1, round(0.05 * len(rows)))))
+    first = rows.groupby([*keys, "output"], sort=False)["pair_id"].transform("first")
+    rows["kind"], rows["of"] = np.where(first != rows["pair_id"], "identical", "rated"), first.where(
+        first != rows["pair_id"], "")
+    judged = rows[rows["kind"] == "rated"]
+    default = int(min(10, max(1, round(0.05 * len(judged)))))
     rng = np.random.default_rng([seed, 1])
-    again = rows.iloc[np.sort(rng.choice(len(rows), min(len(rows), default if repeats is None else repeats),
-                                         replace=False))]
+    again = judged.iloc[np.sort(rng.choice(len(judged), min(len(judged), default if repeats is None else repeats),
+                                           replace=False))]
     again = again.assign(kind="repeat", of=again["pair_id"], pair_id="r:" + again["pair_id"])
     firsts = rows.drop_duplicates(keys)
     copies = firsts.iloc[np.sort(rng.choice(len(firsts), min(len(firsts), default if checks is None else checks),
@@ -192,18 +255,22 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     if "reference" in firsts and firsts["reference"].notna().all() and (firsts["reference"] != "").all():
         references = firsts.assign(kind="reference", of="", pair_id="h:" + firsts["pair_id"],
                                    output=firsts["reference"], system="reference")
-    second = rows.iloc[np.sort(np.random.default_rng([seed, 2]).choice(len(rows), round(overlap * len(rows)),
-                                                                        replace=False))]
+    second = judged.iloc[np.sort(np.random.default_rng([seed, 2]).choice(len(judged), round(overlap * len(judged)),
+                                                                          replace=False))]
     second = second.assign(kind="overlap", of=second["pair_id"], pair_id="o:" + second["pair_id"])
     pairs = pd.concat([rows, again, copies, references, second], ignore_index=True)[PAIR_COLUMNS]
+    if text_form not in TEXT_FORMS:
+        raise TstevalError(f"--text-form {text_form!r}: choose from {list(TEXT_FORMS)}")
+    _, shown = as_written([*pairs["input"].unique(), *pairs["output"].unique()], text_form)
     info = {"run": str(run), "run_rows": len(card.frame), "items": items, "systems": systems, "seed": seed,
             "questions": chosen.names, "aspects": {q.name: q.aspect for q in chosen.questions},
-            "scale": list(chosen.scale), "pairs": int((pairs["kind"] == "rated").sum()),
+            "scale": list(chosen.scale), "pairs": len(judged), "identical": int((rows["kind"] == "identical").sum()),
             "repeats": len(again), "checks": len(copies), "references": len(references), "overlap": overlap,
             "overlaps": len(second), "template": chosen.hash,
-            "check_answers": {"content": chosen.scale[1]}, "tsteval": package_version("tsteval")}
+            "check_answers": {"content": chosen.scale[1]}, "shown": shown, "tsteval": package_version("tsteval")}
     with output_directory(out, KIND, overwrite) as tmp:
         pairs.to_csv(tmp / "pairs.csv", index=False)
+        info["sample"] = sample_hash(read_pairs(tmp))
         info["signature"] = signature(info, read_pairs(tmp))
         (tmp / "template.yaml").write_text(chosen.text, encoding="utf-8")
         (tmp / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")

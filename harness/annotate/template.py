@@ -36,13 +36,16 @@ class Question:
 @dataclass(frozen=True)
 class Template:
     """The questions of a study, the integer ``scale`` (low, high) they share, the page's title and
-    instructions, and ``text``: the file as read (its hash is :attr:`hash`)."""
+    instructions, ``text``: the file as read (its hash is :attr:`hash`), and ``cant_judge``: the label of the answer
+    "can't judge" that every question then offers beside the scale (stored as no value: not rated), or "" for
+    none."""
 
     title: str
     instructions: str
     scale: tuple[int, int]
     questions: tuple[Question, ...]
     text: str
+    cant_judge: str = ""
 
     @property
     def names(self) -> list[str]:
@@ -103,8 +106,12 @@ def parse_template(text: str, path: str = "<template>") -> Template:
                              path=path)
         seen.add(q["name"])
         questions.append(Question(q["name"], q["aspect"], q["prompt"], dict(anchors)))
+    cant_judge = data.get("cant_judge", "")
+    if not isinstance(cant_judge, str):
+        raise InputError(f"cant_judge {quote(cant_judge)} is not a label", path=path,
+                         fix='write e.g. cant_judge: "can\'t judge", or leave it out')
     return Template(str(data.get("title", "Rate rewritten sentences")), str(data.get("instructions", "")), scale,
-                    tuple(questions), text)
+                    tuple(questions), text, cant_judge.strip())
 
 
 def load_template(path: str | Path | None = None) -> Template:

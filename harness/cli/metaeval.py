@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
+from tsteval.cli.annotate import add_exclusion, exclusion_of
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory
 from tsteval.readers.rated_sets import rated_set_names
@@ -45,6 +46,7 @@ def _baselines(items: list[str]) -> dict[str, str]:
 def cmd_meta_eval(args: argparse.Namespace) -> int:
     """Meta-evaluate a scorecard (or a built-in rated dataset) and write the tables and the plot."""
     from tsteval.core.errors import TstevalError
+    from tsteval.core.markdown import plain
     from tsteval.metaeval.tables import meta_evaluate
 
     if args.run is not None:
@@ -53,8 +55,9 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
         args.scorecard = args.run
     if args.ratings is not None and Path(args.ratings, "study.json").is_file():
         return _meta_eval_study(args)
-    if args.choose_profile:
-        raise TstevalError("--choose-profile needs --ratings STUDY (a folder made by tsteval annotate plan)")
+    if args.choose_profile or args.exclude or args.exclude_failed:
+        option = "--choose-profile" if args.choose_profile else "--exclude" if args.exclude else "--exclude-failed"
+        raise TstevalError(f"{option} needs --ratings STUDY (a folder made by tsteval annotate plan)")
     if args.out is None:
         raise TstevalError("give --out FOLDER for the tables")
     if (args.dataset is None) == (args.scorecard is None):
@@ -86,8 +89,8 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     if agreement:
         Path(args.out, "agreement.md").write_text(agreement, encoding="utf-8")
     if not args.quiet:
-        print(result.markdown(title))
-        print(agreement)
+        print(plain(result.markdown(title)))
+        print(plain(agreement))
     print(f"meta-eval: {len(result.table)} correlations and {len(result.baseline)} baseline comparisons written to "
           f"{args.out}")
     return 0
@@ -99,7 +102,14 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
     from tsteval.annotate.study import Study
     from tsteval.core.atomic import check_output_file
     from tsteval.core.errors import TstevalError
-    from tsteval.metaeval.rated.loop import choose_profile, is_profile, meta_evaluate_study, write_profile
+    from tsteval.core.markdown import plain
+    from tsteval.metaeval.rated.loop import (
+        choose_profile,
+        is_profile,
+        meta_evaluate_study,
+        overlap_words,
+        write_profile,
+    )
 
     if args.scorecard is None or args.dataset is not None or args.rating:
         raise TstevalError("with --ratings STUDY give the study's run (RUN) and no --dataset or --rating")
@@ -108,18 +118,22 @@ def _meta_eval_study(args: argparse.Namespace) -> int:
     if args.choose_profile:
         check_output_file(args.choose_profile, "a profile", is_profile, args.overwrite)
     study = Study.open(args.ratings)
-    result = meta_evaluate_study(args.scorecard, study, n_resamples=args.resamples, seed=args.seed)
+    result = meta_evaluate_study(args.scorecard, study, n_resamples=args.resamples, seed=args.seed,
+                                 exclusion=exclusion_of(args))
     title = f"Meta-evaluation against study {study.info['signature']}"
     if args.out is not None:
         result.write(args.out, overwrite=args.overwrite, title=title)
     if not args.quiet:
-        print(result.markdown(title))
+        print(plain(result.markdown(title)))
     print("noise ceiling (the highest correlation any metric can reach with these mean ratings):")
     for row in result.info["ceiling"]:
         known = math.isfinite(row["split_half"])
+        figure = (f"split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}" if known
+                  else "reliability unknown (it needs 3 pairs rated twice: tsteval annotate plan --overlap)")
         print(f"  {row['rating']} ({row['aspect']}): {row['pairs']} pairs, {row['pairs_2_raters']} rated twice or "
-              "more, " + (f"split-half reliability {row['split_half']:.3f}, ceiling {row['ceiling']:.3f}" if known
-                          else "reliability unknown (it needs 3 pairs rated twice: tsteval annotate plan --overlap)"))
+              f"more{overlap_words(row)}, {figure}")
+    for line in result.info["collected"]:
+        print(f"  {line}")
     if args.choose_profile:
         choice = choose_profile(result)
         write_profile(choice, study, args.scorecard, args.choose_profile, args.overwrite)
@@ -147,6 +161,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--ratings", metavar="FILE|STUDY", help="human ratings (CSV/JSONL/Parquet) joined on --key, "
                         "or a study folder of tsteval annotate (its mean ratings, joined on system, setting, item "
                         "and direction); without it the rating columns are read from the scorecard")
+    add_exclusion(parser)
     parser.add_argument("--choose-profile", metavar="OUT.json", help="with --ratings STUDY: apply the profile rule "
                         "to the study and write the chosen profile (score it with --metrics profile:OUT.json)")
     parser.add_argument("--rating", action="append", default=[], metavar="ASPECT=COLUMN",

@@ -17,6 +17,7 @@ import pandas as pd
 
 _CODE = re.compile(r"`([^`]+)`")
 _PUNCTUATION = re.compile(r"([\\`*_\[\]|~#])")
+_ESCAPED = re.compile(r"\\([\\`*_\[\]|~#])")
 _BREAK = re.compile(r"[\r\n\f\v\x1c-\x1e\x85\u2028\u2029]+")
 
 
@@ -24,6 +25,16 @@ def escape(text: object) -> str:
     """``text`` as literal Markdown: no HTML, no emphasis, links or code, no table cell break, one line."""
     flat = _BREAK.sub(" ", str(text))
     return _PUNCTUATION.sub(r"\\\1", html.escape(flat, quote=False))
+
+
+def plain(text: str) -> str:
+    """Markdown that tsteval wrote, for a terminal: :func:`escape`'s backslashes and entities undone (a terminal
+    renders no Markdown, so ``style\\_strength@ft`` would be read as it is written).
+
+    >>> plain(escape("style_strength@ft <b>|"))
+    'style_strength@ft <b>|'
+    """
+    return html.unescape(_ESCAPED.sub(r"\1", text))
 
 
 def inline(text: str) -> str:

@@ -94,6 +94,8 @@ def markdown(result: MetaEvaluation, title: str = "Meta-evaluation") -> str:
              "rating's statistics; identical outputs of several systems for the same input are kept (each is a "
              "rated transfer), counted in `duplicate_outputs`; rank correlations give ties their average rank "
              "(Kendall: tau-b).", ""]
+    from tsteval.metaeval.rated.loop import overlap_words
+
     ceilings = {row["rating"]: row for row in info.get("ceiling", [])}  # a rating study's (tsteval annotate)
     for rating, aspect, table in rating_tables(result):
         base = info["baselines"].get(rating)
@@ -104,10 +106,10 @@ def markdown(result: MetaEvaluation, title: str = "Meta-evaluation") -> str:
             c = ceilings[rating]
             lines += [f"Noise ceiling {c['ceiling']:.3f}: the highest r any metric can reach with these mean ratings "
                       f"(split-half reliability {c['split_half']:.3f} over {c['pairs_2_raters']} pairs rated twice "
-                      "or more)." if np.isfinite(c["split_half"]) else
-                      f"Noise ceiling unknown: {c['pairs_2_raters']} pairs are rated twice or more, and the split-half "
-                      "reliability needs 3 (a second annotator on a share of the pairs: tsteval annotate plan "
-                      "--overlap).", ""]
+                      f"or more{overlap_words(c)})." if np.isfinite(c["split_half"]) else
+                      f"Noise ceiling unknown: {c['pairs_2_raters']} pairs are rated twice or more{overlap_words(c)}, "
+                      "and the split-half reliability needs 3 (a second annotator on a share of the pairs: tsteval "
+                      "annotate plan --overlap).", ""]
     return "\n".join(lines)
 
 

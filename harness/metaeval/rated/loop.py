@@ -2,7 +2,8 @@
 STUDY``) and choose the run's profile by the committed rule (``--choose-profile OUT.json``).
 
 The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
-quality-control pairs left out), joined to the run's rows on system, setting, item and direction; the statistics are
+quality-control pairs left out; an output identical to another system's for the same input takes that pair's),
+joined to the run's rows on system, setting, item and direction; the statistics are
 :func:`tsteval.metaeval.tables.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
 compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
 the run has that column, else the earlier one (:data:`~tsteval.metaeval.recommended.EARLIER`), and
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsteval.annotate.reliability import ceiling, matrices, split_half
+from tsteval.annotate.reliability import Exclusion, ceiling, collect, controls, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
 from tsteval.core.errors import InputError, quote
 from tsteval.metaeval.tables import MetaEvaluation
@@ -38,38 +39,45 @@ MIN_PAIRS_UNKNOWN = 100  # rated pairs an aspect of unknown reliability needs (a
 PROFILE_KIND = "tsteval-profile"
 
 
-def study_ratings(study: Study) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The mean rating of each rated pair per question (columns ``human_QUESTION``) with the join keys, and the
-    rating columns' aspects."""
-    store = study.store()
-    try:
-        ratings = store.ratings()
-    finally:
-        store.close()
-    pairs = study.pairs[study.pairs["kind"] == "rated"]
+def study_ratings(study: Study, ratings: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The mean rating of each rated pair per question (columns ``human_QUESTION``) of ``ratings`` (default: every
+    annotator's, :func:`~tsteval.annotate.reliability.collect`) with the join keys, and the rating columns'
+    aspects."""
+    ratings = collect(study).ratings if ratings is None else ratings
+    rated_as = study.rated_as
     ratings = study.rated(ratings)
     means = ratings.groupby(["pair_id", "question"])["value"].mean().unstack("question")
-    frame = pairs.set_index("pair_id")[list(KEYS)].join(means, how="inner")
+    keyed = study.pairs.set_index("pair_id").loc[rated_as.index, list(KEYS)]
+    frame = keyed.assign(rated_as=rated_as).join(means, on="rated_as", how="inner").drop(columns="rated_as")
     columns = {q: f"human_{q}" for q in study.template.names if q in frame.columns}
     frame = frame.rename(columns=columns).reset_index(drop=True)
     return frame, {f"human_{q}": study.template.question(q).aspect for q in columns}
 
 
-def ceilings(study: Study, seed: int = 0) -> pd.DataFrame:
-    """Per question: its aspect, the pairs with two ratings or more, the split-half reliability and the ceiling."""
-    store = study.store()
-    try:
-        ratings = store.ratings()
-    finally:
-        store.close()
+def ceilings(study: Study, seed: int = 0, ratings: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per question: its aspect, the pairs with two ratings or more, the split-half reliability and the ceiling,
+    and the overlap copies it rests on (planned, counted as a second rating, left out: :func:`controls`), of
+    ``ratings`` (default: every annotator's)."""
+    ratings = collect(study).ratings if ratings is None else ratings
     rated = study.pairs.loc[study.pairs["kind"] == "rated", "pair_id"].tolist()
+    used = controls(study, ratings).set_index("question")
     rows = []
     for question, table in matrices(study.rated(ratings), study.template.names, rated).items():
         reliability, units = split_half(table.to_numpy(dtype=float), seed=seed)
         rows.append({"rating": f"human_{question}", "aspect": study.template.question(question).aspect,
                      "pairs": int(table.shape[1]), "pairs_2_raters": units, "split_half": reliability,
-                     "ceiling": ceiling(reliability)})
+                     "ceiling": ceiling(reliability), "overlap_planned": int(used.at[question, "overlap_planned"]),
+                     "overlap_used": int(used.at[question, "overlap_used"]),
+                     "overlap_own": int(used.at[question, "overlap_own"])})
     return pd.DataFrame(rows)
+
+
+def overlap_words(row: dict) -> str:
+    """What a :func:`ceilings` row rests on, in words ("" for a study without overlap copies)."""
+    if not row.get("overlap_planned"):
+        return ""
+    return (f" ({row['overlap_used']} of {row['overlap_planned']} overlap copies a second rating, "
+            f"{row['overlap_own']} left out: rated only by their pair's own annotator)")
 
 
 def current_profile(columns: list[str]) -> dict[str, str]:
@@ -94,7 +102,7 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
     not): one line naming the first pair that differs."""
     frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else "default")
     frame = frame.astype({k: str for k in KEYS}).drop_duplicates(list(KEYS))
-    rated = study.pairs[study.pairs["kind"] == "rated"]
+    rated = study.pairs[study.pairs["pair_id"].isin(study.rated_as.index)]
     joined = rated.merge(frame[[*KEYS, "input", "output"]].assign(in_run=True), on=list(KEYS), how="left",
                          suffixes=("", "_run"))
     fix = f"compare the study with the run it was planned from ({study.info['run']}) or one holding its texts"
@@ -109,39 +117,45 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
                                  "rated", path=origin, fix=fix)
 
 
-def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0) -> MetaEvaluation:
-    """Every metric column of ``run`` against ``study``'s mean ratings, each compared with its aspect's current
-    recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`."""
+def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0,
+                        exclusion: Exclusion | None = None) -> MetaEvaluation:
+    """Every metric column of ``run`` against ``study``'s mean ratings (without the annotators ``exclusion`` leaves
+    out), each compared with its aspect's current recommendation where the run has it; ``info["ceiling"]`` holds
+    :func:`ceilings`, ``info["collected"]`` the exclusions and "can't judge" answers in words."""
     from tsteval.metaeval.tables import _load_card, meta_evaluate
 
     card, origin = _load_card(run)
     check_texts(card, origin, study)
-    frame, aspects = study_ratings(study)
+    collected = collect(study, exclusion)
+    frame, aspects = study_ratings(study, collected.ratings)
     if not aspects:
         raise InputError("the study has no ratings yet", path=study.path,
                          fix="collect some with tsteval annotate serve, or import a platform's results file")
     baselines = current_profile(list(card.metrics))
     result = meta_evaluate(card, aspects, frame, list(KEYS), baselines=baselines, n_resamples=n_resamples,
                            seed=seed)
-    result.info["ceiling"] = ceilings(study, seed).to_dict("records")
+    result.info["ceiling"] = ceilings(study, seed, collected.ratings).to_dict("records")
+    result.info["excluded"], result.info["collected"] = collected.excluded, collected.lines()
     result.info["study"] = study.info["signature"]
     return result
 
 
 @dataclass
 class ProfileChoice:
-    """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from and, per
-    aspect, the reason."""
+    """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from, per aspect
+    the reason, and the annotators ``excluded`` from the ratings it rests on."""
 
     profile: dict[str, str]
     default: dict[str, str]
     reasons: dict[str, str] = field(default_factory=dict)
     reliability_unknown: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def to_json(self, study: Study, run: str) -> dict:
         """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
         return {"kind": PROFILE_KIND, "profile": self.profile, "default": self.default, "reasons": self.reasons,
-                "reliability_unknown": self.reliability_unknown, "study": study.info["signature"], "run": run,
+                "reliability_unknown": self.reliability_unknown, "excluded": self.excluded,
+                "study": study.info["signature"], "run": run,
                 "min_pairs": MIN_PAIRS, "min_reliability": MIN_RELIABILITY, "min_pairs_unknown": MIN_PAIRS_UNKNOWN}
 
 
@@ -171,7 +185,7 @@ def choose_profile(result: MetaEvaluation) -> ProfileChoice:
                            f"kept {column}: no column beats it with 95% confidence")
         if aspect in unknown:
             reasons[aspect] += "; reliability unknown (one rating per pair: the gain's interval is the evidence)"
-    return ProfileChoice(profile, default, reasons, unknown)
+    return ProfileChoice(profile, default, reasons, unknown, dict(result.info.get("excluded", {})))
 
 
 def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from tsteval.annotate.store import Store
-from tsteval.annotate.study import KEYS, KIND, PAIR_COLUMNS, Study, read_pairs, signature
+from tsteval.annotate.study import KEYS, KIND, PAIR_COLUMNS, Study, read_pairs, sample_hash, signature
 from tsteval.core.errors import TstevalError
 from tsteval.core.signature import content_hash, package_version
 from tsteval.readers.rated import Ratings, read_rated_set
@@ -57,6 +57,7 @@ def rated_study(name: str, out: str | Path, overwrite: bool = False) -> Study:
             "published_ratings": content_hash(ratings), "tsteval": package_version("tsteval")}
     with output_directory(out, KIND, overwrite) as tmp:
         pairs.to_csv(tmp / "pairs.csv", index=False)
+        info["sample"] = sample_hash(read_pairs(tmp))
         info["signature"] = signature(info, read_pairs(tmp))
         (tmp / "template.yaml").write_text(template.text, encoding="utf-8")
         (tmp / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
