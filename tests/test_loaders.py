@@ -115,9 +115,11 @@ def test_tsv_transfers(tmp_path: Path) -> None:
         with pytest.raises(InputError, match="TAB") as err:
             load_tsv_transfers(path, source_style="0", target_style="1")
         assert str(err.value).startswith(f"{path}:2:")
-    empty_output = write(tmp_path / "empty_out.tsv", "a\tb\nc\t \n")
-    with pytest.raises(InputError, match=f"{empty_output}:2: output 2 is empty"):
-        load_tsv_transfers(empty_output, source_style="0", target_style="1")
+    empty_output = write(tmp_path / "empty_out.tsv", "a\tb\nc\t \n")  # a system's failure: kept, scored
+    assert load_tsv_transfers(empty_output, source_style="0", target_style="1").frame["output"].tolist() == ["b", " "]
+    empty_input = write(tmp_path / "empty_in.tsv", "a\tb\n \td\n")
+    with pytest.raises(InputError, match=f"{empty_input}:2: input 2 is empty"):
+        load_tsv_transfers(empty_input, source_style="0", target_style="1")
 
 
 # --- tables ----------------------------------------------------------------------------------------------------
