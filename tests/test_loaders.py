@@ -236,7 +236,9 @@ def test_dualrl_policies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     b_pairs = _fake_dualrl(tmp_path)
     monkeypatch.setenv("TSTEVAL_DATA", str(tmp_path))
     with pytest.raises(InputError, match=f"{b_pairs}:2: no TAB: the system's output for this input is empty"):
-        load_dualrl("toy")
+        load_dualrl("toy", on_empty_output="error")
+    scored = load_dualrl("toy").frame.set_index(["system", "item"])  # the default: a failure kept and scored
+    assert len(scored) == 6 and scored.loc[("B", 1), "output"] == ""
     transfers = load_dualrl("toy", on_empty_output="drop")
     frame = transfers.frame.set_index(["system", "item"])
     assert len(frame) == 5 and ("B", 1) not in frame.index

@@ -55,12 +55,13 @@ class Run:
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
-    """Input and output texts of every attribution modification; integrated gradients run once per text."""
+    """Input and output texts of every attribution modification; integrated gradients run once per text (not on a
+    failed, empty output: it stays empty)."""
     from tsteval.lexicons.attribution import AttributionMasker
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
 
     frame = card.frame
-    texts = sorted(set(frame["input"]) | set(frame["output"]))
+    texts = sorted(set(frame["input"]) | {t for t in frame["output"] if t.strip()})
     results = AttributionMasker(classifier, threshold=plan.attribution_threshold,
                                 n_steps=plan.attribution_steps).attributions(texts)
     out = {}
@@ -70,7 +71,7 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
                                        placeholder=plan.placeholder, n_steps=plan.attribution_steps,
                                        neutral_texts=plan.attribution_neutral)
             rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
-            out[label] = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
+            out[label] = ([rendered[t] for t in frame["input"]], [rendered.get(t, t) for t in frame["output"]])
     return out
 
 
@@ -109,7 +110,8 @@ def _execute(plan: Plan, log: Log) -> Run:
     if plan.dry_run:
         from tsteval.experiment.run.dry_run import lm_requests
 
-        result.requests = lm_requests(plan, Scorecard(card.frame.copy()), resources)  # the card stays unscored
+        # the card stays unscored; a failed output is sent nothing (:func:`~tsteval.metrics.failures.answers`)
+        result.requests = lm_requests(plan, Scorecard(answers(card).frame.copy()), resources)
         return result
     models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
     result.trained = resources.trained
