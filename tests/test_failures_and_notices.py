@@ -147,3 +147,29 @@ def test_manifest_leakage_and_empty_outputs_reach_every_page(tmp_path: Path) -> 
     assert json.loads((out / "notices.json").read_text()) == run["notices"]
     card = pd.read_parquet(out / "scorecard.parquet")
     assert np.isclose(card.loc[card["output"].str.strip() == "", "chrf@ref"], 0).all()
+
+
+def test_jsonl_keeps_line_breaks_and_empty_outputs_and_names_a_missing_one(tmp_path: Path) -> None:
+    from tsteval.readers.tables import load_table_transfers
+
+    rows = [{"input": "you are an idiot", "output": "Here is the text:\n\nThere are better words.",
+             "source_style": "toxic", "target_style": "neutral"},
+            {"input": "shut up", "output": "", "source_style": "toxic", "target_style": "neutral"}]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    frame = load_table_transfers(tmp_path / "t.jsonl").frame
+    assert frame["output"].tolist() == [rows[0]["output"], ""]
+    (tmp_path / "null.jsonl").write_text(json.dumps({**rows[1], "output": None}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"null.jsonl:1: row 1: the output \('output'\) is missing .*empty output"):
+        load_table_transfers(tmp_path / "null.jsonl")
+
+
+def test_swapped_styles_line_reaches_the_summary(saved: Path, tmp_path: Path) -> None:
+    inputs = [f"the {w} {n} was bad and rude" for w in ("food", "room", "staff", "wine", "tea") for n in range(5)]
+    args = ["score", "--classifier", f"ft={saved}", "--pairs", str(_lines(tmp_path / "in.txt", inputs)),
+            str(_lines(tmp_path / "out.txt", [t.replace("bad and rude", "fine") for t in inputs])),
+            "--source-style", "1", "--target-style", "0", "--out", str(tmp_path / "run"), "--quiet"]
+    assert main(args) == 0
+    notices = json.loads((tmp_path / "run" / "notices.json").read_text())
+    swapped = next(line for line in notices if "its style labels are probably swapped" in line)
+    assert swapped.startswith("style classifier 'ft' assigns 25 of 25 inputs (100%) to their target style")
+    assert "probably swapped" in (tmp_path / "run" / "summary.md").read_text()

@@ -325,10 +325,12 @@ def test_load_dualrl_yelp(data_root: Path) -> None:
 
 def test_load_dualrl_gyafc_full_empty_outputs(data_root: Path) -> None:
     with pytest.raises(InputError, match="DeleteOnly_Li/test.0-1.tsf:3: no TAB"):
-        load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li"])
-    transfers = load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li", "DualRL"], on_empty_output="drop")
+        load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li"], on_empty_output="error")
+    transfers = load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li", "DualRL"])  # failures kept, to be scored
     assert len(transfers.extra["empty_outputs"]) == 38 + 43
-    assert len(transfers) == 2 * (1019 + 1332) - 81
+    assert len(transfers) == 2 * (1019 + 1332) and (transfers.frame["output"] == "").sum() == 81
+    dropped = load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li", "DualRL"], on_empty_output="drop")
+    assert len(dropped) == 2 * (1019 + 1332) - 81
 
 
 def test_load_cds(data_root: Path) -> None:
