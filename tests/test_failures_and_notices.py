@@ -9,7 +9,6 @@ import csv
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -103,12 +102,12 @@ def test_csv_with_a_multi_line_answer_is_one_text_scored(tmp_path: Path) -> None
     assert frame["chrf@none"].iloc[0] > 0 and frame["chrf@none"].iloc[2] == 0
 
 
-def _leaky_manifest(tmp_path: Path) -> Path:
+def _leaky_manifest(tmp_path: Path, outputs: list[str]) -> Path:
     """A manifest run whose references are in the classifier's training texts: 3 of the 4 references are corpus
-    texts (and so are 0 of the outputs); two outputs are empty."""
+    texts (and none of the outputs is)."""
     _lines(tmp_path / "neg.txt", NEGATIVE)
     _lines(tmp_path / "pos.txt", POSITIVE)
-    pd.DataFrame({"input": INPUTS, "output": OUTPUTS, "source_style": "0", "target_style": "1",
+    pd.DataFrame({"input": INPUTS, "output": outputs, "source_style": "0", "target_style": "1",
                   "system": "mine"}).to_csv(tmp_path / "t.csv", index=False)
     _lines(tmp_path / "refs.txt", [POSITIVE[0], POSITIVE[1], "the cake was nice", POSITIVE[4]])
     (tmp_path / "m.yaml").write_text(
@@ -122,31 +121,33 @@ def _leaky_manifest(tmp_path: Path) -> Path:
     return tmp_path / "m.yaml"
 
 
-def test_manifest_leakage_and_empty_outputs_reach_every_page(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    run_experiment(_leaky_manifest(tmp_path), out=out, quiet=True)
-    references = (tmp_path / "refs.txt").read_text().splitlines()
-    training = set(NEGATIVE + POSITIVE)
-    found = sum(r in training for r in set(references))  # recomputed: the distinct references in training
-    assert found == 3
-    leak = f"leakage: {found} of {len(set(references))} references are in the training texts of classifier lr"
-    empty = "empty outputs (a system's failure"
-    pages = {name: (out / name).read_text(encoding="utf-8")
-             for name in ("summary.md", "leaderboard.md", "report.md", "report.html")}
+@pytest.mark.parametrize("outputs", [OUTPUTS, ["the soup was fine", "the tea was nice", "the cake was ok",
+                                                "the fish was kind"]], ids=["two-empty", "none-empty"])
+def test_manifest_leakage_and_empty_outputs_reach_every_page(tmp_path: Path, outputs: list[str]) -> None:
     import html
 
+    out = tmp_path / "run"
+    run_experiment(_leaky_manifest(tmp_path, outputs), out=out, quiet=True)
+    references = (tmp_path / "refs.txt").read_text().splitlines()
+    found = sum(r in set(NEGATIVE + POSITIVE) for r in set(references))  # recomputed: distinct references trained on
+    assert found == 3
+    leak = f"leakage: {found} of {len(set(references))} references are in the training texts of classifier lr"
+    n_empty = sum(not o.strip() for o in outputs)
+    empty = f"empty outputs (a system's failure, scored: style as not transferred, content 0, every other metric " \
+            f"its worst, J 0): mine {n_empty} of 4"
+    pages = {name: (out / name).read_text(encoding="utf-8")
+             for name in ("summary.md", "leaderboard.md", "report.md", "report.html")}
     for name, text in pages.items():
         shown = html.unescape(text) if name.endswith(".html") else text.replace("\\", "")
-        assert leak in shown and empty in shown, name
+        assert leak in shown and (empty in shown) == bool(n_empty), name
     data = read_explorer_data(out / "explorer.html")
-    assert any(line.startswith(leak) for line in data["notices"])
-    assert data["empty_outputs"] == {"mine": 2}
+    assert leak in data["notices"] and data["empty_outputs"] == {"mine": n_empty}
     run = json.loads((out / "run.json").read_text())
-    assert run["empty_outputs"] == {"mine": 2} and leak in run["notices"]
-    assert "mine 2" in pages["report.md"]
+    assert run["empty_outputs"] == {"mine": n_empty} and leak in run["notices"]
     assert json.loads((out / "notices.json").read_text()) == run["notices"]
+    assert (f"mine {n_empty}" if n_empty else "J 0): none") in pages["report.md"].replace("\\", "")
     card = pd.read_parquet(out / "scorecard.parquet")
-    assert np.isclose(card.loc[card["output"].str.strip() == "", "chrf@ref"], 0).all()
+    assert (card.loc[card["output"].str.strip() == "", "chrf@ref"] == 0).all()
 
 
 def test_jsonl_keeps_line_breaks_and_empty_outputs_and_names_a_missing_one(tmp_path: Path) -> None:
