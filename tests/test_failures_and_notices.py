@@ -174,3 +174,14 @@ def test_swapped_styles_line_reaches_the_summary(saved: Path, tmp_path: Path) ->
     swapped = next(line for line in notices if "its style labels are probably swapped" in line)
     assert swapped.startswith("style classifier 'ft' assigns 25 of 25 inputs (100%) to their target style")
     assert "probably swapped" in (tmp_path / "run" / "summary.md").read_text()
+
+
+def test_score_json_carries_the_notices_and_the_empty_counts(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    args = ["score", "--pairs", str(_lines(tmp_path / "in.txt", INPUTS)), str(_lines(tmp_path / "out.txt", OUTPUTS)),
+            "--source-style", "0", "--target-style", "1", "--content", "chrf", "--out", str(tmp_path / "run"),
+            "--format", "json"]
+    assert main(args) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["notices"] == json.loads((tmp_path / "run" / "notices.json").read_text())
+    assert printed["notices"][0].endswith("system 2 of 4")
+    assert [row["n_empty"] for row in printed["summary"]] == [2]
