@@ -154,7 +154,7 @@ def _signatures(summary: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def notes_markdown(notes: Sequence[str]) -> list[str]:
-    """The run's warnings (:attr:`tsteval.experiment.run.execute.Run.notices`) as the Markdown lines of a
+    r"""The run's warnings (:attr:`tsteval.experiment.run.execute.Run.notices`) as the Markdown lines of a
     ``Notes`` section, each escaped (they quote the user's names); nothing without any.
 
     >>> notes_markdown(["leakage: 2 of 4 *outputs*"])

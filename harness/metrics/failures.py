@@ -61,10 +61,12 @@ def worst_value(metric: Metric, answered: np.ndarray) -> float:
     >>> from tsteval.metrics.registry import METRICS
     >>> [worst_value(METRICS[m], np.array([3.0, 9.0])) for m in ("bleu", "sbert", "wmd", "naturalness", "ppl")]
     [0.0, 0.0, 2.0, 0.0, 9.0]
+    >>> worst_value(METRICS["logprop_content"], np.array([-3.0, -9.0])), worst_value(METRICS["judge_style"], [])
+    (-9.0, 1.0)
     """
     low, high = metric.range
-    if metric.aspect == "content":
-        low = max(low, 0.0)  # no similarity, not a negative one
+    if metric.aspect == "content" and math.isfinite(low):
+        low = max(low, 0.0)  # no similarity, not a negative one (an unbounded log-probability stays unbounded)
     end = low if metric.higher_is_better else high
     if math.isfinite(end):
         return float(end)
