@@ -123,9 +123,9 @@ class Scorecard:
 
 
 def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """One row per group, ``mean [low, high]`` per metric (``metrics``, default all, in that order); a
-    ``direction`` column (``SOURCE → TARGET``, by the styles' names where the summary has them) stands for the
-    source and target styles.
+    """One row per group, ``n`` (and ``n_empty``, the empty outputs, where there are any), ``mean [low, high]`` per
+    metric (``metrics``, default all, in that order); a ``direction`` column (``SOURCE → TARGET``, by the styles'
+    names where the summary has them) stands for the source and target styles.
 
     >>> s = pd.DataFrame({"system": "a", "setting": "x", "source_style": ["0", "1"], "target_style": ["1", "0"],
     ...                   "metric": "bleu@none", "mean": [10.0, 20.0], "ci_low": [9.0, 19.0], "ci_high": [11.0, 21.0],
@@ -137,7 +137,8 @@ def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) ->
     """
     part = summary if metrics is None else summary[summary["metric"].isin(metrics)]
     keys = [c for c in part.columns if c not in _VALUES]
-    counts = [c for c in ("n", "n_empty") if c in part.columns]  # a summary written before n_empty has only n
+    # n_empty only where some output failed (a summary written before it has only n)
+    counts = ["n"] + (["n_empty"] if "n_empty" in part.columns and part["n_empty"].any() else [])
     cells = part.assign(value=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                zip(part["mean"], part["ci_low"], part["ci_high"], strict=True)])
     wide = cells.pivot_table(index=keys + counts, columns="metric", values="value", aggfunc="first", sort=False)

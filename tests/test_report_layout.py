@@ -60,8 +60,7 @@ def test_aggregate_and_agreement_tables_have_no_empty_pivot_column() -> None:
     card.add("sti@c", frame["sti@c"], "metric:sti|x")
     card.add("bleu@none", frame["bleu@none"], "metric:bleu|x")
     table = aggregates_table(card.summary(n_resamples=20), ["sti@c", "bleu@none"])
-    assert table.columns.name is None and list(table.columns) == ["system", "setting", "n", "n_empty", "sti@c",
-                                                                         "bleu@none"]
+    assert table.columns.name is None and list(table.columns) == ["system", "setting", "n", "sti@c", "bleu@none"]
     agreements = meta_evaluate(card, {"human_content": "content"}, n_resamples=20)
     blocks = agreement_blocks(agreements)
     assert [type(b) for b in blocks] == [Text, Heading, Table]

@@ -283,7 +283,8 @@ def leaderboard_tables(board: pd.DataFrame, recipe: JointRecipe) -> list[tuple[s
     for _, part in board.groupby(["source_style", "target_style"], sort=False):
         shown = part.assign(J=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                zip(part["J"], part["J_low"], part["J_high"], strict=True)])
-        shown = shown[["rank", "system", "setting", "n", "n_empty", "J", *FACTORS]].rename(
+        empty = ["n_empty"] if board["n_empty"].any() else []  # the failed outputs, where there are any
+        shown = shown[["rank", "system", "setting", "n", *empty, "J", *FACTORS]].rename(
             columns={"J": f"{recipe.column} [95% CI]", **names})
         out.append((str(part["direction"].iloc[0]), shown.reset_index(drop=True)))
     return out
