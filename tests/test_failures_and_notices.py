@@ -150,7 +150,7 @@ def test_manifest_leakage_and_empty_outputs_reach_every_page(tmp_path: Path, out
     assert (card.loc[card["output"].str.strip() == "", "chrf@ref"] == 0).all()
 
 
-def test_jsonl_keeps_line_breaks_and_empty_outputs_and_names_a_missing_one(tmp_path: Path) -> None:
+def test_jsonl_and_parquet_keep_line_breaks_and_empty_outputs_and_name_a_missing_one(tmp_path: Path) -> None:
     from tsteval.readers.tables import load_table_transfers
 
     rows = [{"input": "you are an idiot", "output": "Here is the text:\n\nThere are better words.",
@@ -159,6 +159,8 @@ def test_jsonl_keeps_line_breaks_and_empty_outputs_and_names_a_missing_one(tmp_p
     (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     frame = load_table_transfers(tmp_path / "t.jsonl").frame
     assert frame["output"].tolist() == [rows[0]["output"], ""]
+    pd.DataFrame(rows).to_parquet(tmp_path / "t.parquet")
+    assert load_table_transfers(tmp_path / "t.parquet").frame["output"].tolist() == [rows[0]["output"], ""]
     (tmp_path / "null.jsonl").write_text(json.dumps({**rows[1], "output": None}) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"null.jsonl:1: row 1: the output \('output'\) is missing .*empty output"):
         load_table_transfers(tmp_path / "null.jsonl")

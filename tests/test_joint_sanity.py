@@ -3,6 +3,7 @@ sanity check that flags a leaderboard where ``baseline:copy`` outranks a real sy
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -136,6 +137,9 @@ def test_score_cli_prints_the_copy_line_and_the_number_recomputes(tmp_path: Path
     line = "warning: sanity: 0 → 1: baseline:copy (the unchanged input) ranks 1 of 2 by J, above 1 system(s) (mine)"
     assert line in printed
     assert "baseline:copy (the unchanged input) ranks 1 of 2" in (tmp_path / "run" / "leaderboard.md").read_text()
+    notes = (tmp_path / "run" / "summary.md").read_text().split("| system |")[0]  # the Notes above the tables
+    assert "baseline:copy (the unchanged input) ranks 1 of 2" in notes
+    assert any("ranks 1 of 2 by J" in n for n in json.loads((tmp_path / "run" / "notices.json").read_text()))
     card = pd.read_csv(tmp_path / "run" / "scorecard.csv")
     copy = card[card["system"] == "baseline:copy"]
     expected = np.mean(copy["target_acc@ft"] * copy["chrf@none"] / 100 * (copy["ppl@kn3"] <= 1e9))
