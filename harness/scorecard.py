@@ -19,14 +19,14 @@ from tsteval.aggregate import bootstrap_means
 from tsteval.core import markdown as md
 from tsteval.core.atomic import output_directory
 from tsteval.core.errors import InputError, TstevalError, read_json
-from tsteval.core.records import TRANSFER_COLUMNS, Transfers, pool_texts
+from tsteval.core.records import TRANSFER_COLUMNS, Transfers, failed, pool_texts
 from tsteval.core.styles import NAME_COLUMNS, direction_labels
 
 GROUP = ("system", "setting")
 # A summary row: one system, setting and transfer direction (a direction is never pooled with the other); the
 # styles' names (tsteval.core.styles) go with their labels.
 SUMMARY_GROUP = (*GROUP, "source_style", "source_name", "target_style", "target_name")
-_VALUES = ("metric", "mean", "ci_low", "ci_high", "n", "signature")
+_VALUES = ("metric", "mean", "ci_low", "ci_high", "n", "n_empty", "signature")
 
 
 @dataclass
@@ -57,29 +57,33 @@ class Scorecard:
     def summary(self, metrics: Sequence[str] | None = None, by: Sequence[str] = SUMMARY_GROUP,
                 n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
         """Corpus-level mean of each metric per group (default: system, setting and direction), with a
-        percentile-bootstrap 95% interval.
+        percentile-bootstrap 95% interval; ``n``: the group's rows, ``n_empty``: how many of their outputs are empty
+        (a system's failure, scored: :mod:`tsteval.metrics.failures`).
 
         The resampling indices are drawn once per group and shared by all its metrics (same resamples)."""
         metrics = list(metrics or self.metrics)
         by = [c for c in by if c in self.frame.columns]  # a hand-made scorecard may have no direction columns
+        texts = "output" in self.frame.columns  # a hand-made scorecard may have no texts
         groups = [(key if isinstance(key, tuple) else (key,), len(group),
+                   int(failed(group["output"]).sum()) if texts else 0,
                    bootstrap_means({m: group[m].to_numpy() for m in metrics}, n_resamples=n_resamples, seed=seed))
                   for key, group in self.frame.groupby(list(by), sort=False)]
         return pd.DataFrame([{**dict(zip(by, key, strict=True)), "metric": metric, "mean": stats[metric][0],
-                              "ci_low": stats[metric][1], "ci_high": stats[metric][2], "n": n,
+                              "ci_low": stats[metric][1], "ci_high": stats[metric][2], "n": n, "n_empty": empty,
                               "signature": self.signatures[metric]}
-                             for metric in metrics for key, n, stats in groups])
+                             for metric in metrics for key, n, empty, stats in groups])
 
-    def write(self, directory: str | Path, summary: pd.DataFrame | None = None) -> None:
-        """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary) into an existing
-        folder, e.g. the temporary folder of :func:`tsteval.core.atomic.output_directory`."""
+    def write(self, directory: str | Path, summary: pd.DataFrame | None = None, notes: Sequence[str] = ()) -> None:
+        """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary, with the run's
+        ``notes``: :func:`summary_markdown`) into an existing folder, e.g. the temporary folder of
+        :func:`tsteval.core.atomic.output_directory`."""
         directory = Path(directory)
         self.frame.to_csv(directory / "scorecard.csv", index=False)
         self.frame.to_parquet(directory / "scorecard.parquet", index=False)
         (directory / "signatures.json").write_text(json.dumps(self.signatures, indent=2))
         if summary is not None:
             summary.to_csv(directory / "summary.csv", index=False)
-            (directory / "summary.md").write_text(summary_markdown(summary))
+            (directory / "summary.md").write_text(summary_markdown(summary, notes))
 
     def save(self, directory: str | Path, summary: pd.DataFrame | None = None, *, overwrite: bool = False) -> Path:
         """Write the scorecard folder atomically by :mod:`tsteval.core.atomic`'s rule: a new or empty ``directory``,
@@ -119,21 +123,25 @@ class Scorecard:
 
 
 def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """One row per group, ``mean [low, high]`` per metric (``metrics``, default all, in that order); a
-    ``direction`` column (``SOURCE → TARGET``, by the styles' names where the summary has them) stands for the
-    source and target styles.
+    """One row per group, ``n`` (and ``n_empty``, the empty outputs, where there are any), ``mean [low, high]`` per
+    metric (``metrics``, default all, in that order); a ``direction`` column (``SOURCE → TARGET``, by the styles'
+    names where the summary has them) stands for the source and target styles.
 
     >>> s = pd.DataFrame({"system": "a", "setting": "x", "source_style": ["0", "1"], "target_style": ["1", "0"],
     ...                   "metric": "bleu@none", "mean": [10.0, 20.0], "ci_low": [9.0, 19.0], "ci_high": [11.0, 21.0],
-    ...                   "n": 5, "signature": "metric:bleu"})
+    ...                   "n": 5, "n_empty": [0, 1], "signature": "metric:bleu"})
     >>> wide_summary(s).to_dict("records")[1]
-    {'system': 'a', 'setting': 'x', 'direction': '1 → 0', 'n': 5, 'bleu@none': '20.000 [19.000, 21.000]'}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'system': 'a', 'setting': 'x', 'direction': '1 → 0', 'n': 5, 'n_empty': 1,
+     'bleu@none': '20.000 [19.000, 21.000]'}
     """
     part = summary if metrics is None else summary[summary["metric"].isin(metrics)]
     keys = [c for c in part.columns if c not in _VALUES]
+    # n_empty only where some output failed (a summary written before it has only n)
+    counts = ["n"] + (["n_empty"] if "n_empty" in part.columns and part["n_empty"].any() else [])
     cells = part.assign(value=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                zip(part["mean"], part["ci_low"], part["ci_high"], strict=True)])
-    wide = cells.pivot_table(index=keys + ["n"], columns="metric", values="value", aggfunc="first", sort=False)
+    wide = cells.pivot_table(index=keys + counts, columns="metric", values="value", aggfunc="first", sort=False)
     wide = wide.reindex(columns=list(dict.fromkeys(metrics or part["metric"]))).reset_index().rename_axis(columns=None)
     if {"source_style", "target_style"} <= set(wide.columns):
         at = wide.columns.get_loc("source_style")
@@ -146,11 +154,24 @@ def _signatures(summary: pd.DataFrame) -> list[tuple[str, str]]:
     return list(summary.drop_duplicates("metric")[["metric", "signature"]].itertuples(index=False))
 
 
-def summary_markdown(summary: pd.DataFrame) -> str:
-    """The summary as a Markdown table (:func:`wide_summary`) and its signatures.
+def notes_markdown(notes: Sequence[str]) -> list[str]:
+    r"""The run's warnings (:attr:`tsteval.experiment.run.execute.Run.notices`) as the Markdown lines of a
+    ``Notes`` section, each escaped (they quote the user's names); nothing without any.
+
+    >>> notes_markdown(["leakage: 2 of 4 *outputs*"])
+    ['**Notes:**', '', '- leakage: 2 of 4 \\*outputs\\*', '']
+    """
+    if not notes:
+        return []
+    return ["**Notes:**", "", *[f"- {md.inline(note)}" for note in notes], ""]
+
+
+def summary_markdown(summary: pd.DataFrame, notes: Sequence[str] = ()) -> str:
+    """The run's ``notes`` (:func:`notes_markdown`), the summary as a Markdown table (:func:`wide_summary`) and its
+    signatures.
 
     System and setting names are the user's: every cell is escaped (:mod:`tsteval.core.markdown`)."""
-    lines = [md.table(wide_summary(summary)), "", "Signatures:", ""]
+    lines = [*notes_markdown(notes), md.table(wide_summary(summary)), "", "Signatures:", ""]
     lines += [f"- {md.inline(f'`{m}`: `{s}`')}" for m, s in _signatures(summary)]
     return "\n".join(lines) + "\n"
 

@@ -22,6 +22,7 @@ SCRIPT = "<script>window.pwned=1</script>"
 IMAGE = '<img src=x onerror="window.pwned=1">'
 EVIL_SYSTEM = '<img src=x onerror="window.pwned=2">'
 LONG = "naturalness_pooled@unigram"
+NOTICE = f"leakage: system {EVIL_SYSTEM}'s outputs equal its own reference (set 0) on 3 rows"
 
 
 def _chromium() -> str:
@@ -71,7 +72,8 @@ def _card() -> Scorecard:
 def page_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("explorer") / "explorer.html"
     lexicon = Lexicon({"0": [["bad", -1.0]], "1": [["good", 1.0], ["great", 0.8]]})
-    write_explorer(path, _card(), title="browser <test>", lexicon=lexicon, tradeoff=("sti@lr", "bleu@none"))
+    write_explorer(path, _card(), title="browser <test>", lexicon=lexicon, tradeoff=("sti@lr", "bleu@none"),
+                   notices=[NOTICE])
     return path.as_uri()
 
 
@@ -152,6 +154,12 @@ def test_hostile_outputs_and_names_are_shown_as_text(page: object) -> None:
     assert page.evaluate("typeof window.pwned") == "undefined"
     assert page.locator("#table img, #compare img, #tradeoff-plot img, #f-system img").count() == 0
     assert page.problems == []
+
+
+def test_the_run_notices_and_empty_counts_are_in_the_header_as_text(page: object) -> None:
+    shown = page.locator("#notices li").all_text_contents()
+    assert shown == [f"Warning: {NOTICE}", "Empty outputs per system (scored as failures): none"]
+    assert page.locator("#notices img").count() == 0 and page.evaluate("typeof window.pwned") == "undefined"
 
 
 def test_masked_text_marks_the_lexicon_words(page: object) -> None:

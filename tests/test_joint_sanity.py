@@ -3,6 +3,7 @@ sanity check that flags a leaderboard where ``baseline:copy`` outranks a real sy
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -105,7 +106,8 @@ def test_copy_above_a_system_is_said_in_the_leaderboard_files(tmp_path: Path) ->
     text = (tmp_path / "leaderboard.md").read_text()
     assert "baseline:copy (the unchanged input) ranks 1 of 2 by J" in text
     assert "J's fluency factor treats the inputs as the human text" in text
-    assert text in (tmp_path / "summary.md").read_text()
+    assert text.split("**Warning:**")[0].strip() in (tmp_path / "summary.md").read_text()  # its notes carry them
+    assert "### 0 → 1" in (tmp_path / "summary.md").read_text()
     csv = pd.read_csv(tmp_path / "leaderboard.csv").set_index("system")
     assert csv["copy_above"].to_dict() == {"baseline:copy": False, "mine": True}
 
@@ -135,6 +137,9 @@ def test_score_cli_prints_the_copy_line_and_the_number_recomputes(tmp_path: Path
     line = "warning: sanity: 0 → 1: baseline:copy (the unchanged input) ranks 1 of 2 by J, above 1 system(s) (mine)"
     assert line in printed
     assert "baseline:copy (the unchanged input) ranks 1 of 2" in (tmp_path / "run" / "leaderboard.md").read_text()
+    notes = (tmp_path / "run" / "summary.md").read_text().split("| system |")[0]  # the Notes above the tables
+    assert "baseline:copy (the unchanged input) ranks 1 of 2" in notes
+    assert any("ranks 1 of 2 by J" in n for n in json.loads((tmp_path / "run" / "notices.json").read_text()))
     card = pd.read_csv(tmp_path / "run" / "scorecard.csv")
     copy = card[card["system"] == "baseline:copy"]
     expected = np.mean(copy["target_acc@ft"] * copy["chrf@none"] / 100 * (copy["ppl@kn3"] <= 1e9))

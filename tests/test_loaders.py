@@ -115,9 +115,11 @@ def test_tsv_transfers(tmp_path: Path) -> None:
         with pytest.raises(InputError, match="TAB") as err:
             load_tsv_transfers(path, source_style="0", target_style="1")
         assert str(err.value).startswith(f"{path}:2:")
-    empty_output = write(tmp_path / "empty_out.tsv", "a\tb\nc\t \n")
-    with pytest.raises(InputError, match=f"{empty_output}:2: output 2 is empty"):
-        load_tsv_transfers(empty_output, source_style="0", target_style="1")
+    empty_output = write(tmp_path / "empty_out.tsv", "a\tb\nc\t \n")  # a system's failure: kept, scored
+    assert load_tsv_transfers(empty_output, source_style="0", target_style="1").frame["output"].tolist() == ["b", " "]
+    empty_input = write(tmp_path / "empty_in.tsv", "a\tb\n \td\n")
+    with pytest.raises(InputError, match=f"{empty_input}:2: input 2 is empty"):
+        load_tsv_transfers(empty_input, source_style="0", target_style="1")
 
 
 # --- tables ----------------------------------------------------------------------------------------------------
@@ -234,7 +236,9 @@ def test_dualrl_policies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     b_pairs = _fake_dualrl(tmp_path)
     monkeypatch.setenv("TSTEVAL_DATA", str(tmp_path))
     with pytest.raises(InputError, match=f"{b_pairs}:2: no TAB: the system's output for this input is empty"):
-        load_dualrl("toy")
+        load_dualrl("toy", on_empty_output="error")
+    scored = load_dualrl("toy").frame.set_index(["system", "item"])  # the default: a failure kept and scored
+    assert len(scored) == 6 and scored.loc[("B", 1), "output"] == ""
     transfers = load_dualrl("toy", on_empty_output="drop")
     frame = transfers.frame.set_index(["system", "item"])
     assert len(frame) == 5 and ("B", 1) not in frame.index
@@ -321,10 +325,12 @@ def test_load_dualrl_yelp(data_root: Path) -> None:
 
 def test_load_dualrl_gyafc_full_empty_outputs(data_root: Path) -> None:
     with pytest.raises(InputError, match="DeleteOnly_Li/test.0-1.tsf:3: no TAB"):
-        load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li"])
-    transfers = load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li", "DualRL"], on_empty_output="drop")
+        load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li"], on_empty_output="error")
+    transfers = load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li", "DualRL"])  # failures kept, to be scored
     assert len(transfers.extra["empty_outputs"]) == 38 + 43
-    assert len(transfers) == 2 * (1019 + 1332) - 81
+    assert len(transfers) == 2 * (1019 + 1332) and (transfers.frame["output"] == "").sum() == 81
+    dropped = load_dualrl("GYAFC_Full", systems=["DeleteOnly_Li", "DualRL"], on_empty_output="drop")
+    assert len(dropped) == 2 * (1019 + 1332) - 81
 
 
 def test_load_cds(data_root: Path) -> None:

@@ -200,3 +200,52 @@ def test_manifest_plan_keys_are_validated(tmp_path, metrics: str, fragment: str)
     (tmp_path / "m.yaml").write_text(f"transfers: {{table: t.csv}}\nmetrics: {metrics}\n")
     with pytest.raises(ManifestError, match=fragment):
         load_manifest(tmp_path / "m.yaml")
+
+
+@pytest.fixture(scope="module")
+def failed_run(mir: Transfers) -> tuple[Scorecard, object]:
+    """The ``scored`` run with three outputs a system's failure (empty, spaces, a newline), and its classifier."""
+    frame = mir.frame.copy()
+    frame.loc[[0, 5, 9], "output"] = ["", "   ", "\n"]
+    style = make_classifier("tfidf-lr").fit(list(mir.frame["input"]) + list(mir.frame["output"]),
+                                            list(frame["source_style"]) + list(frame["target_style"]))
+    pairs = [(i, o) for i, o in zip(mir.frame["input"], mir.frame["output"], strict=True)]
+    shuffled = [(i, o) for i, o in zip(mir.frame["input"], np.roll(mir.frame["output"], 3), strict=True)]
+    pair = make_pair_classifier("features", seed=0).fit(pairs + shuffled, [MATCH] * len(pairs) +
+                                                        [NO_MATCH] * len(shuffled))
+    plan = Plan(Transfers(frame, "<mir slice, 3 failed>"), classifiers={"lr": style},
+                content=tuple(n for n in SCORED if METRICS[n].aspect == "content"),
+                naturalness=("unigram", "unigram-pooled", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair})
+    return execute(plan).card, style
+
+
+@pytest.mark.parametrize("name", SCORED)
+def test_every_metric_scores_a_failed_output_by_the_one_policy(name: str, failed_run: tuple) -> None:
+    """tsteval.metrics.failures, recomputed per metric: style as the classifier reads the input, content 0 (WMD its
+    largest distance), every other metric the worse end of its range or, unbounded, the worst answered value."""
+    from tsteval.metrics.style.intensity import target_probability
+
+    card, style = failed_run
+    bad = card.frame["output"].str.strip() == ""
+    assert bad.sum() == 3
+    columns = [c for c in card.metrics if c.split("@")[0] == name]
+    assert columns, f"{name} produced no column"
+    metric = METRICS[name]
+    for column in columns:
+        values = card.frame[column].to_numpy(float)
+        failed, answered = values[bad.to_numpy()], values[~bad.to_numpy()]
+        assert np.isfinite(failed).all(), column
+        if metric.aspect == "style":
+            p_input = style.predict_proba(card.frame.loc[bad, "input"].tolist())
+            target = [list(style.classes_).index(t) for t in card.frame.loc[bad, "target_style"]]
+            if name == "target_prob":
+                assert failed == pytest.approx(target_probability(p_input, np.array(target)))
+            if name in ("sti", "sti_norm"):
+                assert (failed == 0).all()
+        elif metric.aspect == "content" and math.isfinite(metric.range[0]):
+            assert (failed == (MAX_DISTANCE if not metric.higher_is_better else max(metric.range[0], 0.0))).all()
+        else:
+            low, high = metric.range
+            end = low if metric.higher_is_better else high
+            expected = end if math.isfinite(end) else (answered.min() if metric.higher_is_better else answered.max())
+            assert (failed == expected).all(), (column, failed, expected)

@@ -114,11 +114,12 @@ def _number(value: object) -> float | None:
 
 
 def summary_json(summary: pd.DataFrame, signatures: dict[str, str], **extra: object) -> str:
-    """The summary (per system, setting, direction and metric: mean, low, high, n) and the signatures as one JSON
-    document."""
+    """The summary (per system, setting, direction and metric: mean, low, high, n, n_empty: the empty outputs) and
+    the signatures as one JSON document."""
     rows = [{"system": str(r.system), "setting": str(r.setting), "source_style": str(r.source_style),
              "target_style": str(r.target_style), "direction": d, "metric": r.metric, "mean": _number(r.mean),
-             "low": _number(r.ci_low), "high": _number(r.ci_high), "n": int(r.n)}
+             "low": _number(r.ci_low), "high": _number(r.ci_high), "n": int(r.n),
+             "n_empty": int(getattr(r, "n_empty", 0))}
             for r, d in zip(summary.itertuples(), direction_labels(summary), strict=True)]
     return json.dumps({**extra, "summary": rows, "signatures": signatures}, indent=2)
 

@@ -58,12 +58,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     card = result.card
     summary = card.summary(seed=plan.seed)
     corpus = result.corpus_references
-    board, sanity = None, []
+    board = None
     if result.joint is not None:
         from tsteval.metrics.joint.score import leaderboard, sanity_notes
 
         board = leaderboard(card, result.joint, seed=plan.seed)
-        sanity = sanity_notes(board)
+        for note in sanity_notes(board):
+            result.notice(note)
     with output_directory(args.out, "scorecard", args.overwrite) as tmp:
         write_scored(tmp, result, summary, board)
     notices = sys.stderr if args.format == "json" else sys.stdout
@@ -71,11 +72,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     for column, c in flagged.items():
         print(f"{column}: " + ", ".join(f"{k}={v}" for k, v in c.items() if v) + " (scored by the empty/OOV policy)",
               file=notices)
-    if args.quiet or args.format != "markdown":  # else the leaderboard below prints them
-        for note in sanity:
-            print(f"warning: {note}", file=notices)
     if args.format == "json":
-        print(summary_json(summary, card.signatures, rows=len(card.frame), out=str(args.out)))
+        print(summary_json(summary, card.signatures, rows=len(card.frame), out=str(args.out), notices=result.notices))
     elif args.format == "signature":
         print("\n".join(signature_lines(summary)))
     elif not args.quiet:
@@ -83,7 +81,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         if board is not None:
             from tsteval.metrics.joint.score import leaderboard_text
 
-            print(leaderboard_text(board, result.joint, result.warnings))
+            print(leaderboard_text(board, result.joint, result.notices))
         if corpus is not None and not corpus.empty:
             print(text_table(corpus, lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)) + "\n")
     print(f"scorecard: {len(card.frame)} rows x {len(card.metrics)} metrics written to {args.out}", file=notices)

@@ -18,13 +18,24 @@ TRANSFER_COLUMNS = ("system", "setting", "item", "input", "output", "source_styl
 HP_PREFIX = "hp."
 
 
-def _check_texts(texts: Sequence[str], origin: str, what: str = "text") -> None:
+def _check_texts(texts: Sequence[str], origin: str, what: str = "text", allow_empty: bool = False) -> None:
+    """Every text a string, and (unless ``allow_empty``) not empty or only whitespace; else an error naming it."""
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise InputError(f"{what} {i + 1} is {type(text).__name__}, not a string", path=origin, line=i + 1)
-        if not text.strip():
+        if not allow_empty and not text.strip():
             raise InputError(f"{what} {i + 1} is empty", path=origin, line=i + 1,
                              fix="remove empty lines or give every line some text")
+
+
+def failed(outputs: Sequence[str] | pd.Series) -> np.ndarray:
+    """Per output: True when it is empty or only whitespace -- a system's failure, scored by the policy of
+    :mod:`tsteval.metrics.failures`.
+
+    >>> failed(["a", "", " \\n"]).tolist()
+    [False, True, True]
+    """
+    return np.array([not text.strip() for text in outputs], dtype=bool)
 
 
 def pool_texts(frame: pd.DataFrame, columns: Sequence[str] = ("input", "output")) -> None:
@@ -105,9 +116,12 @@ class Transfers:
         for col in ("system", "setting", "source_style", "target_style"):
             frame[col] = frame[col].astype(str)
         pool_texts(frame)
-        for column in ("input", "output"):  # each distinct text checked once; the rows only when one is bad
-            if not all(isinstance(t, str) and t.strip() for t in pd.unique(frame[column])):
-                _check_texts(frame[column].tolist(), self.origin, column)
+        # each distinct text checked once; the rows only when one is bad.  An empty or whitespace-only output is
+        # a system's failure, scored (tsteval.metrics.failures); an empty input is an error.
+        if not all(isinstance(t, str) and t.strip() for t in pd.unique(frame["input"])):
+            _check_texts(frame["input"].tolist(), self.origin, "input")
+        if not all(isinstance(t, str) for t in pd.unique(frame["output"])):
+            _check_texts(frame["output"].tolist(), self.origin, "output", allow_empty=True)
         dup = frame.duplicated(["system", "setting", "item"])
         if dup.any():
             row = frame[dup].iloc[0]

@@ -59,7 +59,7 @@ def _dualrl_outputs_dir(dataset: str) -> Path:
 
 
 def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
-                on_empty_output: Literal["error", "drop"] = "error") -> Transfers:
+                on_empty_output: Literal["score", "error", "drop"] = "score") -> Transfers:
     """The system outputs published with DualRL: ``dualrl/outputs/{dataset}/SYSTEM/test.{0-1,1-0}.tsf``.
 
     Every directory is a system (``Human0..3`` are the human rewrites).  Items are 0..n0-1 for the lines of
@@ -75,8 +75,10 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
       ``dualrl/data/{dataset}/test.{s}`` when it has as many lines, else the other systems' input; any other
       difference from it is an error;
     * a line with no TAB whose line in the output-only ``test.{s}.tsf`` is empty is an empty output (GYAFC_Full
-      has a few hundred): an error by default, or with ``on_empty_output="drop"`` the item is left out for that
-      system -> ``extra["empty_outputs"]``.  Any other line without exactly one TAB is an error.
+      has a few hundred): by default kept as the empty text, a system's failure that every metric scores
+      (:mod:`tsteval.metrics.failures`); ``on_empty_output="error"`` refuses it, ``"drop"`` leaves the item out for
+      that system (which flatters it) -> ``extra["empty_outputs"]``.  Any other line without exactly one TAB is an
+      error.
     """
     out_dir = _dualrl_outputs_dir(dataset)
     available = sorted(p.name for p in out_dir.iterdir() if p.is_dir())
@@ -108,9 +110,12 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
                 if output is None:
                     if on_empty_output == "error":
                         raise InputError("no TAB: the system's output for this input is empty", path=path,
-                                         line=i + 1, fix='pass on_empty_output="drop" to leave such items out')
+                                         line=i + 1,
+                                         fix='pass on_empty_output="score" (the default) to score it as a failure')
                     extra["empty_outputs"].append((str(path), i + 1))
-                    continue
+                    if on_empty_output == "drop":
+                        continue
+                    output = ""
                 rows.append((system, "default", offset + i, original, output, style_label(dataset, s),
                              style_label(dataset, t)))
     coded = dataset in DUALRL_STYLES and dataset not in NAMED_LABELS

@@ -172,7 +172,8 @@ def load_parallel_files(inputs_path: str | Path, outputs_path: str | Path, **tra
     if str(inputs_path) == STDIN and str(outputs_path) == STDIN:
         raise InputError("the inputs and the outputs cannot both be read from standard input", path=STDIN_NAME,
                          fix="give one of the two as a file, or both on one stream as input<TAB>output lines")
-    inputs, outputs = read_text_lines(inputs_path), read_text_lines(outputs_path)
+    # an empty line of the outputs is a system's failure, scored (tsteval.metrics.failures); of the inputs, an error
+    inputs, outputs = read_text_lines(inputs_path), read_text_lines(outputs_path, allow_blank=True)
     if len(inputs.lines) != len(outputs.lines):
         raise InputError(f"{len(inputs.lines)} lines in {display_name(inputs_path)} but {len(outputs.lines)} lines in "
                          f"{display_name(outputs_path)}", path=display_name(outputs_path),
@@ -181,7 +182,8 @@ def load_parallel_files(inputs_path: str | Path, outputs_path: str | Path, **tra
 
 
 def load_tsv_transfers(path: str | Path, **transfer_kw: Any) -> Transfers:
-    """Transfers from ``input<TAB>output`` lines; ``transfer_kw`` as for ``load_parallel_files``."""
+    """Transfers from ``input<TAB>output`` lines (an empty output, ``input<TAB>``, is a system's failure, scored);
+    ``transfer_kw`` as for ``load_parallel_files``."""
     text = read_text_lines(path)
     pairs = [split_tsv_line(line, text.path, number) for number, line in enumerate(text.lines, 1)]
     return Transfers.from_pairs([p[0] for p in pairs], [p[1] for p in pairs], origin=display_name(path), **transfer_kw)

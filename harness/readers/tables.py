@@ -18,7 +18,7 @@ import pandas as pd
 
 from tsteval.core.errors import InputError, quote
 from tsteval.core.records import HP_PREFIX, TRANSFER_COLUMNS, Corpus, Transfers
-from tsteval.readers.lines import STDIN, Hints, argument_for, display_name, read_bytes, read_lines
+from tsteval.readers.lines import STDIN, Hints, argument_for, display_name, read_bytes, read_lines, read_text_lines
 from tsteval.readers.ratings import CATEGORICAL_RATINGS, HUMAN_PREFIX
 
 TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
@@ -33,6 +33,7 @@ class Table:
     path: str
     first_line: int | None  # file line of row 0 when rows map to lines one to one, else None
     hints: Hints | None = None  # keyword -> command-line flag, for the fixes in messages
+    empty_cells: bool = False  # an empty cell is the empty text (CSV, which has no missing value of its own)
 
     def where(self, row: int) -> dict[str, Any]:
         return {"path": self.path, "line": None if self.first_line is None else self.first_line + row}
@@ -54,28 +55,34 @@ class Table:
     def texts(self, name: str, role: str) -> list[str]:
         return self.text_column(name, role).tolist()
 
-    def text_column(self, name: str, role: str) -> pd.Series:
-        """The column ``name`` checked as non-empty text, each distinct value once (no Python object per row:
-        at 100k rows those are tens of MB the process keeps); a bad cell is an error naming its row."""
+    def text_column(self, name: str, role: str, allow_empty: bool = False) -> pd.Series:
+        """The column ``name`` checked as text, each distinct value once (no Python object per row: at 100k rows
+        those are tens of MB the process keeps); a bad cell is an error naming its row.  A text is kept as written,
+        line breaks inside it included.  ``allow_empty`` (the outputs: an empty one is a system's failure, scored)
+        lets empty and whitespace-only texts through, and an empty CSV cell is then the empty text."""
         column = self.column(name, role)
+        if allow_empty and self.empty_cells:
+            column = column.fillna("")
         try:
             codes, distinct = pd.factorize(column)
         except TypeError:  # an unhashable cell (a JSON list or object): found and named by _check_texts
-            self._check_texts(column.tolist(), name, role)
+            self._check_texts(column.tolist(), name, role, allow_empty)
             raise
-        if (codes < 0).any() or not all(isinstance(v, str) and v.strip() for v in distinct.tolist()):
-            self._check_texts(column.tolist(), name, role)
+        if (codes < 0).any() or not all(isinstance(v, str) and (allow_empty or v.strip()) for v in distinct.tolist()):
+            self._check_texts(column.tolist(), name, role, allow_empty)
         return column.reset_index(drop=True)
 
-    def _check_texts(self, values: list[object], name: str, role: str) -> None:
+    def _check_texts(self, values: list[object], name: str, role: str, allow_empty: bool = False) -> None:
         for row, value in enumerate(values):
             if is_missing(value):
                 raise InputError(f"row {row + 1}: the {role} ({name!r}) is missing", **self.where(row),
-                                 fix="fill in every cell of the column or drop the row")
+                                 fix="fill in every cell of the column or drop the row" + (
+                                     ' (an empty output is the text "", scored as a failure)' if allow_empty
+                                     else ""))
             if not isinstance(value, str):
                 raise InputError(f"row {row + 1}: the {role} (column {name!r}) is {_kind(value)} {quote(value)}, "
                                  "not text", **self.where(row), fix=f"write each {role} as one string")
-            if not value.strip():
+            if not allow_empty and not value.strip():
                 raise InputError(f"row {row + 1}: the {role} ({name!r}) is empty", **self.where(row))
 
     def labels(self, name: str, role: str) -> list[str]:
@@ -229,14 +236,16 @@ def read_table(path: str | Path, table_format: str | None = None, hints: Hints |
 
         pyarrow.default_memory_pool().release_unused()  # the decoding's buffers: as much again as the table
         return Table(frame, name, None, hints)
-    lines = read_lines(path)  # strict UTF-8, no blank lines
+    # Strict UTF-8; a blank line may be inside a quoted cell (a multi-line text: one text, its line breaks kept,
+    # CRLF read as LF), one outside any cell is no row.
+    lines = read_text_lines(path, allow_blank=True).lines
     try:
         # Every cell stays text ("NA", "null", "007" included); only a truly empty cell is missing.
         frame = pd.read_csv(io.StringIO("\n".join(lines)), dtype=str, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, csv.Error, ValueError) as exc:
         raise InputError(f"cannot parse as CSV: {exc}", path=name) from exc
     # Rows map to lines 2.. only when no quoted cell spans several lines.
-    return Table(frame, name, 2 if len(lines) == len(frame) + 1 else None, hints)
+    return Table(frame, name, 2 if len(lines) == len(frame) + 1 else None, hints, empty_cells=True)
 
 
 def frame_transfers(table: Table, input_col: str, output_col: str, source_col: str, target_col: str,
@@ -247,7 +256,7 @@ def frame_transfers(table: Table, input_col: str, output_col: str, source_col: s
     if frame.empty:
         raise InputError("the table has no rows", path=table.path)
     out = pd.DataFrame({"input": table.text_column(input_col, "input"),
-                        "output": table.text_column(output_col, "output")})
+                        "output": table.text_column(output_col, "output", allow_empty=True)})
     for role, col, constant in (("source_style", source_col, source_style), ("target_style", target_col, target_style),
                                 ("system", system_col, system), ("setting", setting_col, setting)):
         if col in frame.columns:

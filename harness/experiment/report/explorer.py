@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from tsteval.core.errors import TstevalError
 from tsteval.core.records import HP_PREFIX
 from tsteval.core.styles import direction_labels
 from tsteval.lexicons.lexicon import Lexicon
+from tsteval.metrics.failures import failure_counts
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard
 
@@ -122,9 +124,10 @@ def default_axes(columns: list[dict], tradeoff: tuple[str | None, str | None] = 
 
 
 def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None, placeholder: str = "<masked>",
-                  tradeoff: tuple[str | None, str | None] = (None, None)) -> dict:
+                  tradeoff: tuple[str | None, str | None] = (None, None), notices: Sequence[str] = ()) -> dict:
     """Everything the page shows, as one JSON-ready dict: columnar rows, the score columns with their direction and
-    signature, the correlation matrices and the default tradeoff axes."""
+    signature, the correlation matrices, the default tradeoff axes, the run's ``notices`` (its warnings:
+    :attr:`~tsteval.experiment.run.execute.Run.notices`) and the count of empty outputs per system."""
     frame = card.frame.reset_index(drop=True)
     scores = numeric_columns(card)
     if not scores:
@@ -152,7 +155,8 @@ def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None
     x, y = default_axes(columns, tradeoff)
     return {"title": title, "n": len(frame), "rows": rows, "scores": columns, "hyperparameters": hps,
             "masked": lexicon is not None, "placeholder": placeholder, "tradeoff": {"x": x, "y": y},
-            "correlations": correlations(frame, scores)}
+            "correlations": correlations(frame, scores), "notices": list(notices),
+            "empty_outputs": failure_counts(frame)}
 
 
 def _asset(name: str) -> str:
@@ -200,9 +204,11 @@ def read_explorer_data(path: str | Path) -> dict:
 
 
 def write_explorer(path: str | Path, card: Scorecard, *, title: str, lexicon: Lexicon | None = None,
-                   placeholder: str = "<masked>", tradeoff: tuple[str | None, str | None] = (None, None)) -> Path:
+                   placeholder: str = "<masked>", tradeoff: tuple[str | None, str | None] = (None, None),
+                   notices: Sequence[str] = ()) -> Path:
     """Write the explorer page for ``card`` to ``path`` (a file in a folder being written, e.g. a run's)."""
-    data = explorer_data(card, title=title, lexicon=lexicon, placeholder=placeholder, tradeoff=tradeoff)
+    data = explorer_data(card, title=title, lexicon=lexicon, placeholder=placeholder, tradeoff=tradeoff,
+                         notices=notices)
     Path(path).write_text(explorer_html(data), encoding="utf-8")
     return Path(path)
 
@@ -220,6 +226,15 @@ def _run_lexicon(directory: Path) -> Lexicon | None:
     if not origin.startswith(prefix) or not (data_root() / origin[len(prefix):]).is_file():
         return None
     return Lexicon.load(data_root() / origin[len(prefix):])
+
+
+def _run_notices(directory: Path) -> list[str]:
+    """The notices a run folder's ``notices.json`` keeps (none in a folder written before it)."""
+    from tsteval.core.errors import read_json
+    from tsteval.experiment.run.outputs import NOTICES_FILE
+
+    path = directory / NOTICES_FILE
+    return [str(line) for line in read_json(path, "run notices", fix="score again")] if path.is_file() else []
 
 
 def _run_tradeoff(directory: Path) -> tuple[str | None, str | None]:
@@ -245,7 +260,8 @@ def explore_folder(directory: str | Path, out: str | Path | None = None, lexicon
     card = Scorecard.load(directory)
     target = Path(out) if out is not None else directory / "explorer.html"
     words = Lexicon.load(lexicon) if lexicon is not None else _run_lexicon(directory)
-    data = explorer_data(card, title=directory.resolve().name, lexicon=words, tradeoff=_run_tradeoff(directory))
+    data = explorer_data(card, title=directory.resolve().name, lexicon=words, tradeoff=_run_tradeoff(directory),
+                         notices=_run_notices(directory))
     with output_file(target, "an explorer page", is_explorer, overwrite) as tmp:
         tmp.write_text(explorer_html(data), encoding="utf-8")
     if target.resolve().parent == directory.resolve():

@@ -22,7 +22,7 @@ from tsteval.experiment.compare.tradeoff import Tradeoff, frontier_reading, lowe
 from tsteval.experiment.manifest.loader import ReportSpec
 from tsteval.metaeval.pages import rating_tables, statistics_note
 from tsteval.metaeval.tables import MetaEvaluation
-from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables, sanity_notes
+from tsteval.metrics.joint.score import JointRecipe, leaderboard_tables
 from tsteval.metrics.registry import find_metric
 from tsteval.scorecard import Scorecard, wide_summary
 
@@ -119,7 +119,6 @@ def ranking_blocks(board: pd.DataFrame | None, recipe: JointRecipe | None, pairs
                         f"is `strap`), with a 95% percentile-bootstrap interval ({spec.bootstrap_resamples} "
                         f"resamples, seed {seed}); the factor columns are their means on the same rows. One table "
                         "per transfer direction. Full table: `leaderboard.csv`.")]
-        blocks += [Text(f"Warning: {note}") for note in sanity_notes(board)]
         for title, table in leaderboard_tables(board, recipe):
             blocks += [Heading(3, title), Table(table)]
     if pairs is not None:
@@ -177,8 +176,12 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
                                "(evaluation inputs removed unless the manifest says otherwise)"),
         "lexicon: " + ("none" if metadata["lexicon"] is None else
                        f"{metadata['lexicon']['words']} words from `{metadata['lexicon']['origin']}`"),
+        "empty outputs (failures, scored: style as not transferred, content 0, every other metric its worst, J 0): "
+        + (", ".join(f"{system} {n}" for system, n in metadata["empty_outputs"].items() if n) or "none"),
         "versions: " + ", ".join(f"{k} {v}" for k, v in metadata["versions"].items()),
     ))]
+    if metadata["notices"]:  # the run's warnings: leakage, swapped styles, the copy baseline's rank, ...
+        blocks += [Heading(2, "Notes"), Bullets(tuple(f"Warning: {note}" for note in metadata["notices"]))]
     if metadata["classifiers"]:
         rows = [{"name": name, **{k: c[k] for k in ("backend", "key", "cached", "n_train", "n_heldout", "accuracy",
                                                    "macro_f1")}} for name, c in metadata["classifiers"].items()]

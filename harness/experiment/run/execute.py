@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 @dataclass
 class Run:
     """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
-    resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
-    the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
+    resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``leakage``: the
     leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`); ``lm_server``: with an LM server, its
     model and the requests and tokens the run spent, per metric (:func:`~tsteval.experiment.run.outputs.server_cost`);
     ``requests``:
@@ -41,7 +40,6 @@ class Run:
     lexicon: object = None
     corpus_references: pd.DataFrame | None = None
     joint: JointRecipe | None = None
-    warnings: list[str] = field(default_factory=list)
     leakage: Leakage | None = None
     lm_server: dict[str, object] | None = None
     requests: Requests | None = None
@@ -57,12 +55,13 @@ class Run:
 
 
 def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tuple[list[str], list[str]]]:
-    """Input and output texts of every attribution modification; integrated gradients run once per text."""
+    """Input and output texts of every attribution modification; integrated gradients run once per text (not on a
+    failed, empty output: it stays empty)."""
     from tsteval.lexicons.attribution import AttributionMasker
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
 
     frame = card.frame
-    texts = sorted(set(frame["input"]) | set(frame["output"]))
+    texts = sorted(set(frame["input"]) | {t for t in frame["output"] if t.strip()})
     results = AttributionMasker(classifier, threshold=plan.attribution_threshold,
                                 n_steps=plan.attribution_steps).attributions(texts)
     out = {}
@@ -72,7 +71,7 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
                                        placeholder=plan.placeholder, n_steps=plan.attribution_steps,
                                        neutral_texts=plan.attribution_neutral)
             rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
-            out[label] = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
+            out[label] = ([rendered[t] for t in frame["input"]], [rendered.get(t, t) for t in frame["output"]])
     return out
 
 
@@ -89,13 +88,13 @@ def execute(plan: Plan, log: Log = silent) -> Run:
 
 def _execute(plan: Plan, log: Log) -> Run:
     """:func:`execute` inside its thread setting."""
-    from tsteval.classifiers.corpus_checks import warn
     from tsteval.core.styles import with_style_names
     from tsteval.experiment.run.leakage import leakage
     from tsteval.experiment.run.overlap import Overlap, overlap_workers
     from tsteval.experiment.run.sentences import SentenceJob
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
+    from tsteval.metrics.failures import answers, failure_notice
     from tsteval.metrics.languages import plan_warnings
     from tsteval.metrics.naturalness.registry import CPU_SCORERS
 
@@ -107,17 +106,21 @@ def _execute(plan: Plan, log: Log) -> Run:
                       for name, n in plan.baseline_notes.items() if n))
     resources = Resources(resource_options(plan), log)
     for line in plan_warnings(plan):
-        warn(line)
+        result.notice(line)
     if plan.dry_run:
         from tsteval.experiment.run.dry_run import lm_requests
 
-        result.requests = lm_requests(plan, Scorecard(card.frame.copy()), resources)  # the card stays unscored
+        # the card stays unscored; a failed output is sent nothing (:func:`~tsteval.metrics.failures.answers`)
+        result.requests = lm_requests(plan, Scorecard(answers(card).frame.copy()), resources)
         return result
     models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
     result.trained = resources.trained
     result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
     for line in result.leakage.warnings:
-        warn(line)
+        result.notice(line)
+    failures = failure_notice(card.frame)
+    if failures is not None:
+        result.notice(failures)
     pairs = {key: resources.get("pair_classifier", key) for key in resources.options.pair_classifiers}
     if plan.lexicon is not None:
         result.lexicon = resources.get("lexicon").value
@@ -128,17 +131,20 @@ def _execute(plan: Plan, log: Log) -> Run:
                       placeholder=plan.placeholder, resources=resources, params=plan.params)
     workers = 0 if plan.engine == "ray" else overlap_workers(
         plan.device, plan.workers, any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications))
+    # the rows a scorer that cannot read an empty output scores (every row unless a system failed on some)
+    answered = answers(card) if plan.naturalness or plan.judges or pairs else card
     with Overlap(workers) if workers else nullcontext() as overlap:
         if overlap is not None:  # the CPU-side metrics start in other processes while the GPU's models load
             rest = overlap.start_sentences(card, job)
             if set(plan.naturalness) & set(CPU_SCORERS):
-                overlap.start_naturalness(card, plan.naturalness, resources.get("human_corpus").value, plan.seed,
-                                          plan.folds, resources.options)
+                overlap.start_naturalness(answered, plan.naturalness, resources.get("human_corpus").value,
+                                          plan.seed, plan.folds, resources.options)
         for modification in plan.modifications:  # every resource built (or refused) before any score
             for name in erasable(content) if modification == ERASE else content:
                 resources.scorer_arguments(registry.METRICS[name], modification, erase=modification == ERASE)
         remote = _remote_lm(plan, resources)
-        _score(plan, result, job, rest if overlap is not None else job, resources, models, pairs, overlap, log)
+        _score(plan, result, answered, job, rest if overlap is not None else job, resources, models, pairs, overlap,
+               log)
     if remote is not None:
         from tsteval.experiment.run.outputs import server_cost
 
@@ -164,15 +170,17 @@ def _remote_lm(plan: Plan, resources: Resources) -> object:
     return remote
 
 
-def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resources: Resources, models: dict,
-           pairs: dict, overlap: Overlap | None, log: Log) -> None:
+def _score(plan: Plan, result: Run, answered: Scorecard, job: SentenceJob, rest: SentenceJob, resources: Resources,
+           models: dict, pairs: dict, overlap: Overlap | None, log: Log) -> None:
     """:func:`_execute` once every resource is built (``models``: the style classifiers, ``pairs``: the pair
     classifiers): every column of ``plan`` into ``result.card``; with ``overlap``, what it took is scored in its
-    processes and ``rest`` of the per-sentence ``job`` here."""
-    from tsteval.classifiers.corpus_checks import warn
+    processes and ``rest`` of the per-sentence ``job`` here.  Naturalness, the LM metrics and the pair classifiers
+    score the ``answered`` rows (:func:`~tsteval.metrics.failures.answers`), and each failed output gets their
+    worst value (:func:`~tsteval.metrics.failures.fill_failures`); content is 0 on it."""
     from tsteval.experiment.run.sentences import score_sentences
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+    from tsteval.metrics.failures import content_failures, fill_failures
     from tsteval.metrics.languages import record_language
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning
@@ -195,7 +203,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
         swapped = swapped_labels_warning(card.frame["input"].tolist(), card.frame["target_style"].tolist(), hits,
                                          name)
         if swapped is not None:
-            warn(swapped)
+            result.notice(swapped)
     if plan.references is not None:
         from tsteval.metrics.content.references import score_references
 
@@ -205,30 +213,34 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
         result.policy |= counts
         log(f"content @ref ({len(plan.references)} references): {', '.join(content)} in "
             f"{time.perf_counter() - start:.1f} s")
+    content_failures(card, [c for c in card.metrics
+                            if registry.metric_of(c, card.signatures[c]).aspect == "content"])
     for name in plan.naturalness:
-        if overlap is not None and overlap.naturalness(card, name, log):
+        if overlap is not None and overlap.naturalness(answered, name, log):
             continue
         start = time.perf_counter()
-        NATURALNESS_METRICS[name](card, resources.get("human_corpus").value, plan.seed, plan.folds,
+        NATURALNESS_METRICS[name](answered, resources.get("human_corpus").value, plan.seed, plan.folds,
                                   resources=resources)
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
     if plan.judges:
         from tsteval.metrics.judges.scorer import score_judges
 
         start = time.perf_counter()
-        score_judges(card, plan.judges, resources, plan.params, plan.text_form, plan.style_name, plan.language_model)
+        score_judges(answered, plan.judges, resources, plan.params, plan.text_form, plan.style_name,
+                     plan.language_model)
         log(f"LM metrics {', '.join(plan.judges)} with {plan.language_model} in {time.perf_counter() - start:.1f} s")
     if pairs:
         from tsteval.metrics.compatibility.compliancy import match_probability
     for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):
-        rows = list(zip(card.frame[texts], card.frame["output"], strict=True)) if names else []
+        rows = list(zip(answered.frame[texts], answered.frame["output"], strict=True)) if names else []
         for name in names:
             built = pairs[f"{metric}/{name}"]
             probability = match_probability(built.value, rows)
             columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
             for column in columns:
-                card.add(f"{column}@{name}", probability,
+                answered.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+    fill_failures(card, answered)
     record_language(card.signatures, plan.language)  # before J, whose signature hashes its parts' signatures
     result.joint = _joint(plan, card, log)
     if result.joint is not None:
@@ -236,8 +248,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
 
         fluency = fluency_warning(card, result.joint)
         if fluency is not None:
-            warn(fluency)
-            result.warnings.append(fluency)
+            result.notice(fluency)
 
 
 def _joint(plan: Plan, card: Scorecard, log: Log) -> JointRecipe | None:

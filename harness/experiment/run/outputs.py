@@ -13,21 +13,25 @@ if TYPE_CHECKING:
     from tsteval.experiment.run.execute import Run
 
 POLICY_FILE = "policy.json"
+NOTICES_FILE = "notices.json"
 LM_SERVER_FILE = "lm_server.json"
 
 
 def write_scored(folder: Path, result: Run, summary: pd.DataFrame, board: pd.DataFrame | None) -> None:
     """Write into ``folder`` (a run's temporary folder): ``scorecard.{csv,parquet}``, ``signatures.json``,
-    ``summary.{csv,md}``; ``leaderboard.{csv,md}`` with ``board`` (with J's warnings and the copy sanity check);
+    ``summary.{csv,md}`` (with the run's notices: :attr:`~tsteval.experiment.run.execute.Run.notices`);
+    ``leaderboard.{csv,md}`` with ``board`` (with the notices and the copy sanity check); ``notices.json``: the
+    notices, a list of lines;
     ``references.{csv,md}`` when content was scored against references; ``policy.json``: per content column, how
     many pairs the empty/OOV policy decided; ``leakage.json``: the leakage counts
     (:mod:`tsteval.experiment.run.leakage`); ``lm_server.json`` with an LM server: what it cost
     (:func:`server_cost`)."""
-    result.card.write(folder, summary)
+    result.card.write(folder, summary, result.notices)
+    (folder / NOTICES_FILE).write_text(json.dumps(result.notices, indent=2, ensure_ascii=False), encoding="utf-8")
     if board is not None:
         from tsteval.metrics.joint.score import write_leaderboard
 
-        write_leaderboard(folder, board, result.joint, result.warnings)
+        write_leaderboard(folder, board, result.joint, result.notices)
     corpus = result.corpus_references
     if corpus is not None and not corpus.empty:
         from tsteval.metrics.content.references import corpus_markdown

@@ -27,6 +27,7 @@ from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import Run, execute
 from tsteval.metaeval.pages import write_files
 from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
+from tsteval.metrics.failures import failure_counts
 from tsteval.readers.ratings import empty_ratings
 from tsteval.scorecard import Scorecard
 
@@ -139,6 +140,7 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
         "versions": {lib: package_version(lib) for lib in ("tsteval", "numpy", "pandas", "scikit-learn", "torch",
                                                            "matplotlib", "sacrebleu", "POT")},
         "leakage": None if result.leakage is None else result.leakage.counts,
+        "notices": result.notices, "empty_outputs": failure_counts(card.frame),
         "lm_server": result.lm_server,
         "signatures": card.signatures,
     }
@@ -184,7 +186,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
 
         board = leaderboard(card, result.joint, manifest.report.bootstrap_resamples, manifest.options.seed)
         for note in sanity_notes(board):
-            log(f"warning: {note}")
+            result.notice(note)
     pairs = significance(card, manifest, result.joint)
 
     with output_directory(out, "run", overwrite) as tmp:
@@ -211,7 +213,8 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
                      manifest.report, manifest.tradeoff.style, manifest.tradeoff.content, board=board,
                      recipe=result.joint, pairs=pairs)
         write_explorer(tmp / "explorer.html", card, title=manifest.name, lexicon=result.lexicon,
-                       placeholder=plan.placeholder, tradeoff=(manifest.tradeoff.style, manifest.tradeoff.content))
+                       placeholder=plan.placeholder, tradeoff=(manifest.tradeoff.style, manifest.tradeoff.content),
+                       notices=result.notices)
     log(f"run written to {out} in {time.perf_counter() - start:.1f} s")
     if result.lm_server is not None:
         from tsteval.experiment.run.outputs import server_cost_table

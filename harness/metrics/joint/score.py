@@ -49,6 +49,7 @@ import pandas as pd
 from tsteval.core import markdown as md
 from tsteval.core.errors import TstevalError
 from tsteval.core.options import check_column_name
+from tsteval.core.records import failed
 from tsteval.core.signature import content_hash
 from tsteval.core.styles import direction_label, style_names
 from tsteval.metrics.registry import METRICS, find_metric
@@ -239,13 +240,15 @@ def score_joint(card: Scorecard, recipe: JointRecipe) -> str:
 
 def leaderboard(card: Scorecard, recipe: JointRecipe, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """One ranking per transfer direction (source style -> target style): per (system, setting) the mean J with its
-    95% percentile-bootstrap interval and the mean of each factor (on the same resamples), sorted by J."""
+    95% percentile-bootstrap interval and the mean of each factor (on the same resamples), sorted by J; ``n_empty``:
+    how many outputs are empty (failures, J 0: :mod:`tsteval.metrics.failures`)."""
     from tsteval.aggregate import bootstrap_means
 
     if recipe.column not in card.frame.columns:
         raise TstevalError(f"the leaderboard needs the column {recipe.column!r}: score J first (score_joint)")
     frame = card.frame[["system", "setting", "source_style", "target_style"]].copy()
     frame["J"] = card.frame[recipe.column].to_numpy(float)
+    frame["failed"] = failed(card.frame["output"])
     for name, component in recipe.components.items():
         frame[name] = component.values(card)
     rows, names = [], style_names(card.frame)
@@ -255,7 +258,8 @@ def leaderboard(card: Scorecard, recipe: JointRecipe, n_resamples: int = 1000, s
                                 seed=seed)
         rows.append({"source_style": source, "target_style": target,
                      "direction": direction_label(source, target, names), "system": system, "setting": setting,
-                     "n": len(group), "J": stats["J"][0], "J_low": stats["J"][1], "J_high": stats["J"][2],
+                     "n": len(group), "n_empty": int(group["failed"].sum()), "J": stats["J"][0],
+                     "J_low": stats["J"][1], "J_high": stats["J"][2],
                      **{name: stats[name][0] for name in FACTORS}})
     board = pd.DataFrame(rows).sort_values(["source_style", "target_style", "J"], ascending=[True, True, False],
                                            kind="stable")
@@ -279,25 +283,29 @@ def leaderboard_tables(board: pd.DataFrame, recipe: JointRecipe) -> list[tuple[s
     for _, part in board.groupby(["source_style", "target_style"], sort=False):
         shown = part.assign(J=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in
                                zip(part["J"], part["J_low"], part["J_high"], strict=True)])
-        shown = shown[["rank", "system", "setting", "n", "J", *FACTORS]].rename(
+        empty = ["n_empty"] if board["n_empty"].any() else []  # the failed outputs, where there are any
+        shown = shown[["rank", "system", "setting", "n", *empty, "J", *FACTORS]].rename(
             columns={"J": f"{recipe.column} [95% CI]", **names})
         out.append((str(part["direction"].iloc[0]), shown.reset_index(drop=True)))
     return out
 
 
 def leaderboard_notes(board: pd.DataFrame, warnings: Sequence[str] = ()) -> list[str]:
-    """The warning lines a leaderboard carries: ``warnings`` (e.g. :func:`fluency_warning`), then
-    :func:`sanity_notes`."""
-    return [*warnings, *sanity_notes(board)]
+    """The warning lines a leaderboard carries: ``warnings`` (e.g. :func:`fluency_warning`, or every notice of the
+    run: :attr:`tsteval.experiment.run.execute.Run.notices`), then the :func:`sanity_notes` not among them."""
+    return list(dict.fromkeys([*warnings, *sanity_notes(board)]))
 
 
-def leaderboard_markdown(board: pd.DataFrame, recipe: JointRecipe, warnings: Sequence[str] = ()) -> str:
+def leaderboard_markdown(board: pd.DataFrame, recipe: JointRecipe, warnings: Sequence[str] | None = ()) -> str:
     """The leaderboard section of ``summary.md`` (and ``leaderboard.md``): its warning lines (see
-    :func:`leaderboard_notes`), then one escaped Markdown table per direction."""
+    :func:`leaderboard_notes`; none with ``warnings=None``, for a page that shows them already), then one escaped
+    Markdown table per direction."""
     lines = ["", f"## Leaderboard: {md.inline(recipe.column)} per transfer direction", "",
              md.inline(f"J = mean over sentences of {recipe.style} × {recipe.content} × {recipe.fluency} "
-                       "(each factor in [0, 1]; the factor columns are their means)."), ""]
-    lines += [f"**Warning:** {md.inline(note)}\n" for note in leaderboard_notes(board, warnings)]
+                       "(each factor in [0, 1]; the factor columns are their means; an empty output is a "
+                       "failure: J 0; n_empty counts them)."), ""]
+    if warnings is not None:
+        lines += [f"**Warning:** {md.inline(note)}\n" for note in leaderboard_notes(board, warnings)]
     for title, table in leaderboard_tables(board, recipe):
         lines += [f"### {md.inline(title)}", "", md.table(table, lambda v: f"{v:.3f}" if isinstance(v, float)
                                                               else str(v)), ""]
@@ -320,10 +328,11 @@ def leaderboard_text(board: pd.DataFrame, recipe: JointRecipe, warnings: Sequenc
 def write_leaderboard(directory: str | Path, board: pd.DataFrame, recipe: JointRecipe,
                       warnings: Sequence[str] = ()) -> None:
     """Write ``leaderboard.csv`` (its column ``copy_above`` marks the systems ``baseline:copy`` outranks) and
-    ``leaderboard.md``, and append the leaderboard to ``summary.md`` in ``directory``."""
+    ``leaderboard.md`` with the ``warnings``, and append the leaderboard to ``summary.md`` in ``directory`` (whose
+    notes carry the warnings: :meth:`~tsteval.scorecard.Scorecard.write`)."""
     directory = Path(directory)
     board.to_csv(directory / "leaderboard.csv", index=False)
-    text = leaderboard_markdown(board, recipe, warnings)
-    (directory / "leaderboard.md").write_text(text.lstrip("\n"), encoding="utf-8")
+    (directory / "leaderboard.md").write_text(leaderboard_markdown(board, recipe, warnings).lstrip("\n"),
+                                              encoding="utf-8")
     with (directory / "summary.md").open("a", encoding="utf-8") as summary:
-        summary.write(text)
+        summary.write(leaderboard_markdown(board, recipe, None))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.core.errors import LabelMismatchError
+from tsteval.metrics.failures import answered_outputs
 from tsteval.metrics.style.declarations import STYLE
 from tsteval.metrics.style.intensity import (
     normalized_sti,
@@ -73,13 +74,15 @@ def style_columns(card: Scorecard, classifier: object, name: str, *, model_id: s
     for the input is its target style (the rows are scored independently, so any slice of the transfers gets the
     same values; :func:`swapped_labels_warning` reads the returned flags of all rows).
 
-    ``model_id`` identifies the trained classifier in the signatures (e.g. its cache key).
+    ``model_id`` identifies the trained classifier in the signatures (e.g. its cache key).  An empty output (a
+    system's failure) is scored as not transferred: the classifier reads the input in its place
+    (:mod:`tsteval.metrics.failures`).
     """
     frame = card.frame
     target = class_indices(classifier, frame["target_style"].tolist(), "target_style")
     class_indices(classifier, frame["source_style"].tolist(), "source_style")
     p_in = predict_unique(classifier, frame["input"].tolist())
-    p_out = predict_unique(classifier, frame["output"].tolist())
+    p_out = predict_unique(classifier, answered_outputs(frame))  # a failed output scores as not transferred
     classes = ",".join(str(c) for c in classifier.classes_)
     values = {
         "sti": signed_emd(p_in, p_out, target, ground=ground),

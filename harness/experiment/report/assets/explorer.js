@@ -31,6 +31,12 @@
     `${data.n} transfers, ${unique(R.system).length} systems, ${scores.length} score columns` +
     (data.masked ? `; masked text: lexicon words replaced by ${data.placeholder}, as the @mask metrics saw them` :
       "; no lexicon, so no masked text");
+  /* the run's warnings (leakage, swapped styles, the copy baseline's rank, empty outputs, ...), as text */
+  const failures = Object.entries(data.empty_outputs || {}).filter(([, n]) => n > 0);
+  const notices = document.getElementById("notices");
+  for (const line of data.notices || []) notices.appendChild(el("li", "Warning: " + line));
+  notices.appendChild(el("li", "Empty outputs per system (scored as failures): " +
+    (failures.length ? failures.map(([s, n]) => `${s} ${n}`).join(", ") : "none")));
 
   /* ---- filters: our layer over Tabulator's filter function ---- */
   const state = { system: "", setting: "", direction: "", search: "", ranges: {} };
