@@ -39,7 +39,7 @@ from tsteval.classifiers.base import (
     load_classifier,
 )
 from tsteval.classifiers.calibration import apply_temperature, fit_temperature, temperature_nll
-from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.errors import InputError, TstevalError, did_you_mean
 
 MEMBERS_DIR = "members"
 TEMPERATURES_FILE = "temperatures.json"
@@ -103,7 +103,8 @@ class EnsembleClassifier(TextClassifier):
         for name in names:
             if name not in choices:
                 raise ParameterError(self.backend, "members", self.members,
-                                     f"names {name!r}, which is not one of the backends {choices}",
+                                     f"names {name!r}, which is not one of the backends {choices}"
+                                     f"{did_you_mean(name, choices, '; ')}",
                                      ",".join(n for n in names if n in choices) or "fasttext,tfidf-lr")
         if len(set(names)) != len(names):
             raise ParameterError(self.backend, "members", self.members, "names a backend twice; give each once "

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.options import key_value_pairs, key_values
 from tsteval.core.records import Transfers
 from tsteval.experiment.options import from_args
@@ -74,7 +74,8 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
                            "train-classifier), --content METRICS, --naturalness NAMES or --hh NAME=DIR")
     unknown = [n for n in names if n not in NATURALNESS_METRICS]
     if unknown:
-        raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
+        raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}"
+                           + "".join(did_you_mean(n, NATURALNESS_METRICS, f"; {n!r}: ") for n in unknown))
     from tsteval.readers import lines
 
     human = None
