@@ -1,5 +1,6 @@
 """Labels (issue 56 item 7): every tradeoff axis, plot title and report heading names the metric it shows (a
-``target_acc`` axis is not "style transfer intensity"), and the explorer opens on the report's axes."""
+``target_acc`` axis is not "style transfer intensity"), the explorer opens on the report's axes, ``score --dualrl``
+takes the systems to score (checked, with the nearest names), and a manifest's ``sample:`` says what it is."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from badinput import run_cli
 from test_outputs import data  # noqa: F401  (data is a fixture)
 
+from tsteval.core.errors import TstevalError
 from tsteval.experiment.report.explorer import read_explorer_data
 
 
@@ -67,3 +69,46 @@ def test_the_explorer_opens_on_the_reports_axes(name: str, axes: tuple[str, str]
     outcome = run_cli(["explore", run, "--out", tmp_path / "again.html", "--quiet"], capsys)
     assert outcome.code == 0, outcome.err
     assert read_explorer_data(tmp_path / "again.html")["tradeoff"] == dict(zip("xy", axes, strict=True))
+
+
+def test_score_dualrl_takes_the_systems_to_score(data_root: Path, tmp_path: Path, capsys) -> None:
+    import pandas as pd
+
+    command = ["score", "--dualrl", "GYAFC", "--content", "bleu", "--quiet", "--out", tmp_path / "run"]
+    outcome = run_cli([*command, "--systems", "DualRL,Human0"], capsys)
+    assert outcome.code == 0, outcome.err
+    card = pd.read_parquet(tmp_path / "run" / "scorecard.parquet")
+    assert sorted(card["system"].unique()) == ["DualRL", "Human0"] and len(card) == 2 * 1000
+    outcome = run_cli([*command[:-1], tmp_path / "bad", "--systems", "DualRl,human0"], capsys)
+    assert outcome.code == 2 and not (tmp_path / "bad").exists()
+    assert outcome.error.endswith("'DualRl': did you mean 'DualRL'? (only the case differs); 'human0': did you "
+                                  "mean 'Human0'? (only the case differs)")
+    outcome = run_cli(["score", "--mir", "--content", "bleu", "--systems", "CAE", "--out", tmp_path / "m"], capsys)
+    assert outcome.code == 2 and "the systems ['CAE'] are not among the systems ['ARAE', 'CAAE', 'DAR']" in \
+        outcome.error and outcome.error.endswith("did you mean 'CAAE'?")
+
+
+def test_a_manifests_systems_of_a_rated_set_are_checked(data_root: Path, tmp_path: Path) -> None:
+    from tsteval.experiment.manifest.files import load_transfers
+    from tsteval.experiment.manifest.loader import load_manifest
+
+    path = tmp_path / "m.yaml"
+    path.write_text("transfers: {published: mir, systems: [CAAE, dar]}\nmetrics: {content: {metrics: [bleu]}}\n")
+    with pytest.raises(TstevalError, match=r"the systems \['dar'\] .*'dar': did you mean 'DAR'\? \(only the case"):
+        load_transfers(load_manifest(path).transfers, seed=0)
+
+
+def test_a_manifests_sample_says_what_it_is(data_root: Path, tmp_path: Path, capsys) -> None:
+    """``sample: 100`` is 100 items over both directions (46 and 54 on DualRL's Yelp test set, seed 0), not 100 per
+    direction: the log and run.json say so."""
+    path = tmp_path / "m.yaml"
+    path.write_text("transfers: {published: dualrl, dataset: yelp, systems: [DualRL], sample: 100}\n"
+                    "metrics: {content: {metrics: [bleu]}}\n")
+    outcome = run_cli(["run", path, "--out", tmp_path / "run"], capsys)
+    assert outcome.code == 0, outcome.err
+    said = ("sample: 100 items drawn from the 1000 of all directions together, not 100 per direction "
+            "(0 → 1: 46 of 500, 1 → 0: 54 of 500)")
+    assert f"[tsteval] {said}" in outcome.err.splitlines()
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["sample"] == {
+        "items": 100, "kept": 100, "of": 1000, "per_direction": {"0 → 1": [46, 500], "1 → 0": [54, 500]},
+        "text": said}

@@ -162,7 +162,18 @@ SCORE_HINTS = {"split": "--split", "table_format": "--table-format", "source_sty
 
 
 def _transfers_of_args(args: argparse.Namespace) -> Transfers:
-    from tsteval.readers import dualrl, huggingface, lines, mir, tables
+    """The transfers the arguments name, only those of ``--systems`` when given (DualRL reads only their files)."""
+    from tsteval.readers import dualrl
+
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems is not None else None
+    if args.dualrl:
+        return dualrl.load_dualrl(args.dualrl, systems)
+    transfers = _source_of_args(args)
+    return transfers if systems is None else transfers.of_systems(systems)
+
+
+def _source_of_args(args: argparse.Namespace) -> Transfers:
+    from tsteval.readers import huggingface, lines, mir, tables
 
     meta = {"system": args.system, "setting": args.setting}
     if args.pairs or args.tsv:
@@ -181,7 +192,5 @@ def _transfers_of_args(args: argparse.Namespace) -> Transfers:
         return huggingface.load_hf_transfers(args.hf, split=args.split, hints=SCORE_HINTS, **constants)
     if args.mir:
         return mir.load_mir()
-    if args.dualrl:
-        return dualrl.load_dualrl(args.dualrl)
     raise TstevalError("give the transfers: --pairs INPUTS OUTPUTS, --tsv FILE, --table FILE, --hf DATASET, --mir "
                        "or --dualrl")

@@ -139,6 +139,7 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
                                                            "matplotlib", "sacrebleu", "POT")},
         "leakage": None if result.leakage is None else result.leakage.counts,
         "lm_server": result.lm_server,
+        "sample": plan.transfers.extra.get("sample"),
         "tradeoff": {"style": m.tradeoff.style, "content": m.tradeoff.content, "naturalness": m.tradeoff.naturalness},
         "signatures": card.signatures,
     }
