@@ -140,3 +140,22 @@ def test_an_option_the_backend_ignores_is_accepted_and_said_once(options: list[s
         f"tsteval: warning: {given}: backend 'tfidf-lr' has no such setting and ignores it (fastText and the "
         "ensemble's fastText member take --threads; the neural backends --device)"]
     assert (tmp_path / "m" / "tsteval-classifier.json").is_file()
+
+
+@pytest.mark.parametrize(("option", "fragment"), [
+    (["--content", "bleu", "--baselines", "cpy"], "unknown baselines ['cpy']; choose from ['copy', 'delete-lexicon', "
+                                                  "'retrieve-nearest']; 'cpy': did you mean 'copy'?"),
+    (["--content", "bleu", "--engine", "rya"],
+     "engine must be one of ['local', 'ray'], not 'rya'; did you mean 'ray'?"),
+    (["--content", "bleu", "--modification", "none,maks"], "'maks': did you mean 'mask'?"),
+    (["--naturalness", "kn4"], "unknown naturalness scorers ['kn4']; choose from"),
+    (["--metrics", "recommended:sentimnt"], "no such task family; choose from ['sentiment', 'formality', 'toxicity'] "
+                                            "(or recommended alone, the profile pooled over them); did you mean "
+                                            "'sentiment'?"),
+    (["--naturalness", "smollm2", "--language-model", "gema3-270m"], "did you mean 'gemma3-270m'?"),
+])
+def test_every_other_unknown_name_suggests_the_nearest(option: list[str], fragment: str, data: Path,  # noqa: F811
+                                                       tmp_path: Path, capsys) -> None:
+    outcome = expect_error(["score", "--pairs", data / "pos.txt", data / "neg.txt", "--source-style", "pos",
+                            "--target-style", "neg", *option, "--out", tmp_path / "run", "--quiet"], capsys, fragment)
+    assert outcome.error.endswith("?") and not (tmp_path / "run").exists()
