@@ -159,3 +159,13 @@ def test_every_other_unknown_name_suggests_the_nearest(option: list[str], fragme
     outcome = expect_error(["score", "--pairs", data / "pos.txt", data / "neg.txt", "--source-style", "pos",
                             "--target-style", "neg", *option, "--out", tmp_path / "run", "--quiet"], capsys, fragment)
     assert outcome.error.endswith("?") and not (tmp_path / "run").exists()
+
+
+def test_a_classifier_name_referred_to_suggests_the_nearest(data: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    command = argv("score", data, tmp_path / "run")
+    command[command.index("--classifier") + 1] = f"lr={data / 'style'}"
+    expect_error([*command, "--content", "bleu", "--modification", "attribution-mask", "--attribution", "lrr"],
+                 capsys, "--attribution 'lrr' is not a --classifier NAME (['lr']); did you mean 'lr'?")
+    transfers = tsteval.Transfers.from_pairs(["good x"], ["bad x"], source_style="pos", target_style="neg")
+    with pytest.raises(TstevalError, match=r"style classifiers \['LR'\] .*'LR': did you mean 'lr'\? \(only the case"):
+        tsteval.Plan(transfers, classifiers={"lr": data / "style"}, style=["LR"])

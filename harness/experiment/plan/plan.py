@@ -141,7 +141,8 @@ class Plan(RunOptions):
                 check_column_name(name, kind)
         unknown = [n for n in self.style_names if n not in self.classifiers]
         if unknown:
-            raise TstevalError(f"style classifiers {unknown} are not among the classifiers {list(self.classifiers)}")
+            raise TstevalError(f"style classifiers {unknown} are not among the classifiers {list(self.classifiers)}"
+                               + "".join(did_you_mean(n, self.classifiers, f"; {n!r}: ") for n in unknown))
         hub = [n for n, c in self.classifiers.items() if is_ready_made(c)]
         stray = [n for n in self.classifier_labels if n not in hub]
         if stray:

@@ -124,7 +124,7 @@ def _attribution_of_args(args: argparse.Namespace, classifiers: Mapping[str, str
     if args.attribution is not None:
         if args.attribution not in classifiers:
             raise TstevalError(f"--attribution {args.attribution!r} is not a --classifier NAME "
-                               f"({sorted(classifiers)})")
+                               f"({sorted(classifiers)}){did_you_mean(args.attribution, classifiers, '; ')}")
         chosen = [args.attribution]
     else:
         chosen = [n for n, d in classifiers.items()
