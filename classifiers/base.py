@@ -37,7 +37,7 @@ from sklearn.utils._param_validation import Interval, make_constraint
 
 from tsteval.classifiers.text_forms import TEXT_FORM, in_form, read_text_form, training_form, write_text_form
 from tsteval.classifiers.training_texts import TRAINING_TEXTS, read_training_texts, text_digests, write_training_texts
-from tsteval.core.errors import InputError, LabelMismatchError, TstevalError, quote, read_json
+from tsteval.core.errors import InputError, LabelMismatchError, TstevalError, did_you_mean, quote, read_json
 from tsteval.core.integrity import file_problem, files_under, integrity_hash, record_files, records_problem
 from tsteval.core.signature import content_hash, package_version
 
@@ -125,7 +125,8 @@ class ParameterError(TstevalError):
 def backend_class(name: str) -> type[TextClassifier]:
     """The classifier class registered under ``name``."""
     if name not in BACKENDS:
-        raise TstevalError(f"unknown classifier backend {name!r}; choose one of {sorted(BACKENDS)}")
+        raise TstevalError(f"unknown classifier backend {name!r}; choose one of {sorted(BACKENDS)}"
+                           f"{did_you_mean(name, BACKENDS, '; ')}")
     module, attr = BACKENDS[name].split(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -342,13 +343,37 @@ def fitted_identity(model: SavedClassifier) -> str:
         return saved_identity(model.save(Path(tmp) / "model"), model.manifest_name)
 
 
+# How many saved models below a folder that is not one the error lists (the first ones, sorted) and how deep it looks.
+_LISTED = 8
+_DEPTH = 2
+
+
+def not_saved(directory: Path, manifest_name: str, what: str) -> str:
+    """Why ``directory`` is not a saved tsteval ``what``, in one line: it does not exist (its folder's nearest
+    entries suggested), it is a file, or it is a folder without ``manifest_name`` (the saved models up to
+    :data:`_DEPTH` levels below it listed, when there are any)."""
+    if not directory.exists():
+        parent = directory.parent
+        nearby = [p.name for p in parent.iterdir()] if parent.is_dir() else []
+        return f"the {what} folder {directory} does not exist{did_you_mean(directory.name, nearby, '; ')}"
+    if not directory.is_dir():
+        return f"{directory} is a file; a saved tsteval {what} is a folder with {manifest_name}"
+    found = sorted(m.parent for depth in range(1, _DEPTH + 1) for m in directory.glob("*/" * depth + manifest_name))
+    message = f"{directory} is not a saved tsteval {what} (no {manifest_name})"
+    if not found:
+        return message
+    shown = ", ".join(str(f) for f in found[:_LISTED]) + (f" and {len(found) - _LISTED} more" if
+                                                           len(found) > _LISTED else "")
+    return f"{message}, but it holds {len(found)}: {shown}; give one of them"
+
+
 def load_saved(directory: str | Path, manifest_name: str, resolve: Callable[[str], type[SavedClassifier]],
                what: str, label_noun: str, expected_classes: Sequence[object] | None = None) -> SavedClassifier:
     """Load a model saved by :meth:`SavedClassifier.save`, verified by :func:`verify_saved` first; a label set
     other than ``expected_classes`` is an error."""
     directory = Path(directory)
     if not (directory / manifest_name).is_file():
-        raise TstevalError(f"{directory} is not a saved tsteval {what} (no {manifest_name})")
+        raise TstevalError(not_saved(directory, manifest_name, what))
     cls, params, classes = verify_saved(directory, manifest_name, resolve)
     if expected_classes is not None and sorted(str(c) for c in expected_classes) != classes:
         raise LabelMismatchError(

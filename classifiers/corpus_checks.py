@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from scipy.stats import binomtest
 
+from tsteval.classifiers.training_texts import normalised
 from tsteval.core.errors import InputError, quote
 from tsteval.core.records import Corpus
 
@@ -58,6 +59,24 @@ def shared_styles(corpus: Corpus) -> dict[str, list[str]]:
     for text, label in zip(corpus.texts, corpus.labels, strict=True):
         styles.setdefault(text, set()).add(label)
     return {text: sorted(labels) for text, labels in styles.items() if len(labels) > 1}
+
+
+def near_matches(lines: Iterable[str], texts: Iterable[str]) -> list[tuple[str, str]]:
+    """Each of ``lines`` that is not one of ``texts`` but equals one when case and whitespace are ignored (the
+    leakage check's :func:`~tsteval.classifiers.training_texts.normalised` form: ``"The food was cold."`` and
+    ``"the food was cold ."``), with the first such text, in the order of ``lines``.
+
+    >>> near_matches(["The food was cold.", "the staff was rude .", "no match"], ["the food was cold .",
+    ...                                                                        "the staff was rude ."])
+    [('The food was cold.', 'the food was cold .')]
+    """
+    texts = list(texts)
+    exact = set(texts)
+    loose: dict[str, str] = {}
+    for text in texts:
+        loose.setdefault(normalised(text), text)
+    return [(line, loose[normalised(line)]) for line in dict.fromkeys(lines)
+            if line not in exact and normalised(line) in loose]
 
 
 def check_styles_separable(corpus: Corpus) -> None:

@@ -21,6 +21,7 @@ manifest and then each member's before any library reads a file.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from numbers import Real
 from pathlib import Path
@@ -39,7 +40,7 @@ from tsteval.classifiers.base import (
     load_classifier,
 )
 from tsteval.classifiers.calibration import apply_temperature, fit_temperature, temperature_nll
-from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.errors import InputError, TstevalError, did_you_mean
 
 MEMBERS_DIR = "members"
 TEMPERATURES_FILE = "temperatures.json"
@@ -103,7 +104,8 @@ class EnsembleClassifier(TextClassifier):
         for name in names:
             if name not in choices:
                 raise ParameterError(self.backend, "members", self.members,
-                                     f"names {name!r}, which is not one of the backends {choices}",
+                                     f"names {name!r}, which is not one of the backends {choices}"
+                                     f"{did_you_mean(name, choices, '; ')}",
                                      ",".join(n for n in names if n in choices) or "fasttext,tfidf-lr")
         if len(set(names)) != len(names):
             raise ParameterError(self.backend, "members", self.members, "names a backend twice; give each once "
@@ -148,10 +150,12 @@ class EnsembleClassifier(TextClassifier):
         labels = self.classes_[fit_y]
         members, temperatures, report = {}, {}, {}
         for name in member_names(self.members):
+            self._say(f"ensemble: training member {name} on {len(fit_x):,} texts")
             model = self._new_member(name).fit(fit_x, labels)
             if list(model.classes_) != list(self.classes_):
                 raise TstevalError(f"ensemble member {name} learnt the classes {list(model.classes_)}, not "
                                    f"{list(self.classes_)}")
+            self._say(f"ensemble: calibrating member {name} on the {len(cal_x):,} held-out calibration texts")
             raw = model.predict_proba(cal_x)
             temperatures[name] = fit_temperature(raw, cal_y)
             report[name] = {"nll_before": temperature_nll(raw, cal_y, 1.0),
@@ -159,6 +163,11 @@ class EnsembleClassifier(TextClassifier):
             members[name] = model
         self.members_, self.temperatures_ = members, temperatures
         self.calibration_report_ = {"n_fit": len(fit_x), "n_calibration": len(cal_x), "members": report}
+
+    def _say(self, line: str) -> None:
+        """One progress line on standard error when verbose (off under ``--quiet``)."""
+        if self.verbose:
+            print(line, file=sys.stderr)
 
     def member_probabilities(self, texts: Sequence[str], calibrated: bool = True) -> dict[str, np.ndarray]:
         """Each member's ``(n, k)`` probabilities of ``texts``, temperature-scaled unless ``calibrated=False``."""

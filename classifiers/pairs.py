@@ -44,7 +44,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, SavedClassifier, load_saved
-from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.errors import InputError, TstevalError, did_you_mean
 
 PAIR_MANIFEST = "tsteval-pair-classifier.json"
 PAIR_BACKENDS: dict[str, str] = {
@@ -80,7 +80,8 @@ def check_pairs(pairs: Sequence[Pair], what: str = "pairs") -> list[Pair]:
 def pair_backend_class(name: str) -> type[PairClassifier]:
     """The pair classifier class registered under ``name``."""
     if name not in PAIR_BACKENDS:
-        raise TstevalError(f"unknown pair classifier backend {name!r}; choose one of {sorted(PAIR_BACKENDS)}")
+        raise TstevalError(f"unknown pair classifier backend {name!r}; choose one of {sorted(PAIR_BACKENDS)}"
+                           f"{did_you_mean(name, PAIR_BACKENDS, '; ')}")
     module, attr = PAIR_BACKENDS[name].split(":")
     return getattr(importlib.import_module(module), attr)
 

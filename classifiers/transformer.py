@@ -34,6 +34,7 @@ from tsteval.classifiers.corpus_checks import warn
 from tsteval.classifiers.textcnn import resolve_device
 from tsteval.core.devices import PRECISIONS, check_precision
 from tsteval.core.errors import TstevalError
+from tsteval.core.progress import progress
 from tsteval.core.tokenize import dominant_script
 
 INFERENCE_BATCH = 128
@@ -306,8 +307,9 @@ class TransformerClassifier(TextClassifier):
         # Batches of similar length waste less work on padding; results go back to input order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         proba = np.empty((len(texts), len(self.classes_)))
+        starts = range(0, len(texts), INFERENCE_BATCH)  # a bar when verbose (an ensemble's calibration: minutes)
         with torch.inference_mode():
-            for start in range(0, len(texts), INFERENCE_BATCH):
+            for start in progress(starts, "transformer: scoring", unit="batch") if self.verbose else starts:
                 rows = order[start:start + INFERENCE_BATCH]
                 logits = self.model_(**self._tokenize([texts[i] for i in rows])).logits
                 proba[rows] = torch.softmax(logits.double(), dim=1).cpu().numpy()

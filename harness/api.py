@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.records import Corpus, Transfers
 from tsteval.scorecard import Scorecard
 
@@ -32,6 +32,9 @@ def _classifier_source(name: str, value: object, corpus: Corpus | None) -> objec
         if corpus is None:
             raise TstevalError(f"classifier={value!r} names a backend to train: give corpus= (labelled texts)")
         return ClassifierSpec(value, value, {}, heldout=0.0)
+    if isinstance(value, str) and not Path(value).exists() and (hint := did_you_mean(value, BACKENDS)):
+        raise TstevalError(f"classifier={value!r} is neither a saved classifier folder (there is none) nor a backend "
+                           f"to train; {hint}")
     return value
 
 

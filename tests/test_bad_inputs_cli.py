@@ -35,7 +35,7 @@ def test_a_classifier_name_must_make_a_clean_column(name: str, data: Path, tmp_p
     command = argv("score", data, tmp_path / "run")
     command[command.index("--classifier") + 1] = f"{name}={data / 'style'}"
     if "=" in name:  # everything after the first '=' is the directory
-        expect_error(command, capsys, "is not a saved tsteval style classifier")
+        expect_error(command, capsys, f"the style classifier folder 1={data / 'style'} does not exist")
     else:
         expect_error(command, capsys, f"--classifier name {name!r} may hold only letters, digits")
 

@@ -22,7 +22,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.annotate.platforms", "tsteval.metaeval.profile_file", "tsteval.core.markdown",
            "tsteval.backends.client", "tsteval.backends.remote", "tsteval.backends.options",
            "tsteval.metaeval.rated.card_cache", "tsteval.classifiers.tfidf_lr",
-           "tsteval.experiment.run.outputs", "tsteval.metrics.naturalness.packaged", "tsteval.classifiers.hub"]
+           "tsteval.experiment.run.outputs", "tsteval.metrics.naturalness.packaged", "tsteval.classifiers.hub",
+           "tsteval.core.errors", "tsteval.classifiers.corpus_checks"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -194,9 +194,6 @@ def test_cli_trains_an_ensemble_and_signatures_follow_its_data(tmp_path: Path, c
     expect_error(["train-classifier", "ensemble", "--param", "members=fasttext,svm", "--style",
                   f"neg={tmp_path / 'neg0.txt'}", "--style", f"pos={tmp_path / 'pos0.txt'}", "--out",
                   tmp_path / "bad", "--quiet"], capsys, "names 'svm', which is not one of the backends")
-    expect_error(["train-classifier", "tfidf-lr", "--threads", "2", "--style", f"neg={tmp_path / 'neg0.txt'}",
-                  "--style", f"pos={tmp_path / 'pos0.txt'}", "--out", tmp_path / "bad", "--quiet"], capsys,
-                 "--threads: backend 'tfidf-lr' has no thread setting")
 
 
 def test_manifest_declares_an_ensemble(tmp_path: Path, data_root: Path) -> None:

@@ -91,7 +91,7 @@ def test_run_explorer_embeds_the_scorecard_and_the_masked_text(first_run: Path) 
     embedded = rows.groupby(["system", "setting"])["sti@lr"].mean()
     assert embedded.to_dict() == pytest.approx(card.frame.groupby(["system", "setting"])["sti@lr"].mean().to_dict(),
                                                rel=1e-12)
-    assert data["tradeoff"] == {"x": "style_strength@lr", "y": "bleu_mir@mask"}  # the recommended style metric
+    assert data["tradeoff"] == {"x": "sti@lr", "y": "bleu_mir@mask"}  # the manifest's tradeoff: the report's axes
     assert data["masked"] and any("<masked>" in text for text in data["rows"]["output_masked"])
     assert "human_style_intensity" in [c["name"] for c in data["scores"]]
 

@@ -247,8 +247,10 @@ def test_dualrl_policies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert transfers.extra["restored_inputs"] == [(str(b_pairs), 1)]
     assert transfers.extra["empty_outputs"] == [(str(b_pairs), 2)]
     assert (str(b_pairs), 1) in transfers.extra["reencoded_lines"]
-    with pytest.raises(DataNotFoundError, match=r"\['Z'\] not found .*\['A', 'B'\]"):
+    with pytest.raises(InputError, match=r"the systems \['Z'\] are not among the systems \['A', 'B'\]$"):
         load_dualrl("toy", systems=["Z"])
+    with pytest.raises(InputError, match=r"the systems \['b'\] .*'b': did you mean 'B'\? \(only the case"):
+        load_dualrl("toy", systems=["A", "b"])
     write(tmp_path / "dualrl/outputs/toy/A/test.1-0.tsf", "fine .\n")  # no TAB, but test.1.tsf is absent
     with pytest.raises(InputError, match="test.1-0.tsf:1: expected input<TAB>output but found 0 TABs"):
         load_dualrl("toy", systems=["A"])

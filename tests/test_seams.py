@@ -232,7 +232,7 @@ def test_tradeoff_points_are_setting_means_and_the_frontier_is_brute_forced(
         assert points["pareto"].tolist() == expected
         best_y = points.loc[points["y"].idxmin() if _lower_is_better(y) else points["y"].idxmax()]
         assert best_y["pareto"], "the setting with the best y is always on the frontier"
-        title = f"### Style transfer intensity vs {stem.split('_')[1].capitalize()}"
+        title = f"### Style (`{STYLE}`) vs {stem.split('_')[1].capitalize()}"
         heading = next(line for line in report.splitlines() if line.startswith(title)
                        and line.endswith(f", {direction}"))
         table = md_table(report, heading)

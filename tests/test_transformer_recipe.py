@@ -76,6 +76,40 @@ def test_quiet_training_prints_no_load_report_and_verbose_says_one_line_and_the_
     assert len(said) == 1 and "new 2-way classification head" in said[0], err
 
 
+def test_an_ensembles_calibration_and_held_out_scoring_show_progress_and_are_quiet_under_quiet(
+        bert: Path, tmp_path: Path, capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 56 item 7: after its transformer's training bar, the ensemble scored the calibration and held-out texts
+    without a word (about five minutes on 189k Yelp sentences): now one line per step, and the transformer's scoring
+    has the progress helper's bar; --quiet silences both."""
+    import tsteval.classifiers.transformer as transformer
+    from tsteval.core.progress import is_quiet
+
+    bars = []
+
+    def recorded(iterable, desc, total=None, unit="it"):
+        bars.append((desc, is_quiet()))
+        return iter(iterable)
+
+    monkeypatch.setattr(transformer, "progress", recorded)
+    (tmp_path / "neg.txt").write_text("\n".join(TEXTS[:24]) + "\n")
+    (tmp_path / "pos.txt").write_text("\n".join(TEXTS[24:]) + "\n")
+    members = json.dumps({"transformer": {"model_name_or_path": str(bert), "batch_size": 8}})
+    base = ["train-classifier", "ensemble", "--style", f"neg={tmp_path / 'neg.txt'}", "--style",
+            f"pos={tmp_path / 'pos.txt'}", "--param", "members=tfidf-lr,transformer", "--param",
+            f"member_params={members}"]
+    assert main([*base, "--out", str(tmp_path / "v")]) == 0
+    err = capfd.readouterr().err
+    said = [line for line in err.splitlines() if line.startswith("ensemble: ")]
+    assert said == [f"ensemble: {step} member {name} on {n}" for name in ("tfidf-lr", "transformer")
+                    for step, n in (("training", "34 texts"), ("calibrating", "the 9 held-out calibration texts"))]
+    assert bars == [("transformer: scoring", False)] * 2  # the calibration texts, then the held-out ones
+    bars.clear()
+    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "cache"))  # trained again, not read from the cache
+    assert main([*base, "--quiet", "--out", str(tmp_path / "q")]) == 0
+    assert any((tmp_path / "cache").rglob("temperatures.json"))  # trained into the new cache
+    assert "ensemble: " not in capfd.readouterr().err and bars == []
+
+
 def test_the_curve_checkpoints_every_eighth_epoch_and_the_verdict_finds_the_first_point_near_the_best(
         bert: Path) -> None:
     from benchmarks.speed import transformer_recipe as bench

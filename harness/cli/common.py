@@ -64,22 +64,25 @@ def training_corpus(args: argparse.Namespace) -> Corpus:
 
 
 def _without(corpus: Corpus, path: str, lines: list[str]) -> Corpus:
-    """``corpus`` minus the ``--exclude`` file's lines, printing how many training texts that removed (a warning
-    when none: the file and the corpus probably split words differently)."""
-    from tsteval.classifiers.corpus_checks import warn
+    """``corpus`` minus the ``--exclude`` file's lines, printing how many training texts that removed; a warning
+    when some of its lines match a training text only with case and whitespace ignored (the two files split words
+    differently, and those texts stay in training), naming one."""
+    from tsteval.classifiers.corpus_checks import near_matches, warn
 
     drop = set(lines)
     removed = [text for text in corpus.texts if text in drop]
-    counts = f"removed {len(removed):,} of {len(corpus):,} training texts"
-    if not removed:
-        warn(f"--exclude {path}: {counts}: none of its {len(drop):,} distinct lines is a training text (probably "
-             "a tokenisation mismatch: both files must split words and punctuation the same way)")
-        return corpus
     if len(removed) == len(corpus):
         raise TstevalError(f"--exclude {path} removes all {len(corpus):,} training texts; train on other texts "
                            "than the ones you evaluate")
-    print(f"--exclude {path}: {counts} ({len(set(removed)):,} distinct)")
-    return corpus.without(drop)
+    print(f"--exclude {path}: removed {len(removed):,} of {len(corpus):,} training texts "
+          f"({len(set(removed)):,} distinct)")
+    near = near_matches(lines, corpus.texts)
+    if near:
+        line, text = near[0]
+        warn(f"--exclude {path}: {len(near):,} of its {len(drop):,} distinct lines match a training text only with "
+             f"case and spaces ignored, e.g. {quote(line, 60)} ~ {quote(text, 60)}, and are not removed (a "
+             "tokenisation mismatch: tokenise and case both files alike)")
+    return corpus.without(drop) if removed else corpus
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:

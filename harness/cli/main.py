@@ -17,13 +17,27 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.progress import quieted
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (its subcommands' too), whose "invalid choice" error adds the nearest choices
+    (:func:`~tsteval.core.errors.did_you_mean`): ``train-classifier tfidf_lr``, ``tsteval scroe``."""
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as error:
+            hint = did_you_mean(str(value), action.choices or (), "; ")
+            if not hint:
+                raise
+            raise argparse.ArgumentError(action, error.message + hint) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for all subcommands."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tsteval", description="Evaluate text style transfer: train style and pair classifiers and build "
         "style lexicons, then score system outputs for style transfer intensity, content preservation, "
         "naturalness and compatibility into a per-sentence scorecard, or run a whole experiment manifest.")

@@ -120,6 +120,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                      "file) with the --table columns")
     src.add_argument("--mir", action="store_true", help="Mir et al.'s CAAE/ARAE/DAR outputs from the data root")
     src.add_argument("--dualrl", metavar="DATASET", help="DualRL system outputs (yelp or GYAFC)")
+    src.add_argument("--systems", metavar="NAMES", help="score only these systems of the transfers, comma-separated "
+                                                        "(--dualrl GYAFC --systems DualRL,Human0; a manifest's "
+                                                        "transfers.systems); a name that is not one is an error "
+                                                        "naming the nearest")
     profile = ", ".join(r.column("CLASSIFIER") + (f" template {r.template}" if r.template else "")
                         for r in RECOMMENDED)
     score.add_argument("--metrics", metavar="NAMES",

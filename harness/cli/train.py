@@ -8,7 +8,6 @@ from pathlib import Path
 
 from tsteval.cli.common import add_corpus_arguments, seed_type, training_corpus
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
-from tsteval.core.errors import TstevalError
 from tsteval.core.options import key_values, parse_value
 
 EPILOG_TRAIN = """examples:
@@ -21,6 +20,7 @@ EPILOG_TRAIN = """examples:
 def cmd_train(args: argparse.Namespace) -> int:
     """Train (or reuse from the cache) a style classifier and copy it to ``--out``."""
     from tsteval.classifiers.base import backend_class
+    from tsteval.classifiers.corpus_checks import warn
     from tsteval.classifiers.training import train_classifier
 
     check_output_directory(args.out, "style-classifier", args.overwrite)
@@ -29,13 +29,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     accepted = backend_class(args.backend)._get_param_names()
     if "verbose" in accepted:  # the neural backends and the ensemble (which hands it to its neural members)
         params.setdefault("verbose", not args.quiet)
-    if args.device and "device" in accepted:
-        params["device"] = args.device
-    if args.threads is not None:
-        if "threads" not in accepted:
-            raise TstevalError(f"--threads: backend {args.backend!r} has no thread setting; leave it out (fastText "
-                               "and the ensemble's fastText member take it)")
-        params["threads"] = args.threads
+    given = {"device": args.device or None, "threads": args.threads}
+    params.update({name: value for name, value in given.items() if value is not None and name in accepted})
+    ignored = [f"--{name} {value}" for name, value in given.items() if value is not None and name not in accepted]
+    if ignored:
+        warn(f"{', '.join(ignored)}: backend {args.backend!r} has no such setting and ignores it (fastText and the "
+             "ensemble's fastText member take --threads; the neural backends --device)")
     trained = train_classifier(args.backend, corpus, params, seed=args.seed, heldout=args.heldout)
     out = Path(args.out)
     report = trained.report
@@ -63,8 +62,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     train.add_argument("--heldout", type=float, default=0.1, help="held-out share for accuracy/macro-F1")
     train.add_argument("--threads", type=int, metavar="N",
                        help="CPU threads for fastText (also as an ensemble member); the same as --param threads=N. "
-                            "More than 1 is faster but not reproducible for a seed (Hogwild updates)")
-    train.add_argument("--device", help="cpu or cuda (neural backends; default: cuda when present)")
+                            "More than 1 is faster but not reproducible for a seed (Hogwild updates). Other backends "
+                            "ignore it, saying so in one line")
+    train.add_argument("--device", help="cpu or cuda (neural backends, which default to cuda when present; the "
+                                        "others ignore it, saying so in one line)")
     train.add_argument("--out", required=True, help="directory to save the trained model to")
     train.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     train.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import reprlib
-from collections.abc import Sized
+from collections.abc import Iterable, Sized
 from pathlib import Path
 
 
@@ -73,6 +74,49 @@ def quote(value: object, limit: int = 80) -> str:
         return text
     size = f" ({len(value)} items)" if isinstance(value, Sized) else ""
     return f"{text[:limit]}…{size}"
+
+
+# A known name is suggested when its similarity ratio to the unknown one is at least _CUTOFF (difflib's default) and
+# within _MARGIN of the closest name's ("tradof": tradeoff .86, threads .62 -> tradeoff alone).
+_CUTOFF, _MARGIN = 0.6, 0.1
+
+
+def did_you_mean(name: str, known: Iterable[object], prefix: str = "", limit: int = 3) -> str:
+    """The nearest-name suggestion for an unknown ``name`` among the ``known`` names, for an error message:
+    ``"did you mean 'chrf'? (only the case differs)"`` when ``name`` differs from known names only in case,
+    ``"did you mean 'a', 'b' or 'c'?"`` for up to ``limit`` close spellings (difflib's similarity ratio, compared
+    case-folded, at least :data:`_CUTOFF` as :func:`difflib.get_close_matches` asks and within :data:`_MARGIN` of the
+    closest, closest first), after ``prefix``; ``""`` when none is close.  Every "unknown NAME" error calls it.
+
+    >>> did_you_mean("chrF", ["bleu", "chrf"])
+    "did you mean 'chrf'? (only the case differs)"
+    >>> did_you_mean("bertscore", ["bertscore_f1", "bertscore_p", "bertscore_r", "bleu"])
+    "did you mean 'bertscore_p', 'bertscore_r' or 'bertscore_f1'?"
+    >>> did_you_mean("Formall", ["formal", "informal"])
+    "did you mean 'formal'?"
+    >>> did_you_mean("tradof", ["threads", "tradeoff"])
+    "did you mean 'tradeoff'?"
+    >>> did_you_mean("zzz", ["bleu", "chrf"], prefix="; ")
+    ''
+    """
+    text = str(name)
+    names = list(dict.fromkeys(str(k) for k in known if str(k) != text))
+    cased = [k for k in names if k.casefold() == text.casefold()]
+    if cased:
+        return f"{prefix}did you mean {_one_of(cased)}? (only the case differs)"
+    folded: dict[str, list[str]] = {}
+    for k in names:
+        folded.setdefault(k.casefold(), []).append(k)
+    ratios = {k: difflib.SequenceMatcher(None, text.casefold(), k).ratio() for k in folded}
+    best = max(ratios.values(), default=0.0)
+    close = sorted((k for k, r in ratios.items() if r >= max(_CUTOFF, best - _MARGIN)), key=lambda k: -ratios[k])
+    return f"{prefix}did you mean {_one_of([k for c in close for k in folded[c]][:limit])}?" if close else ""
+
+
+def _one_of(names: list[str]) -> str:
+    """``'a'``, ``'a' or 'b'``, ``'a', 'b' or 'c'``."""
+    quoted = [quote(n, 60) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def read_json(path: str | Path, what: str = "file", fix: str | None = None) -> object:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tsteval.core.errors import InputError
+from tsteval.core.errors import InputError, did_you_mean
 
 TRANSFER_COLUMNS = ("system", "setting", "item", "input", "output", "source_style", "target_style")
 HP_PREFIX = "hp."
@@ -93,6 +93,16 @@ class Corpus:
         return Corpus(self.texts + other.texts, self.labels + other.labels, f"{self.origin}+{other.origin}")
 
 
+def check_systems(systems: Sequence[str], available: Sequence[str], origin: str) -> None:
+    """Refuse an empty choice of systems, or a name not among the ``available`` systems of ``origin``, in one line
+    naming the nearest systems (:func:`~tsteval.core.errors.did_you_mean`)."""
+    unknown = [s for s in systems if s not in available]
+    if unknown or not systems:
+        hints = "".join(did_you_mean(s, available, f"; {s!r}: ") for s in unknown)
+        raise InputError(f"the systems {unknown or list(systems)} are not among the systems {sorted(available)}{hints}",
+                         path=origin)
+
+
 @dataclass(frozen=True)
 class Transfers:
     """Outputs of style-transfer systems: one row per (system, setting, item).
@@ -131,6 +141,12 @@ class Transfers:
 
     def __len__(self) -> int:
         return len(self.frame)
+
+    def of_systems(self, systems: Sequence[str]) -> Transfers:
+        """The rows of ``systems`` only (a manifest's ``systems:``, ``tsteval score --systems``); a name that is no
+        system of these transfers is an error naming the nearest (:func:`check_systems`)."""
+        check_systems(systems, self.frame["system"].unique().tolist(), self.origin)
+        return Transfers(self.frame[self.frame["system"].isin(list(systems))], self.origin, self.extra)
 
     @property
     def hyperparameters(self) -> list[str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from tsteval.core.errors import TstevalError, quote
+from tsteval.core.errors import TstevalError, did_you_mean, quote
 from tsteval.metrics.languages import DEFAULT_LANGUAGE
 from tsteval.metrics.naturalness.packaged import DEFAULT_LM, DefaultModel, packaged_help
 
@@ -84,7 +84,8 @@ def _share(name: str, value: object) -> float:
 def _one_of(*choices: str) -> Callable[[str, object], str]:
     def read(name: str, value: object) -> str:
         if value not in choices:
-            raise TstevalError(f"{name} must be one of {list(choices)}, not {quote(str(value))}")
+            raise TstevalError(f"{name} must be one of {list(choices)}, not {quote(str(value))}"
+                               f"{did_you_mean(str(value), choices, '; ')}")
         return str(value)
     return read
 

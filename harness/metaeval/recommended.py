@@ -23,7 +23,7 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 
 if TYPE_CHECKING:
     from tsteval.metrics.selection import Selection
@@ -128,7 +128,8 @@ def recommended_profile(family: str = "", language: str = "en") -> tuple[Recomme
     """
     if family and family not in TASK_FAMILIES:
         raise TstevalError(f"recommended:{family}: no such task family; choose from {list(TASK_FAMILIES)} (or "
-                           "recommended alone, the profile pooled over them)")
+                           "recommended alone, the profile pooled over them)"
+                           f"{did_you_mean(family, TASK_FAMILIES, '; ')}")
     own = TASK_FAMILIES.get(family, {})
     chosen = [own.get(r.aspect, r) for r in RECOMMENDED]
     if language != "en":

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tsteval.core.errors import TstevalError, quote
+from tsteval.core.errors import TstevalError, did_you_mean, quote
 
 # The scorer that produces a naturalness metric named without one.
 DEFAULT_SCORERS = {"naturalness": "unigram", "more_natural": "unigram", "naturalness_pooled": "unigram-pooled",
@@ -103,7 +103,7 @@ def _scorer(name: str, scorer: str) -> str:
 
     if scorer not in NATURALNESS_METRICS:
         raise TstevalError(f"{name}@{scorer}: {scorer!r} is not a naturalness scorer; choose from "
-                           f"{list(NATURALNESS_METRICS)}")
+                           f"{list(NATURALNESS_METRICS)}{did_you_mean(scorer, NATURALNESS_METRICS, '; ')}")
     return scorer
 
 
@@ -136,8 +136,9 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
         if name in NATURALNESS_METRICS:
             scorers = [name]
         elif metric is None:
-            raise TstevalError(f"unknown metric {quote(name)}; choose from {sorted(METRICS)}, the naturalness scorers "
-                               f"{list(NATURALNESS_METRICS)} or {RECOMMENDED}")
+            hint = did_you_mean(name, [*METRICS, *NATURALNESS_METRICS, RECOMMENDED])
+            raise TstevalError(f"unknown metric {quote(name)}; " + (hint or f"choose from {sorted(METRICS)}, the "
+                               f"naturalness scorers {list(NATURALNESS_METRICS)} or {RECOMMENDED}"))
         elif scorer and metric.aspect != "naturalness":
             raise TstevalError(f"{quote(name)}: only naturalness metrics name a scorer after '@'")
         elif metric.aspect == "naturalness" and scorer and scorer not in NATURALNESS_METRICS and (
@@ -217,6 +218,7 @@ def content_metrics(entries: Iterable[str]) -> tuple[list[str], dict[str, dict[s
     for entry in entries:
         name, params = parse_metric(entry)
         if name not in METRICS or METRICS[name].aspect != "content":
-            raise TstevalError(f"unknown content metric {quote(name)}; choose from {sorted(names('content'))}")
+            raise TstevalError(f"unknown content metric {quote(name)}; " + (
+                did_you_mean(name, names("content")) or f"choose from {sorted(names('content'))}"))
         selection.add_content(name, params)
     return selection.content, selection.params

@@ -13,8 +13,8 @@ from typing import Literal
 import pandas as pd
 
 from tsteval.core.datapaths import dataset_dir
-from tsteval.core.errors import DataNotFoundError, InputError, quote
-from tsteval.core.records import TRANSFER_COLUMNS, Transfers
+from tsteval.core.errors import DataNotFoundError, InputError, did_you_mean, quote
+from tsteval.core.records import TRANSFER_COLUMNS, Transfers, check_systems
 from tsteval.readers.lines import TextLines, read_lines, read_text_lines, split_tsv_line
 from tsteval.readers.yelp import YELP_STYLES
 
@@ -54,7 +54,7 @@ def _dualrl_outputs_dir(dataset: str) -> Path:
     if not path.is_dir():
         found = sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
         raise DataNotFoundError(f"DualRL outputs for {dataset!r} not found: expected the directory {path} "
-                                f"(found: {found})")
+                                f"(found: {found}){did_you_mean(dataset, found, '; ')}")
     return path
 
 
@@ -83,9 +83,7 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
     out_dir = _dualrl_outputs_dir(dataset)
     available = sorted(p.name for p in out_dir.iterdir() if p.is_dir())
     chosen = list(available if systems is None else systems)
-    unknown = [s for s in chosen if s not in available]
-    if unknown or not chosen:
-        raise DataNotFoundError(f"DualRL systems {unknown} not found in {out_dir}; the systems are {available}")
+    check_systems(chosen, available, str(out_dir))
     extra: dict[str, list] = {"reencoded_lines": [], "restored_inputs": [], "empty_outputs": []}
     # pairs[direction][system] = list of (input, output or None), by line
     pairs: dict[str, dict[str, list[tuple[str, str | None]]]] = {s: {} for s, _ in DUALRL_DIRECTIONS}

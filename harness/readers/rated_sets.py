@@ -12,7 +12,7 @@ outputs that were also test questions, whose every answer that file averages).
 
 from __future__ import annotations
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.readers.rated_spec import INPUT_NUMBER, RATER_INDEX, ROW, Question, RatedSet, RatingFile
 from tsteval.readers.ratings import CATEGORICAL_RATINGS
 from tsteval.readers.yelp import YELP_STYLES
@@ -173,5 +173,6 @@ def rated_set_names() -> list[str]:
 def rated_set(name: str) -> RatedSet:
     """The declaration of the rated set ``name``; an unknown name is one line listing them."""
     if name not in _REGISTRY:
-        raise TstevalError(f"unknown rated set {name!r}; choose from {rated_set_names()}")
+        raise TstevalError(f"unknown rated set {name!r}; choose from {rated_set_names()}"
+                           f"{did_you_mean(name, rated_set_names(), '; ')}")
     return _REGISTRY[name]

@@ -25,7 +25,9 @@ from tsteval.core.records import HP_PREFIX
 from tsteval.core.styles import direction_labels
 from tsteval.metrics.registry import find_metric
 
-ASPECT_NAMES = {"style": "Style transfer intensity", "content": "Content preservation",
+# The aspects' names on axes and in headings, each beside the column it shows (``Style: target_acc@ft``): the style
+# aspect is not "style transfer intensity", which is one of its metrics (sti).
+ASPECT_NAMES = {"style": "Style", "content": "Content preservation",
                 "naturalness": "Naturalness", "compatibility": "Content compatibility",
                 "joint": "Joint score J"}
 _EPS = 1e-12
@@ -129,6 +131,11 @@ class Tradeoff:
     points: pd.DataFrame
     intersections: pd.DataFrame
     direction: str = ""
+
+    def title(self, code: str = "") -> str:
+        """``Style (target_acc@ft) vs Content preservation (bleu@ref)``: both aspects with the columns they show,
+        each column between ``code`` marks (a Markdown heading's backticks)."""
+        return f"{self.x_aspect} ({code}{self.x}{code}) vs {self.y_aspect} ({code}{self.y}{code})"
 
     @property
     def y_lower_is_better(self) -> bool:

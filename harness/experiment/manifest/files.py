@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.manifest.specs import CorpusSpec, TransfersSpec
@@ -36,17 +37,43 @@ def load_transfers(spec: TransfersSpec, seed: int) -> Transfers:
                     offset += len(frame)
                     parts.append(Transfers(frame, part.origin))
         transfers = Transfers.concat(parts)
-    frame = transfers.frame
     if spec.published not in (None, "dualrl") and spec.systems_filter:
-        frame = frame[frame["system"].isin(spec.systems_filter)]
+        transfers = transfers.of_systems(spec.systems_filter)
+    frame = transfers.frame
+    extra = transfers.extra
     if spec.sample is not None:
+        before = frame
         items = np.sort(frame["item"].unique())
         if spec.sample < len(items):
             keep = np.random.default_rng(seed).choice(items, spec.sample, replace=False)
             frame = frame[frame["item"].isin(keep)]
-    if frame is not transfers.frame:
-        transfers = Transfers(frame, transfers.origin, transfers.extra)
+        extra = {**extra, "sample": sample_record(before, frame, spec.sample)}
+    if frame is not transfers.frame or extra is not transfers.extra:
+        transfers = Transfers(frame, transfers.origin, extra)
     return transfers
+
+
+def sample_record(full: pd.DataFrame, kept: pd.DataFrame, sample: int) -> dict:
+    """What ``sample: N`` kept of the transfers ``full``: N items drawn (seeded) from the items of all transfer
+    directions together, not N per direction, with the items kept of the items there per direction
+    (``"0 → 1": [46, 500]``) and a sentence saying so (``run.json``'s ``sample``, the run's log).
+
+    >>> full = pd.DataFrame({"item": [0, 1, 2, 3], "source_style": ["a", "a", "b", "b"], "target_style": ["b", "b",
+    ...                      "a", "a"]})
+    >>> sample_record(full, full.iloc[[0, 2, 3]], 3)["text"]
+    'sample: 3 items drawn from the 4 of all directions together, not 3 per direction (a → b: 1 of 2, b → a: 2 of 2)'
+    """
+    def per_direction(frame: pd.DataFrame) -> dict[str, int]:
+        return {f"{s} → {t}": int(n) for (s, t), n in frame.groupby(["source_style", "target_style"], sort=False)
+                ["item"].nunique().items()}
+
+    drawn = per_direction(kept)
+    counts = {direction: [drawn.get(direction, 0), n] for direction, n in per_direction(full).items()}
+    k, n = kept["item"].nunique(), full["item"].nunique()
+    per = ", ".join(f"{direction}: {a} of {b}" for direction, (a, b) in counts.items())
+    text = (f"sample: {k} items drawn from the {n} of all directions together, not {sample} per direction ({per})"
+            if len(counts) > 1 else f"sample: {k} of the {n} items ({', '.join(counts)})")
+    return {"items": sample, "kept": int(k), "of": int(n), "per_direction": counts, "text": text}
 
 
 def load_corpus(spec: CorpusSpec, transfers: Transfers, seed: int) -> Corpus:

@@ -15,6 +15,9 @@ through :class:`~tsteval.experiment.manifest.reader.Reader`.  Schema (``?`` = op
     transfers:                       # exactly one of published / table / systems
       published: mir | dualrl | SET  # + dataset?: yelp (dualrl), systems?: [CAAE, ...], sample?: N items; SET: a
                                      #   rated set (tox600, lai, ...: tsteval.readers.rated_sets)
+                                     #   sample (any source): N items drawn (seeded) from all transfer
+                                     #   directions together, not N per direction (DualRL's 100: 46 and 54);
+                                     #   run.json's sample and the log give the count per direction
       table: outputs.csv             # + hp_cols?: [rho]; columns input, output, source_style, target_style, ...
       systems:                       # one entry per system
         - name: CAAE

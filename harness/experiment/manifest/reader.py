@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tsteval.core.errors import TstevalError, clip, quote
+from tsteval.core.errors import TstevalError, clip, did_you_mean, quote
 
 _VAR = re.compile(r"\$\{([^}]*)\}")
 
@@ -39,7 +39,8 @@ class Reader:
             raise self.error(key, f"expected a mapping with keys {list(allowed)}, got {type(value).__name__}")
         for name in value:
             if name not in allowed:
-                raise self.error(_join(key, str(name)), "unknown key", fix=f"use one of {list(allowed)}")
+                raise self.error(_join(key, str(name)), "unknown key" + did_you_mean(str(name), allowed, "; "),
+                                 fix=f"use one of {list(allowed)}")
         for name in required:
             if name not in value:
                 raise self.error(_join(key, name), "missing required key")
@@ -73,7 +74,8 @@ class Reader:
     def choice(self, value: object, key: str, choices: tuple[str, ...] | list[str], what: str) -> str:
         text = self.string(value, key)
         if text not in choices:
-            raise self.error(key, f"unknown {what} {quote(text)}", fix=f"choose one of {sorted(choices)}")
+            raise self.error(key, f"unknown {what} {quote(text)}{did_you_mean(text, choices, '; ')}",
+                             fix=f"choose one of {sorted(choices)}")
         return text
 
     def expand(self, value: object, key: str) -> Path:

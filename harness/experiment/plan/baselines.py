@@ -30,7 +30,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 import pandas as pd
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.records import Corpus, Transfers
 
 BASELINES = ("copy", "delete-lexicon", "retrieve-nearest")
@@ -55,7 +55,8 @@ def check_baselines(names: Sequence[str]) -> tuple[str, ...]:
     names = tuple(names)
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
-        raise TstevalError(f"unknown baselines {unknown}; choose from {list(BASELINES)}")
+        raise TstevalError(f"unknown baselines {unknown}; choose from {list(BASELINES)}"
+                           + "".join(did_you_mean(n, BASELINES, f"; {n!r}: ") for n in unknown))
     if len(set(names)) != len(names):
         raise TstevalError(f"a baseline is named twice in {list(names)}")
     return names

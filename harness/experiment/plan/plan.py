@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.options import OPTIONS, RunOptions
 from tsteval.metrics.resources import ResourceOptions, Resources, plain
@@ -141,7 +141,8 @@ class Plan(RunOptions):
                 check_column_name(name, kind)
         unknown = [n for n in self.style_names if n not in self.classifiers]
         if unknown:
-            raise TstevalError(f"style classifiers {unknown} are not among the classifiers {list(self.classifiers)}")
+            raise TstevalError(f"style classifiers {unknown} are not among the classifiers {list(self.classifiers)}"
+                               + "".join(did_you_mean(n, self.classifiers, f"; {n!r}: ") for n in unknown))
         hub = [n for n, c in self.classifiers.items() if is_ready_made(c)]
         stray = [n for n in self.classifier_labels if n not in hub]
         if stray:
@@ -150,13 +151,16 @@ class Plan(RunOptions):
                                "(manifest: classifiers: {NAME: {hf: MODEL}})")
         unknown = [m for m in self.content if m not in registry.names("content")]
         if unknown:
-            raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}")
+            raise TstevalError(f"unknown content metrics {unknown}; choose from {sorted(registry.names('content'))}"
+                               + "".join(did_you_mean(m, registry.names("content"), f"; {m!r}: ") for m in unknown))
         unknown = [m for m in self.judges if m not in registry.METRICS or "language_model" not in
                    registry.METRICS[m].needs or registry.METRICS[m].scorer is None]
         if unknown:
             from tsteval.metrics.judges.declarations import JUDGES
 
-            raise TstevalError(f"unknown LM metrics {unknown}; choose from {[m.name for m in JUDGES]}")
+            known = [m.name for m in JUDGES]
+            raise TstevalError(f"unknown LM metrics {unknown}; choose from {known}"
+                               + "".join(did_you_mean(m, known, f"; {m!r}: ") for m in unknown))
         for name, given in self.params.items():
             if name not in (*self.content, *self.judges):
                 raise TstevalError(f"parameters for {name!r}, which is not among the content or LM metrics "
@@ -188,7 +192,8 @@ class Plan(RunOptions):
                                "(--baseline-corpus STYLE=FILE, manifest corpus:, corpus= in evaluate)")
         unknown = [n for n in self.naturalness if n not in NATURALNESS_METRICS]
         if unknown:
-            raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
+            raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}"
+                               + "".join(did_you_mean(n, NATURALNESS_METRICS, f"; {n!r}: ") for n in unknown))
         self._validate_engine()
         if self.references is not None and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.options import key_value_pairs, key_values
 from tsteval.core.records import Transfers
 from tsteval.experiment.options import from_args
@@ -74,7 +74,8 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
                            "train-classifier), --content METRICS, --naturalness NAMES or --hh NAME=DIR")
     unknown = [n for n in names if n not in NATURALNESS_METRICS]
     if unknown:
-        raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
+        raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}"
+                           + "".join(did_you_mean(n, NATURALNESS_METRICS, f"; {n!r}: ") for n in unknown))
     from tsteval.readers import lines
 
     human = None
@@ -123,7 +124,7 @@ def _attribution_of_args(args: argparse.Namespace, classifiers: Mapping[str, str
     if args.attribution is not None:
         if args.attribution not in classifiers:
             raise TstevalError(f"--attribution {args.attribution!r} is not a --classifier NAME "
-                               f"({sorted(classifiers)})")
+                               f"({sorted(classifiers)}){did_you_mean(args.attribution, classifiers, '; ')}")
         chosen = [args.attribution]
     else:
         chosen = [n for n, d in classifiers.items()
@@ -161,7 +162,18 @@ SCORE_HINTS = {"split": "--split", "table_format": "--table-format", "source_sty
 
 
 def _transfers_of_args(args: argparse.Namespace) -> Transfers:
-    from tsteval.readers import dualrl, huggingface, lines, mir, tables
+    """The transfers the arguments name, only those of ``--systems`` when given (DualRL reads only their files)."""
+    from tsteval.readers import dualrl
+
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems is not None else None
+    if args.dualrl:
+        return dualrl.load_dualrl(args.dualrl, systems)
+    transfers = _source_of_args(args)
+    return transfers if systems is None else transfers.of_systems(systems)
+
+
+def _source_of_args(args: argparse.Namespace) -> Transfers:
+    from tsteval.readers import huggingface, lines, mir, tables
 
     meta = {"system": args.system, "setting": args.setting}
     if args.pairs or args.tsv:
@@ -180,7 +192,5 @@ def _transfers_of_args(args: argparse.Namespace) -> Transfers:
         return huggingface.load_hf_transfers(args.hf, split=args.split, hints=SCORE_HINTS, **constants)
     if args.mir:
         return mir.load_mir()
-    if args.dualrl:
-        return dualrl.load_dualrl(args.dualrl)
     raise TstevalError("give the transfers: --pairs INPUTS OUTPUTS, --tsv FILE, --table FILE, --hf DATASET, --mir "
                        "or --dualrl")

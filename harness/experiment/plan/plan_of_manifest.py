@@ -22,6 +22,8 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
     options = manifest.options
     transfers = load_transfers(manifest.transfers, options.seed)
     log(f"transfers: {len(transfers)} rows from {transfers.origin}")
+    if "sample" in transfers.extra:
+        log(transfers.extra["sample"]["text"])
     report_empty_ratings(transfers.frame)
     corpus = load_corpus(manifest.corpus, transfers, options.seed) if manifest.needs_corpus() else None
     if corpus is not None:

@@ -109,15 +109,15 @@ def recommended_column(names: list[str], aspect: str) -> str | None:
 
 
 def default_axes(columns: list[dict], tradeoff: tuple[str | None, str | None] = (None, None)) -> tuple[str, str]:
-    """The tradeoff scatter's first axes: x style, y content.  Each is the recommended metric of its aspect where the
-    scorecard has it, else the given ``tradeoff`` column (a manifest's axes), else the first column of the aspect
-    (y: of any aspect but style), else the first columns."""
+    """The tradeoff scatter's first axes: x style, y content.  Each is the given ``tradeoff`` column (a manifest's
+    axes, those of its report's tradeoff plots) where the scorecard has it, else the recommended metric of its aspect,
+    else the first column of the aspect (y: of any aspect but style), else the first columns."""
     names = [c["name"] for c in columns]
     given = dict(zip("xy", tradeoff, strict=True))
     picked = {}
     for axis, aspect, fallback in (("x", "style", lambda c: c["aspect"] == "style"),
                                    ("y", "content", lambda c: c["aspect"] not in (None, "style"))):
-        picked[axis] = (recommended_column(names, aspect) or (given[axis] if given[axis] in names else None)
+        picked[axis] = ((given[axis] if given[axis] in names else None) or recommended_column(names, aspect)
                         or next((c["name"] for c in columns if fallback(c)), None)
                         or names[0 if axis == "x" else min(1, len(names) - 1)])
     return picked["x"], picked["y"]
@@ -238,12 +238,17 @@ def _run_notices(directory: Path) -> list[str]:
 
 
 def _run_tradeoff(directory: Path) -> tuple[str | None, str | None]:
-    """The tradeoff axes of the manifest copied into a run folder, else none."""
+    """The style and content axes of a run folder's report (``run.json``'s ``tradeoff``: the manifest's axes or the
+    defaults the run chose), else those its copied manifest names (a run written before run.json kept them), else
+    none."""
     import yaml
 
     try:
-        manifest = yaml.safe_load((directory / "manifest.yaml").read_text(encoding="utf-8"))
-        spec = manifest.get("tradeoff") or {}
+        spec = json.loads((directory / "run.json").read_text(encoding="utf-8")).get("tradeoff")
+    except (OSError, ValueError, AttributeError):
+        spec = None
+    try:
+        spec = spec or yaml.safe_load((directory / "manifest.yaml").read_text(encoding="utf-8")).get("tradeoff") or {}
         return spec.get("style"), spec.get("content")
     except (OSError, yaml.YAMLError, AttributeError):
         return None, None

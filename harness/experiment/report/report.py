@@ -209,7 +209,7 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
         blocks.append(Text("No tradeoff: the manifest gives no style column or no second aspect."))
     for k, t in enumerate(curves):
         png, svg = plots[k]
-        blocks += [Heading(3, f"{t.x_aspect} vs {t.y_aspect}" + (f", {t.direction}" if t.direction else "")),
+        blocks += [Heading(3, t.title("`") + (f", {t.direction}" if t.direction else "")),
                    Image(png, svg, f"{t.x} vs {t.y}"),
                    Text("Each point is one setting; a system's points are joined in the order of its hyperparameter. "
                         "Circled points are on the Pareto frontier over all systems (maximising both aspects"
@@ -223,8 +223,7 @@ def build_blocks(metadata: dict, card: Scorecard, summary: pd.DataFrame, agreeme
 
     blocks.append(Heading(2, "Worst-scoring examples"))
     extra = [c for c in (style_column, content_column) if c] + [h for h in humans if h in card.frame.columns]
-    for column, what in ((content_column, "lowest content preservation"), (style_column, "lowest (most negative) "
-                                                                                          "style transfer intensity")):
+    for column, what in ((content_column, "lowest content preservation"), (style_column, "weakest style transfer")):
         if column and spec.worst_examples:
             blocks += [Heading(3, f"{what}: `{column}`"),
                        Table(worst_examples(card.frame, column, spec.worst_examples, extra))]

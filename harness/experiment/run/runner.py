@@ -142,6 +142,8 @@ def _metadata(m: Manifest, plan: Plan, result: Run, seconds: float, out: Path) -
         "leakage": None if result.leakage is None else result.leakage.counts,
         "notices": result.notices, "empty_outputs": failure_counts(card.frame),
         "lm_server": result.lm_server,
+        "sample": plan.transfers.extra.get("sample"),
+        "tradeoff": {"style": m.tradeoff.style, "content": m.tradeoff.content, "naturalness": m.tradeoff.naturalness},
         "signatures": card.signatures,
     }
 
@@ -204,7 +206,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
             for j, (k, t) in enumerate(group):
                 name = f"{stem}_{j + 1}-{_slug(t.direction)}" if len(group) > 1 else stem
                 plots[k] = plot_tradeoff(t, tmp / "plots" / name,
-                                         f"{manifest.name}: {t.x_aspect} vs {t.y_aspect}, {t.direction}")
+                                         f"{manifest.name}: {t.title()}, {t.direction}")
         (tmp / "manifest.yaml").write_text(manifest.text, encoding="utf-8")
         metadata = _metadata(manifest, plan, result, time.perf_counter() - start, out)
         (tmp / "run.json").write_text(json.dumps(metadata, indent=2, default=str))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.progress import progress
 from tsteval.core.signature import texts_hash
 from tsteval.core.tokenize import tokens_of
@@ -47,7 +47,8 @@ def check_modifications(modifications: Sequence[str], flag: str = "modifications
     if bad:
         renamed = [f"{m} is now {_RENAMED[m]}" for m in bad if m in _RENAMED]
         raise TstevalError(f"unknown {flag} {bad}; choose from {known}" + (f" ({'; '.join(renamed)})" if renamed
-                                                                           else ""))
+                                                                           else "")
+                           + "".join(did_you_mean(m, known, f"; {m!r}: ") for m in bad if m not in _RENAMED))
     return tuple(modifications)
 
 

@@ -29,7 +29,7 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from tsteval.classifiers.base import check_texts, make_classifier
-from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.errors import InputError, TstevalError, did_you_mean
 from tsteval.core.progress import progress
 from tsteval.core.signature import content_hash, texts_hash
 from tsteval.core.tokenize import tokenize
@@ -113,7 +113,8 @@ def make_fitter(backend: str, texts: Sequence[str], params: Mapping[str, object]
         return UnigramFolds(texts, **{**UNIGRAM_DEFAULTS, **params, "seed": seed})
     if backend == "textcnn":
         return classifier_fitter("textcnn", {**TEXTCNN_DEFAULTS, **params, "seed": seed})
-    raise TstevalError(f"unknown adversarial backend {backend!r}; choose one of {list(ADVERSARIAL_BACKENDS)}")
+    raise TstevalError(f"unknown adversarial backend {backend!r}; choose one of {list(ADVERSARIAL_BACKENDS)}"
+                       f"{did_you_mean(backend, ADVERSARIAL_BACKENDS, '; ')}")
 
 
 def cross_fit(human: Sequence[str], outputs: Sequence[str], inputs: Sequence[str], fitter: FoldFitter, *,

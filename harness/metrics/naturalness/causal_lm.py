@@ -50,7 +50,7 @@ from tsteval.core.devices import (
     torch_threads,
     with_precision,
 )
-from tsteval.core.errors import TstevalError
+from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.integrity import files_hash, files_under, integrity_hash, sha256_file
 from tsteval.core.progress import is_quiet, progress
 from tsteval.core.signature import package_version, texts_hash
@@ -339,7 +339,9 @@ def loaded_lm(model: str, gguf_file: str | None, precision: str, device: str) ->
         tokenizer = AutoTokenizer.from_pretrained(source)
         loaded = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype(precision))
     except (OSError, ValueError, ImportError) as error:
-        raise TstevalError(f"cannot load the language model {model!r}: {error}") from error
+        first = (str(error).splitlines() or [""])[0].rstrip(".")  # one line: transformers' messages take several
+        raise TstevalError(f"cannot load the language model {model!r}: {first}"
+                           f"{did_you_mean(model, PACKAGED_GGUF, '; ') if not Path(model).exists() else ''}") from error
     return tokenizer, loaded.to(device).eval()
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tsteval.core.errors import LabelMismatchError
+from tsteval.core.errors import LabelMismatchError, did_you_mean
 from tsteval.metrics.failures import answered_outputs
 from tsteval.metrics.style.declarations import STYLE
 from tsteval.metrics.style.intensity import (
@@ -36,13 +36,17 @@ def predict_unique(classifier: object, texts: Sequence[str]) -> np.ndarray:
 
 
 def class_indices(classifier: object, styles: Sequence[str], column: str) -> np.ndarray:
-    """Index of each style in ``classifier.classes_``; a style the classifier never saw is an error."""
+    """Index of each style in ``classifier.classes_``; a style the classifier never saw is an error, which names a
+    known style that differs only in case or spelling (then the data, not the training, is to fix)."""
     classes = [str(c) for c in classifier.classes_]
     index = {c: i for i, c in enumerate(classes)}
     unknown = sorted(set(styles) - set(index))
     if unknown:
+        hints = "".join(did_you_mean(s, classes, f"; {s!r}: ") for s in unknown)
+        fix = f"; write each style as the classifier names it{hints}" if hints else \
+            "; train it on a corpus with these styles"
         raise LabelMismatchError(f"{column} has the styles {unknown}, which the style classifier was not "
-                                 f"trained on (it knows {classes}); train it on a corpus with these styles")
+                                 f"trained on (it knows {classes}){fix}")
     return np.array([index[s] for s in styles], dtype=np.int64)
 
 
