@@ -61,7 +61,9 @@ class Plan(RunOptions):
     classifiers (folder or fitted) by name; AH reads the transfers' ``document`` column.  ``references``: human
     references for the ``content`` metrics (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference
     sets (files or lists of texts, line i for item i), read and aligned with the rows when the plan is made
-    (:func:`tsteval.metrics.content.references.resolve_references`).  ``baselines``
+    (:func:`tsteval.metrics.content.references.resolve_references`); transfers with a ``reference`` column are
+    scored against it as against a set given here, and the first set given becomes that column of the scorecard
+    where they have none.  ``baselines``
     (:data:`tsteval.experiment.plan.baselines.BASELINES`) add their systems' rows to the transfers when the plan is made
     (``delete-lexicon`` needs ``lexicon``, ``retrieve-nearest`` ``corpus``).  ``joint``: the J column
     (:mod:`tsteval.metrics.joint.score`): ``"auto"`` (STRAP's recipe when its columns are scored), ``"strap"``
@@ -114,10 +116,12 @@ class Plan(RunOptions):
             transfers, notes = add_baselines(self.transfers, self.baselines, self.lexicon, self.corpus)
             object.__setattr__(self, "transfers", transfers)
             self.baseline_notes.update(notes)
-        if self.references is not None:
-            from tsteval.metrics.content.references import resolve_references
+        from tsteval.metrics.content.references import has_references, resolve_references, with_reference_column
 
-            object.__setattr__(self, "references", resolve_references(self.references, self.transfers))
+        if self.content and (self.references is not None or has_references(self.transfers)):
+            references = resolve_references(self.references, self.transfers)
+            object.__setattr__(self, "references", references)
+            object.__setattr__(self, "transfers", with_reference_column(self.transfers, references))
 
     def style_name(self, label: str) -> str:
         """What the style ``label`` means (``style_labels``, else the reader's names, else the label itself)."""

@@ -111,7 +111,9 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
 
 def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0) -> MetaEvaluation:
     """Every metric column of ``run`` against ``study``'s mean ratings, each compared with its aspect's current
-    recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`."""
+    recommendation where the run has it; ``info["ceiling"]`` holds :func:`ceilings`, ``info["params"]`` the
+    parameters each column was scored with away from its defaults (what scores it again: a profile file's)."""
+    from tsteval.metaeval.profile_file import column_params
     from tsteval.metaeval.tables import _load_card, meta_evaluate
 
     card, origin = _load_card(run)
@@ -125,22 +127,26 @@ def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 100
                            seed=seed)
     result.info["ceiling"] = ceilings(study, seed).to_dict("records")
     result.info["study"] = study.info["signature"]
+    result.info["params"] = {c: p for c in card.metrics if (p := column_params(c, card.signatures.get(c)))}
     return result
 
 
 @dataclass
 class ProfileChoice:
     """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from and, per
-    aspect, the reason."""
+    aspect, the reason; ``params``: per aspect, the parameters its column was scored with away from the defaults
+    (an LM judge's template)."""
 
     profile: dict[str, str]
     default: dict[str, str]
     reasons: dict[str, str] = field(default_factory=dict)
     reliability_unknown: list[str] = field(default_factory=list)
+    params: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self, study: Study, run: str) -> dict:
         """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
-        return {"kind": PROFILE_KIND, "profile": self.profile, "default": self.default, "reasons": self.reasons,
+        return {"kind": PROFILE_KIND, "profile": self.profile, "params": self.params, "default": self.default,
+                "reasons": self.reasons,
                 "reliability_unknown": self.reliability_unknown, "study": study.info["signature"], "run": run,
                 "min_pairs": MIN_PAIRS, "min_reliability": MIN_RELIABILITY, "min_pairs_unknown": MIN_PAIRS_UNKNOWN}
 
@@ -171,7 +177,9 @@ def choose_profile(result: MetaEvaluation) -> ProfileChoice:
                            f"kept {column}: no column beats it with 95% confidence")
         if aspect in unknown:
             reasons[aspect] += "; reliability unknown (one rating per pair: the gain's interval is the evidence)"
-    return ProfileChoice(profile, default, reasons, unknown)
+    params = {aspect: result.info["params"][column] for aspect, column in profile.items()
+              if column in result.info.get("params", {})}
+    return ProfileChoice(profile, default, reasons, unknown, params)
 
 
 def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:
