@@ -60,8 +60,10 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     fits LEACE style erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...).
     ``references`` adds the content metrics against human references (columns ``metric@ref``): a list of reference
     sets, each a file or a list of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` /
-    ``"dualrl:yelp"``.  ``attribution`` names the transformer classifier of the ``attribution-mask``/
-    ``attribution-delete`` modifications.  ``options`` are the run options of
+    ``"dualrl:yelp"``; a ``table`` with a ``reference`` column is scored against it too (``references=[]``: against
+    none), and the scorecard keeps the first set as its ``reference`` column.  ``metrics`` may name a rating study's
+    ``profile:FILE`` (:mod:`tsteval.metaeval.profile_file`).  ``attribution`` names the transformer classifier of
+    the ``attribution-mask``/``attribution-delete`` modifications.  ``options`` are the run options of
     :data:`tsteval.experiment.options.OPTIONS` -- the same, with the same checks, as ``tsteval score``'s flags and
     a manifest's keys (listed at the end of this text).
 
@@ -109,7 +111,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh), served=options["lm_endpoint"] is not None)
     given = {} if classifier is None else classifier if isinstance(classifier, Mapping) else {"clf": classifier}
     apply_profiles(chosen, options, classifiers=[str(name) for name in given], pairs=[str(name) for name in hh or {}],
-                   references=references is not None or has_references(transfers))
+                   references=bool(references) or (references is None and has_references(transfers)))
     training = _corpus(corpus)
     classifiers = {}
     if chosen.style:

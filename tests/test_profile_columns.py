@@ -203,6 +203,7 @@ def test_references_become_the_scorecards_reference_column_and_plan_reference_pa
         for column in ("chrf@ref", "bleu@ref"):
             np.testing.assert_allclose(own.frame[column], card.frame[column], rtol=1e-12)
             assert own.signatures[column] == card.signatures[column]
+    assert "chrf@ref" not in tsteval.evaluate(table=table, metrics=["chrf"], references=()).metrics  # none at all
     both = tmp_path / "both"
     assert main(["score", "--table", str(table), "--metrics", "chrf", "--references", str(files["refs"]), "--out",
                  str(both), "--quiet"]) == 0

@@ -62,8 +62,8 @@ class Plan(RunOptions):
     references for the ``content`` metrics (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference
     sets (files or lists of texts, line i for item i), read and aligned with the rows when the plan is made
     (:func:`tsteval.metrics.content.references.resolve_references`); transfers with a ``reference`` column are
-    scored against it as against a set given here, and the first set given becomes that column of the scorecard
-    where they have none.  ``baselines``
+    scored against it as against a set given here (an empty list: no references, not even that column), and the
+    first set given becomes that column of the scorecard where they have none.  ``baselines``
     (:data:`tsteval.experiment.plan.baselines.BASELINES`) add their systems' rows to the transfers when the plan is made
     (``delete-lexicon`` needs ``lexicon``, ``retrieve-nearest`` ``corpus``).  ``joint``: the J column
     (:mod:`tsteval.metrics.joint.score`): ``"auto"`` (STRAP's recipe when its columns are scored), ``"strap"``
@@ -118,10 +118,12 @@ class Plan(RunOptions):
             self.baseline_notes.update(notes)
         from tsteval.metrics.content.references import has_references, resolve_references, with_reference_column
 
-        if self.content and (self.references is not None or has_references(self.transfers)):
+        if self.content and (self.references or (self.references is None and has_references(self.transfers))):
             references = resolve_references(self.references, self.transfers)
             object.__setattr__(self, "references", references)
             object.__setattr__(self, "transfers", with_reference_column(self.transfers, references))
+        else:
+            object.__setattr__(self, "references", None)
 
     def style_name(self, label: str) -> str:
         """What the style ``label`` means (``style_labels``, else the reader's names, else the label itself)."""
@@ -194,7 +196,7 @@ class Plan(RunOptions):
         if unknown:
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}")
         self._validate_engine()
-        if self.references is not None and not self.content:
+        if self.references and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
         if self.ah and "document" not in self.transfers.frame.columns:
             raise TstevalError("the AH check needs the source document of each transfer: a 'document' column "
