@@ -170,6 +170,12 @@ def test_a_profile_names_what_its_column_lacks_in_one_line(files: dict[str, Path
                                            "gemma3-270m, not 'smollm2'"):
         tsteval.evaluate(INPUTS, OUTPUTS, source_style="0", target_style="1", metrics=[
             "cond_lp", _profile(tmp_path / "lm.json", KINDS["model"])])
+    for bad, message in (({"params": []}, '"params" is'), ({"params": {"style": {"template": "2"}}},
+                                                          "the style column 'style_strength@ft' takes no parameters")):
+        (tmp_path / "bad.json").write_text(json.dumps({**json.loads((tmp_path / "style.json").read_text()), **bad}))
+        with pytest.raises(TstevalError, match=message):
+            tsteval.evaluate(INPUTS, OUTPUTS, source_style="0", target_style="1",
+                             metrics=[f"profile:{tmp_path / 'bad.json'}"])
     (tmp_path / "m.yaml").write_text(yaml.safe_dump({"transfers": {"table": str(files["table"])},
                                                      "metrics": {"names": [reference]}}))
     with pytest.raises(TstevalError, match="the column chrf@ref is scored against human references"):

@@ -84,10 +84,10 @@ def _add_column(profile: Profile, aspect: str, column: str, params: Mapping[str,
     name, _, suffix = column.partition("@")
     metric = METRICS.get(name)
     if metric is None or metric.aspect == "joint":
-        raise InputError(f"the {aspect} column {quote(column)} is no registered metric's", path=profile.path,
-                         fix="choose the profile again with this version of tsteval")
+        raise InputError(f"the {aspect} column {quote(column)} is no registered metric's of one aspect",
+                         path=profile.path, fix="choose the profile again with this version of tsteval")
     tail = "".join(f":{key}={value}" for key, value in params.items())
-    if is_judge(metric) or (metric.aspect == "naturalness" and suffix and _is_model(suffix)):
+    if is_judge(metric) or ("language_model" in metric.needs and suffix and _is_model(suffix)):
         profile.entries.append(column + tail)
         if suffix:
             profile.models[column] = suffix
