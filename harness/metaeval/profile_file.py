@@ -128,6 +128,8 @@ def column_params(column: str, signature: str | None) -> dict[str, str]:
 
     >>> column_params("judge_fluency@smollm2", "metric:judge_fluency|template:2|lm:x"), column_params("x@y", None)
     ({'template': '2'}, {})
+    >>> column_params("bleu@none", "metric:bleu|smooth_method:floor|smooth_value:None|effective_order:True")
+    {'smooth_method': 'floor'}
     """
     from tsteval.metrics.registry import find_metric
 
@@ -135,8 +137,8 @@ def column_params(column: str, signature: str | None) -> dict[str, str]:
     if metric is None or not signature:
         return {}
     fields = dict(part.partition(":")[::2] for part in str(signature).split("|")[1:])
-    return {key: fields[key] for key, default in metric.params.items()
-            if key in fields and metric.check_params({key: fields[key]})[key] != default}
+    return {key: value for key, default in metric.params.items() if (value := fields.get(key, str(default))) !=
+            str(default) and metric.check_params({key: value})[key] != default}
 
 
 def apply_profiles(chosen: Selection, options: MutableMapping[str, object], *, classifiers: Collection[str],
