@@ -63,8 +63,10 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     fits LEACE style erasers on ``corpus`` for the embedding metrics (``sbert@erase``, ``wmd@erase``, ...).
     ``references`` adds the content metrics against human references (columns ``metric@ref``): a list of reference
     sets, each a file or a list of texts (text i: a reference for transfer i), or ``"dualrl:GYAFC"`` /
-    ``"dualrl:yelp"``.  ``attribution`` names the transformer classifier of the ``attribution-mask``/
-    ``attribution-delete`` modifications.  ``options`` are the run options of
+    ``"dualrl:yelp"``; a ``table`` with a ``reference`` column is scored against it too (``references=[]``: against
+    none), and the scorecard keeps the first set as its ``reference`` column.  ``metrics`` may name a rating study's
+    ``profile:FILE`` (:mod:`tsteval.metaeval.profile_file`).  ``attribution`` names the transformer classifier of
+    the ``attribution-mask``/``attribution-delete`` modifications.  ``options`` are the run options of
     :data:`tsteval.experiment.options.OPTIONS` -- the same, with the same checks, as ``tsteval score``'s flags and
     a manifest's keys (listed at the end of this text).
 
@@ -105,24 +107,17 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
             raise TstevalError("inputs and outputs are lists of texts, not one string")
         transfers = Transfers.from_pairs(list(inputs), list(outputs), source_style=source_style,
                                          target_style=target_style, system=system, setting=setting)
-    from tsteval.metrics.selection import check_models, select
+    from tsteval.metaeval.profile_file import apply_profiles
+    from tsteval.metrics.content.references import has_references
+    from tsteval.metrics.selection import select
 
     chosen = select(metrics, classifiers=classifier is not None, hh=bool(hh), served=options["lm_endpoint"] is not None)
-    check_models(chosen, options["language_model"])
-    options["modifications"] = (*options["modifications"],
-                                *(m for m in chosen.modifications if m not in options["modifications"]))
-    if chosen.recommended is not None:
-        from tsteval.classifiers.corpus_checks import warn
-        from tsteval.metaeval.recommended import apply_recommended, family_note
-
-        options["modifications"] = tuple(apply_recommended(chosen, list(options["modifications"]),
-                                                           1 if classifier else 0, options))
-        if note := family_note(chosen.recommended):
-            warn(note)
+    given = {} if classifier is None else classifier if isinstance(classifier, Mapping) else {"clf": classifier}
+    apply_profiles(chosen, options, classifiers=[str(name) for name in given], pairs=[str(name) for name in hh or {}],
+                   references=bool(references) or (references is None and has_references(transfers)))
     training = _corpus(corpus)
     classifiers = {}
     if chosen.style:
-        given = classifier if isinstance(classifier, Mapping) else {"clf": classifier}
         classifiers = {str(name): _classifier_source(str(name), value, training) for name, value in given.items()}
     if chosen.joint and options["joint"] == "auto":
         options["joint"] = "strap"

@@ -87,6 +87,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
           f"{info['overlaps']} overlap pairs, "
           f"questions {info['questions']} written to {args.out}; next: tsteval annotate invite {args.out} "
           "--annotators N, or tsteval annotate export")
+    print(f"{info['references']} reference pairs (each input with its human reference, rated apart)" if
+          info["references"] else "no reference pairs: the run has no reference column (score it with --references "
+          "FILE, or a table with a reference column)")
     return 0
 
 

@@ -153,8 +153,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     content.add_argument("--references", nargs="+", metavar="FILE",
                          help="human references: line i of each FILE is a reference for item i (transfer i of one "
                               "system); adds METRIC@ref columns (multi-reference BLEU/chrF, best of the references "
-                              "for the others) and corpus BLEU/chrF in references.csv/.md. 'dualrl' takes the four "
-                              "references of the --dualrl dataset")
+                              "for the others) and corpus BLEU/chrF in references.csv/.md, and the first FILE as the "
+                              "scorecard's reference column (a --table's reference column is scored the same way). "
+                              "'dualrl' takes the four references of the --dualrl dataset")
     content.add_argument("--lexicon", help="style lexicon JSON for remove/mask (see build-lexicon)")
     add_flags(content, GROUPED["content"])
     natural = score.add_argument_group("naturalness and content compatibility")

@@ -174,7 +174,8 @@ def apply_recommended(chosen: Selection, modifications: list[str], classifiers: 
                            f"NAME=DIR (train one with tsteval train-classifier {TRAIN[style.variant]}, the backend "
                            "it was chosen with)")
     naturalness = next(r for r in profile if r.aspect == "naturalness")
-    options["language_model"] = profile_language_model(str(options["language_model"]), chosen.judges, naturalness)
+    options["language_model"] = profile_language_model(str(options["language_model"]), chosen.judges,
+                                                       naturalness.variant, naturalness.column())
     chosen.style = True
     content = next(r for r in profile if r.aspect == "content")
     extra = [(content.metric, content.variant)]
@@ -193,18 +194,19 @@ def apply_recommended(chosen: Selection, modifications: list[str], classifiers: 
 
 
 
-def profile_language_model(language_model: str, judges: Sequence[str], naturalness: Recommendation) -> str:
-    """The run's causal LM under a profile whose ``naturalness`` column is read by a causal LM: that column's model,
-    which the default (``smollm2``) gives way to unless LM metrics (``judges``) were asked for with it; another
+def profile_language_model(language_model: str, judges: Sequence[str], model: str, column: str) -> str:
+    """The run's causal LM under a profile whose ``column`` is read by the causal LM ``model``: that model, which
+    the default (``smollm2``) gives way to unless other LM metrics (``judges``) were asked for with it; another
     model is a one-line error.
 
     >>> rec = RECOMMENDED[2]
-    >>> profile_language_model("smollm2", [], rec), profile_language_model(rec.variant, ["cond_lp"], rec)
-    ('qwen2.5-coder-1.5b', 'qwen2.5-coder-1.5b')
+    >>> profile_language_model("smollm2", [], rec.variant, rec.column())
+    'qwen2.5-coder-1.5b'
+    >>> profile_language_model(rec.variant, ["cond_lp"], rec.variant, rec.column())
+    'qwen2.5-coder-1.5b'
     """
-    model = naturalness.variant
     if language_model == model or (language_model == "smollm2" and not judges):
         return model
-    raise TstevalError(f"--metrics recommended scores {naturalness.column()}, so the run's language model is "
-                       f"{model}, not {language_model!r}: give --language-model {model} (the LM metrics then use it "
-                       f"too) or score {FAST_NATURALNESS} instead of recommended")
+    raise TstevalError(f"the profile scores {column}, so the run's language model is {model}, not "
+                       f"{language_model!r}: give --language-model {model} (the LM metrics then use it too) or "
+                       f"score {FAST_NATURALNESS} instead")

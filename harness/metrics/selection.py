@@ -21,8 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError, did_you_mean, quote
+
+if TYPE_CHECKING:
+    from tsteval.metaeval.profile_file import Profile
 
 # The scorer that produces a naturalness metric named without one.
 DEFAULT_SCORERS = {"naturalness": "unigram", "more_natural": "unigram", "naturalness_pooled": "unigram-pooled",
@@ -60,8 +64,8 @@ class Selection:
     metrics with their ``params``, ``naturalness`` scorers, the LM metrics ``judges`` (with ``params``; ``models``:
     the models named after their ``@``), the pair-classifier columns (``hh``, ``hh_content``,
     ``ah``) and the ``joint`` score; ``recommended``: the task family of the profile asked for ("" the pooled one,
-None when none was); the content ``modifications`` a
-    profile file asks for."""
+    None when none was); ``profiles``: the profile files asked for (what their columns need is settled against the
+    run by :func:`tsteval.metaeval.profile_file.apply_profiles`)."""
 
     style: bool = False
     content: list[str] = field(default_factory=list)
@@ -72,7 +76,7 @@ None when none was); the content ``modifications`` a
     pairs: list[str] = field(default_factory=list)
     joint: bool = False
     recommended: str | None = None
-    modifications: list[str] = field(default_factory=list)
+    profiles: list[Profile] = field(default_factory=list)
 
     def add_content(self, name: str, params: dict[str, str]) -> None:
         """Add content metric ``name`` with ``params`` (checked); a metric given twice with different parameters
@@ -157,15 +161,15 @@ def select(entries: Iterable[str], *, classifiers: bool, hh: bool = False, ah: b
 
 
 def _expand_profiles(entries: Iterable[str], selection: Selection) -> list[str]:
-    """``entries`` with each ``profile:FILE`` replaced by its metrics (its modifications go to ``selection``)."""
+    """``entries`` with each ``profile:FILE`` replaced by its metrics (the profile kept in ``selection``)."""
     from tsteval.metaeval.profile_file import PREFIX, read_profile
 
     out = []
     for entry in entries:
         if str(entry).strip().startswith(PREFIX):
-            names, modifications = read_profile(str(entry).strip()[len(PREFIX):])
-            out += names
-            selection.modifications += [m for m in modifications if m not in selection.modifications]
+            profile = read_profile(str(entry).strip()[len(PREFIX):])
+            out += profile.entries
+            selection.profiles.append(profile)
         else:
             out.append(entry)
     return out

@@ -41,8 +41,9 @@ through :class:`~tsteval.experiment.manifest.reader.Reader`.  Schema (``?`` = op
     lexicon?: {file: path} | {build: {penalty?: l1, C?: 3.0, D?: 2.0}}
     metrics:
       names?: [sti, bleu, ppl, ...]  # any registered metric by name, routed as ``tsteval score --metrics``
+                                     #   (profile:FILE: the profile a rating study chose)
       style?: {classifiers: [NAME, ...], ground?: nominal|ordinal}
-      content?: {metrics: [bleu_mir, "bleu:smooth_method=floor", ...],   # NAME:KEY=VALUE sets a parameter
+      content?: {metrics?: [bleu_mir, "bleu:smooth_method=floor", ...],  # NAME:KEY=VALUE sets a parameter
                  modifications?: [none, mask, remove, attribution-mask, attribution-delete, erase],
                  vectors?: glove|word2vec|DIR, placeholder?: "<masked>",
                  attribution?: {classifier: NAME, threshold?: 0.2, steps?: 16, neutral?: FILE},  # a transformer
@@ -76,6 +77,7 @@ meta-eval`` writes it); without it every ``human_style_intensity``, ``human_cont
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -105,7 +107,7 @@ from tsteval.experiment.manifest.specs import (
     TransfersSpec,
     ready_made,
 )
-from tsteval.experiment.options import OPTIONS, RunOptions
+from tsteval.experiment.options import OPTIONS, RunOptions, option_values
 from tsteval.metrics import registry
 from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
 from tsteval.readers.rated_sets import rated_set_names
@@ -372,9 +374,13 @@ def _selected(r: Reader, d: Mapping[str, object], classifiers: Mapping[str, Clas
         raise r.error("metrics.names", str(error)) from None
 
 
-def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec], options: RunOptions) -> MetricsSpec:
+def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec],
+             options: RunOptions) -> tuple[MetricsSpec, RunOptions]:
+    """``metrics``, and the run options with what its profile files add (their modifications and causal LM:
+    :func:`tsteval.metaeval.profile_file.apply_profiles`)."""
+    from tsteval.metaeval.profile_file import apply_profiles, reference_columns
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
-    from tsteval.metrics.selection import check_models, parse_metric
+    from tsteval.metrics.selection import parse_metric
 
     d = r.mapping(value, "metrics", _keys("metrics", "names", "style", "content", "naturalness", "human",
                                           "compatibility"))
@@ -383,10 +389,14 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
     if chosen.recommended is not None:
         raise r.error("metrics.names", "recommended is a command-line profile (tsteval score --metrics recommended)",
                       fix="name the metrics: target_prob, sbert, lp_mean@kn3")
-    missing = [m for m in chosen.modifications if m not in options.modifications]
-    if missing:
-        raise r.error("metrics.names", f"the profile's content columns need the modifications {missing}",
-                      fix=f"add {missing} to the run's modifications (modifications: in the manifest)")
+    values = option_values(options)
+    given = isinstance(d.get("content"), dict) and "references" in d["content"]
+    try:  # references in a table are known once it is read (plan_of_manifest checks them)
+        apply_profiles(chosen, values, classifiers=list(classifiers), pairs=[*compatibility.hh, *compatibility.ah],
+                       references=True if given else None)
+    except TstevalError as error:
+        raise r.error("metrics.names", str(error)) from None
+    options = RunOptions(**values)
     style = StyleSpec(tuple(classifiers)) if chosen.style else StyleSpec()
     if "style" in d:
         s = r.mapping(d["style"], "metrics.style", _keys("metrics.style", "classifiers"), ("classifiers",))
@@ -397,8 +407,8 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
     content = ContentSpec(tuple(chosen.content), params=MappingProxyType(chosen.params))
     if "content" in d:
         c = r.mapping(d["content"], "metrics.content", _keys("metrics.content", "metrics", "attribution",
-                                                             "references"), ("metrics",))
-        for i, entry in enumerate(r.strings(c["metrics"], "metrics.content.metrics")):
+                                                             "references"))
+        for i, entry in enumerate(r.strings(c.get("metrics", []), "metrics.content.metrics")):
             name, params = parse_metric(entry)
             r.choice(name, f"metrics.content.metrics[{i}]", registry.names("content"), "content metric")
             try:
@@ -423,11 +433,8 @@ def _metrics(r: Reader, value: object, classifiers: Mapping[str, ClassifierSpec]
         r.choice(name, f"metrics.naturalness[{i}]", list(NATURALNESS_METRICS), "naturalness metric")
     naturalness = tuple(dict.fromkeys([*naturalness, *chosen.naturalness]))
     human = r.file(d["human"], "metrics.human") if "human" in d else None
-    try:
-        check_models(chosen, options.language_model)
-    except TstevalError as error:
-        raise r.error("metrics.names", str(error)) from None
-    return MetricsSpec(style, content, naturalness, human, compatibility, chosen.joint, tuple(chosen.judges))
+    content = replace(content, reference_columns=reference_columns(chosen))
+    return MetricsSpec(style, content, naturalness, human, compatibility, chosen.joint, tuple(chosen.judges)), options
 
 
 def _tradeoff(r: Reader, value: object, metrics: MetricsSpec, modifications: tuple[str, ...]) -> TradeoffSpec:
@@ -557,7 +564,7 @@ def load_manifest(path: str | Path) -> Manifest:
     if stray:
         raise r.error(f"classifier_labels.{stray[0]}", "not a ready-made classifier of the manifest",
                       fix=f"give classifiers: {{{stray[0]}: {{hf: MODEL}}}}, or drop the mapping")
-    metrics = _metrics(r, d["metrics"], classifiers, options)
+    metrics, options = _metrics(r, d["metrics"], classifiers, options)
     if not (metrics.style.classifiers or metrics.content.metrics or metrics.naturalness or metrics.judges
             or metrics.compatibility.hh or metrics.compatibility.ah):
         raise r.error("metrics", "no metric to compute", fix="give metrics.style, metrics.content or both")

@@ -148,12 +148,15 @@ class AttributionSpec:
 
 @dataclass(frozen=True)
 class ContentSpec:
-    """Content metrics, attribution masking, human references and the metrics' parameters."""
+    """Content metrics, attribution masking, human references and the metrics' parameters; ``reference_columns``:
+    the profile files' columns scored against references, as (profile file, column), checked once the transfers
+    are read (a table's ``reference`` column serves)."""
 
     metrics: tuple[str, ...] = ()
     attribution: AttributionSpec | None = None
     references: tuple[Path, ...] | str | None = None
     params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    reference_columns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

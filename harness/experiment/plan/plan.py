@@ -61,7 +61,9 @@ class Plan(RunOptions):
     classifiers (folder or fitted) by name; AH reads the transfers' ``document`` column.  ``references``: human
     references for the ``content`` metrics (columns ``metric@ref``): ``"dualrl:DATASET"`` or a list of reference
     sets (files or lists of texts, line i for item i), read and aligned with the rows when the plan is made
-    (:func:`tsteval.metrics.content.references.resolve_references`).  ``baselines``
+    (:func:`tsteval.metrics.content.references.resolve_references`); transfers with a ``reference`` column are
+    scored against it as against a set given here (an empty list: no references, not even that column), and the
+    first set given becomes that column of the scorecard where they have none.  ``baselines``
     (:data:`tsteval.experiment.plan.baselines.BASELINES`) add their systems' rows to the transfers when the plan is made
     (``delete-lexicon`` needs ``lexicon``, ``retrieve-nearest`` ``corpus``).  ``joint``: the J column
     (:mod:`tsteval.metrics.joint.score`): ``"auto"`` (STRAP's recipe when its columns are scored), ``"strap"``
@@ -114,10 +116,14 @@ class Plan(RunOptions):
             transfers, notes = add_baselines(self.transfers, self.baselines, self.lexicon, self.corpus)
             object.__setattr__(self, "transfers", transfers)
             self.baseline_notes.update(notes)
-        if self.references is not None:
-            from tsteval.metrics.content.references import resolve_references
+        from tsteval.metrics.content.references import has_references, resolve_references, with_reference_column
 
-            object.__setattr__(self, "references", resolve_references(self.references, self.transfers))
+        if self.content and (self.references or (self.references is None and has_references(self.transfers))):
+            references = resolve_references(self.references, self.transfers)
+            object.__setattr__(self, "references", references)
+            object.__setattr__(self, "transfers", with_reference_column(self.transfers, references))
+        else:
+            object.__setattr__(self, "references", None)
 
     def style_name(self, label: str) -> str:
         """What the style ``label`` means (``style_labels``, else the reader's names, else the label itself)."""
@@ -195,7 +201,7 @@ class Plan(RunOptions):
             raise TstevalError(f"unknown naturalness scorers {unknown}; choose from {list(NATURALNESS_METRICS)}"
                                + "".join(did_you_mean(n, NATURALNESS_METRICS, f"; {n!r}: ") for n in unknown))
         self._validate_engine()
-        if self.references is not None and not self.content:
+        if self.references and not self.content:
             raise TstevalError("references are scored by content metrics: name some (e.g. bleu, chrf)")
         if self.ah and "document" not in self.transfers.frame.columns:
             raise TstevalError("the AH check needs the source document of each transfer: a 'document' column "

@@ -20,9 +20,11 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     Names and files are checked here, before any model is loaded; :func:`~tsteval.experiment.run.execute.run` loads
     the models.
     """
+    from tsteval.metaeval.profile_file import apply_profiles
+    from tsteval.metrics.content.references import has_references
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, check_modifications
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
-    from tsteval.metrics.selection import check_models, content_metrics, select
+    from tsteval.metrics.selection import content_metrics, select
     from tsteval.readers.ratings import report_empty_ratings
 
     transfers = _transfers_of_args(args)
@@ -31,22 +33,15 @@ def plan_of_args(args: argparse.Namespace) -> Plan:
     pair_classifiers = key_values(args.hh, "--hh", "DIR", column_names=True)
     metrics, params = content_metrics(m for m in args.content.split(",") if m.strip())
     options = from_args(args)
-    modes = list(options["modifications"])
     names = [n.strip() for n in args.naturalness.split(",") if n.strip()]
     chosen = select((m for m in (args.metrics or "").split(",") if m.strip()), classifiers=bool(classifiers),
                     hh=bool(pair_classifiers), served=options["lm_endpoint"] is not None)
     for name in metrics:
         chosen.add_content(name, params.get(name, {}))
-    check_models(chosen, options["language_model"])
-    if chosen.recommended is not None:
-        from tsteval.classifiers.corpus_checks import warn
-        from tsteval.metaeval.recommended import apply_recommended, family_note
-
-        modes = apply_recommended(chosen, modes, len(classifiers), options)
-        if note := family_note(chosen.recommended):
-            warn(note)
+    apply_profiles(chosen, options, classifiers=classifiers, pairs=pair_classifiers,
+                   references=bool(args.references) or has_references(transfers))
+    modes = list(options["modifications"])
     metrics, params = chosen.content, chosen.params
-    modes += [m for m in chosen.modifications if m not in modes]
     names += [n for n in chosen.naturalness if n not in names]
     baselines = options["baselines"]
     lexicon = None

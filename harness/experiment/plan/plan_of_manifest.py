@@ -17,6 +17,8 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
     """The plan of an experiment manifest: its transfers and training corpus are read here; classifiers are trained
     (or taken from the cache) and the lexicon built by :func:`~tsteval.experiment.run.execute.run`."""
     from tsteval.experiment.manifest.files import load_corpus, load_transfers
+    from tsteval.metaeval.profile_file import check_references
+    from tsteval.metrics.content.references import has_references
     from tsteval.readers.ratings import report_empty_ratings
 
     options = manifest.options
@@ -49,6 +51,7 @@ def plan_of_manifest(manifest: Manifest, quiet: bool = True, log: Log = silent) 
         references = f"dualrl:{manifest.transfers.dataset}"
     # a saved classifier (path: DIR) is its folder, as --classifier NAME=DIR gives it
     classifiers = {name: spec.path or spec for name, spec in manifest.classifiers.items()}
+    check_references(content.reference_columns, references is not None or has_references(transfers))
     return Plan(
         transfers, classifiers=classifiers, style=metrics.style.classifiers, content=content.metrics,
         lexicon=manifest.lexicon, attribution=attribution.classifier if attribution else None,

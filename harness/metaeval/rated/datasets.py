@@ -98,19 +98,21 @@ def _classifiers(names: Sequence[str] = STYLE_BACKENDS) -> dict[str, object]:
 
 
 def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[str], seed: int,
-           references: object = None, style_view: Transfers | None = None,
+           style_view: Transfers | None = None,
            templates: dict[str, int] | None = None, log: Log = print,
            language_model: str = "smollm2") -> Scorecard:
     """Style columns (on ``style_view`` when given), content at none, mask and erase, naturalness, the LM metrics
-    of ``language_model`` (each template too), in one scorecard."""
+    of ``language_model`` (each template too), in one scorecard; ``@ref`` against the transfers' ``reference``
+    column where they have one (the plan's)."""
     from tsteval.experiment.plan.plan import Plan
     from tsteval.experiment.run.execute import run
+    from tsteval.metrics.content.references import has_references
 
     log(f"scoring {len(transfers.frame)} transfers: style {list(STYLE_BACKENDS)}, content {list(CONTENT)} x "
-        f"{list(MODIFICATIONS)}{' + @ref' if references is not None else ''}, naturalness {list(NATURALNESS)}, "
+        f"{list(MODIFICATIONS)}{' + @ref' if has_references(transfers) else ''}, naturalness {list(NATURALNESS)}, "
         f"LM metrics {list(JUDGES)} with {language_model}")
     rest = Plan(transfers, content=CONTENT, modifications=MODIFICATIONS, lexicon=lexicon, naturalness=NATURALNESS,
-                human=human, references=references, corpus=corpus, seed=seed, language_model=language_model,
+                human=human, corpus=corpus, seed=seed, language_model=language_model,
                 precision="fp32")  # the committed tables' precision, on every machine (docs/precision.md)
     card = run(rest)
     _lm_columns(card, rest, templates, log)
@@ -232,9 +234,8 @@ def score_lai(seed: int = 0, log: Log = print, language_model: str = "smollm2") 
     from tsteval.experiment.manifest.loader import LexiconSpec
 
     transfers, corpus, human, notes = lai_materials(seed, log)
-    references = [list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
-    card = _score(transfers, corpus, LexiconSpec(), human, seed, references=references,
-                  style_view=dualrl_form(transfers), log=log, language_model=language_model)
+    card = _score(transfers, corpus, LexiconSpec(), human, seed, style_view=dualrl_form(transfers), log=log,
+                  language_model=language_model)
     notes["published"] = transfers.extra["published"]
     return card, notes
 
@@ -280,12 +281,10 @@ def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
     spec, transfers = rated.spec, rated.transfers
     aspects = {q.aspect for q in spec.judged}
     naturalness = (language_model,) if "naturalness" in aspects else ()
-    references = ([list(transfers.frame.drop_duplicates("item").sort_values("item")["reference"])]
-                  if "reference" in transfers.frame else None)
     log(f"scoring {len(transfers.frame)} transfers of {spec.name}: content {list(CONTENT)}"
         f"{f', naturalness {list(naturalness)}' if naturalness else ''}")
-    card = run(Plan(transfers, content=CONTENT, modifications=("none",), naturalness=naturalness,
-                    references=references, seed=seed, language_model=language_model, precision="fp32",
+    card = run(Plan(transfers, content=CONTENT, modifications=("none",), naturalness=naturalness, seed=seed,
+                    language_model=language_model, precision="fp32",
                     language=spec.language))  # each metric whose model lacks the set's language says so
     notes: dict = {}
     if "style" not in aspects:

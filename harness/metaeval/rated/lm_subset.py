@@ -185,8 +185,8 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
     notes |= {"inputs": n_inputs, "requested_inputs": inputs, "subset_rows": len(subset.frame), "seed": seed,
               "subset": "numpy.random.default_rng(seed).choice(sorted distinct inputs, inputs, replace=False)"}
     log(f"{name}: {len(subset.frame)} rows of {n_inputs} inputs (of {len(transfers.frame)} rows)")
-    plan = Plan(subset, content=SUBSET_CONTENT, modifications=("none",), naturalness=("kn3",),
-                human=human, corpus=corpus, seed=seed, threads=threads, precision="fp32")  # as committed
+    plan = Plan(subset, content=SUBSET_CONTENT, modifications=("none",), naturalness=("kn3",), references=(),
+                human=human, corpus=corpus, seed=seed, threads=threads, precision="fp32")  # as committed: no @ref
     card = run(plan)
     style_view = dualrl_form(subset) if dualrl else subset
     style = run(Plan(style_view, classifiers=_classifiers(SUBSET_CLASSIFIERS), corpus=corpus, seed=seed,

@@ -121,7 +121,9 @@ def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 100
                         exclusion: Exclusion | None = None) -> MetaEvaluation:
     """Every metric column of ``run`` against ``study``'s mean ratings (without the annotators ``exclusion`` leaves
     out), each compared with its aspect's current recommendation where the run has it; ``info["ceiling"]`` holds
-    :func:`ceilings`, ``info["collected"]`` the exclusions and "can't judge" answers in words."""
+    :func:`ceilings`, ``info["collected"]`` the exclusions and "can't judge" answers in words, ``info["params"]`` the
+    parameters each column was scored with away from its defaults (what scores it again: a profile file's)."""
+    from tsteval.metaeval.profile_file import column_params
     from tsteval.metaeval.tables import _load_card, meta_evaluate
 
     card, origin = _load_card(run)
@@ -137,24 +139,27 @@ def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 100
     result.info["ceiling"] = ceilings(study, seed, collected.ratings).to_dict("records")
     result.info["excluded"], result.info["collected"] = collected.excluded, collected.lines()
     result.info["study"] = study.info["signature"]
+    result.info["params"] = {c: p for c in card.metrics if (p := column_params(c, card.signatures.get(c)))}
     return result
 
 
 @dataclass
 class ProfileChoice:
     """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from, per aspect
-    the reason, and the annotators ``excluded`` from the ratings it rests on."""
+    the reason, the annotators ``excluded`` from the ratings it rests on and ``params``: per aspect, the parameters
+    its column was scored with away from the defaults (an LM judge's template)."""
 
     profile: dict[str, str]
     default: dict[str, str]
     reasons: dict[str, str] = field(default_factory=dict)
     reliability_unknown: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
+    params: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self, study: Study, run: str) -> dict:
         """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
-        return {"kind": PROFILE_KIND, "profile": self.profile, "default": self.default, "reasons": self.reasons,
-                "reliability_unknown": self.reliability_unknown, "excluded": self.excluded,
+        return {"kind": PROFILE_KIND, "profile": self.profile, "params": self.params, "default": self.default,
+                "reasons": self.reasons, "reliability_unknown": self.reliability_unknown, "excluded": self.excluded,
                 "study": study.info["signature"], "run": run,
                 "min_pairs": MIN_PAIRS, "min_reliability": MIN_RELIABILITY, "min_pairs_unknown": MIN_PAIRS_UNKNOWN}
 
@@ -185,7 +190,9 @@ def choose_profile(result: MetaEvaluation) -> ProfileChoice:
                            f"kept {column}: no column beats it with 95% confidence")
         if aspect in unknown:
             reasons[aspect] += "; reliability unknown (one rating per pair: the gain's interval is the evidence)"
-    return ProfileChoice(profile, default, reasons, unknown, dict(result.info.get("excluded", {})))
+    params = {aspect: result.info["params"][column] for aspect, column in profile.items()
+              if column in result.info.get("params", {})}
+    return ProfileChoice(profile, default, reasons, unknown, dict(result.info.get("excluded", {})), params)
 
 
 def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:

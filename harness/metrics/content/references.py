@@ -15,6 +15,7 @@ The corpus-level numbers papers report are corpus BLEU (and chrF) over the summe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,8 @@ from tsteval.metrics.resources import Resources
 from tsteval.scorecard import Scorecard
 
 REFERENCE_LABEL = "ref"
+# The transfers' column of one human reference per item (as the table and rated-set readers name it).
+REFERENCE_COLUMN = "reference"
 DUALRL_PREFIX = "dualrl"
 References = tuple[tuple[str, ...], ...]
 _METRICS = {m.name: m for m in CONTENT}
@@ -42,13 +45,48 @@ def _item_positions(transfers: Transfers) -> tuple[list[object], np.ndarray]:
     return list(uniques), codes
 
 
+def has_references(transfers: Transfers) -> bool:
+    """Whether the transfers carry a :data:`REFERENCE_COLUMN` (a table's, a rated set's)."""
+    return REFERENCE_COLUMN in transfers.frame.columns
+
+
 def resolve_references(source: object, transfers: Transfers) -> References:
     """The references of every row: one tuple per reference set, aligned with ``transfers.frame``.
 
     ``source`` is ``"dualrl:DATASET"`` (the four DualRL references, by item), or a sequence of reference sets,
     each a file or a list of texts whose line i is the reference for the i-th distinct item (for one system:
-    transfer i).  A count that does not match is an :class:`InputError` naming the file.
+    transfer i), or None.  A count that does not match is an :class:`InputError` naming the file.  The transfers'
+    own :data:`REFERENCE_COLUMN` is the first set, the ones of ``source`` identical to it not counted again.
     """
+    own = _column_references(transfers) if has_references(transfers) else None
+    given = () if source is None else _given_references(source, transfers)
+    return given if own is None else (own, *(refs for refs in given if refs != own))
+
+
+def with_reference_column(transfers: Transfers, references: References) -> Transfers:
+    """``transfers`` with the first reference set as their :data:`REFERENCE_COLUMN` (the scorecard's, from which
+    ``tsteval annotate plan`` plans reference pairs) where they have none."""
+    if has_references(transfers) or not references:
+        return transfers
+    return replace(transfers, frame=transfers.frame.assign(**{REFERENCE_COLUMN: list(references[0])}))
+
+
+def _column_references(transfers: Transfers) -> tuple[str, ...]:
+    """The transfers' :data:`REFERENCE_COLUMN` as a reference set: each row the reference of its item (rows
+    without one, such as a baseline's, take their item's); an item with none is an :class:`InputError`."""
+    frame = transfers.frame
+    column = frame[REFERENCE_COLUMN].where(frame[REFERENCE_COLUMN].astype(str).str.strip() != "")
+    by_item = column.groupby(frame["item"], sort=False).transform("first")
+    missing = by_item.isna() | ~by_item.map(lambda v: isinstance(v, str))
+    if missing.any():
+        raise InputError(f"item {frame['item'][missing].iloc[0]!r} has no text in the {REFERENCE_COLUMN!r} column",
+                         path=transfers.origin, fix=f"give every item a reference, or drop the {REFERENCE_COLUMN!r} "
+                         "column and pass reference files")
+    return tuple(by_item)
+
+
+def _given_references(source: object, transfers: Transfers) -> References:
+    """:func:`resolve_references` of ``source`` alone."""
     if isinstance(source, str) and source.startswith(f"{DUALRL_PREFIX}:"):
         return _dualrl(source.split(":", 1)[1], transfers)
     if isinstance(source, (str, Path)) or not isinstance(source, Sequence) or not source:
