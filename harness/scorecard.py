@@ -26,6 +26,7 @@ GROUP = ("system", "setting")
 # A summary row: one system, setting and transfer direction (a direction is never pooled with the other); the
 # styles' names (tsteval.core.styles) go with their labels.
 SUMMARY_GROUP = (*GROUP, "source_style", "source_name", "target_style", "target_name")
+NOTICES_FILE = "notices.json"  # a run's warnings, one line each (Run.notices): what every file it writes repeats
 _VALUES = ("metric", "mean", "ci_low", "ci_high", "n", "n_empty", "signature")
 
 
@@ -58,7 +59,7 @@ class Scorecard:
                 n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
         """Corpus-level mean of each metric per group (default: system, setting and direction), with a
         percentile-bootstrap 95% interval; ``n``: the group's rows, ``n_empty``: how many of their outputs are empty
-        (a system's failure, scored: :mod:`tsteval.metrics.failures`).
+        (a system's failure, scored: :mod:`tsteval.failures`).
 
         The resampling indices are drawn once per group and shared by all its metrics (same resamples)."""
         metrics = list(metrics or self.metrics)
@@ -152,6 +153,13 @@ def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) ->
 
 def _signatures(summary: pd.DataFrame) -> list[tuple[str, str]]:
     return list(summary.drop_duplicates("metric")[["metric", "signature"]].itertuples(index=False))
+
+
+def read_notices(directory: str | Path) -> list[str]:
+    """The notices a run folder's ``notices.json`` (:data:`NOTICES_FILE`) keeps; none in a folder written before
+    it."""
+    path = Path(directory) / NOTICES_FILE
+    return [str(line) for line in read_json(path, "run notices", fix="score again")] if path.is_file() else []
 
 
 def notes_markdown(notes: Sequence[str]) -> list[str]:

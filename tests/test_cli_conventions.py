@@ -40,12 +40,13 @@ def _stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
 
 def _expected_json(out: Path) -> dict:
     summary = pd.read_csv(out / "summary.csv", dtype=str).astype({"mean": float, "ci_low": float, "ci_high": float,
-                                                                  "n": int})
-    return {"rows": 2, "out": str(out),
+                                                                  "n": int, "n_empty": int})
+    return {"rows": 2, "out": str(out), "notices": json.loads((out / "notices.json").read_text()),
             "summary": [{"system": r.system, "setting": r.setting, "source_style": r.source_style,
                          "target_style": r.target_style, "direction": f"{r.source_name} → {r.target_name}",
                          "metric": r.metric, "mean": r.mean,
-                         "low": r.ci_low, "high": r.ci_high, "n": r.n} for r in summary.itertuples()],
+                         "low": r.ci_low, "high": r.ci_high, "n": r.n, "n_empty": r.n_empty}
+                        for r in summary.itertuples()],
             "signatures": json.loads((out / "signatures.json").read_text())}
 
 

@@ -221,7 +221,7 @@ def failed_run(mir: Transfers) -> tuple[Scorecard, object]:
 
 @pytest.mark.parametrize("name", SCORED)
 def test_every_metric_scores_a_failed_output_by_the_one_policy(name: str, failed_run: tuple) -> None:
-    """tsteval.metrics.failures, recomputed per metric: style as the classifier reads the input, content 0 (WMD its
+    """tsteval.failures, recomputed per metric: style as the classifier reads the input, content 0 (WMD its
     largest distance), every other metric the worse end of its range or, unbounded, the worst answered value."""
     from tsteval.metrics.style.intensity import target_probability
 

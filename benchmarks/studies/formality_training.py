@@ -376,8 +376,13 @@ def reading(report: dict) -> list[str]:
             "`--exclude`, and check it against ratings before reading style scores."]
 
 
+def parser() -> argparse.ArgumentParser:
+    """The command line: no options (every corpus and classifier is this study's)."""
+    return argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+
+
 def main(argv: list[str] | None = None) -> None:
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
+    parser().parse_args(argv)
     frame = load_lai().frame
     prepared = prepare(frame)
     rated = prepared.pop("rated")

@@ -30,7 +30,7 @@ def _check_texts(texts: Sequence[str], origin: str, what: str = "text", allow_em
 
 def failed(outputs: Sequence[str] | pd.Series) -> np.ndarray:
     """Per output: True when it is empty or only whitespace -- a system's failure, scored by the policy of
-    :mod:`tsteval.metrics.failures`.
+    :mod:`tsteval.failures`.
 
     >>> failed(["a", "", " \\n"]).tolist()
     [False, True, True]
@@ -127,7 +127,7 @@ class Transfers:
             frame[col] = frame[col].astype(str)
         pool_texts(frame)
         # each distinct text checked once; the rows only when one is bad.  An empty or whitespace-only output is
-        # a system's failure, scored (tsteval.metrics.failures); an empty input is an error.
+        # a system's failure, scored (tsteval.failures); an empty input is an error.
         if not all(isinstance(t, str) and t.strip() for t in pd.unique(frame["input"])):
             _check_texts(frame["input"].tolist(), self.origin, "input")
         if not all(isinstance(t, str) for t in pd.unique(frame["output"])):

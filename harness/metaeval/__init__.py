@@ -1,2 +1,2 @@
 """Meta-evaluation: agreement statistics, the tables and pages, the profile rule and files, the recommended profile.
-May import: core, readers, metrics, scorecard, experiment.compare; never run/, annotate/ or cli/, which call it."""
+May import: core, readers, classifiers, metrics, scorecard, experiment.compare; never run/, annotate/, cli/."""

@@ -76,7 +76,7 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
       difference from it is an error;
     * a line with no TAB whose line in the output-only ``test.{s}.tsf`` is empty is an empty output (GYAFC_Full
       has a few hundred): by default kept as the empty text, a system's failure that every metric scores
-      (:mod:`tsteval.metrics.failures`); ``on_empty_output="error"`` refuses it, ``"drop"`` leaves the item out for
+      (:mod:`tsteval.failures`); ``on_empty_output="error"`` refuses it, ``"drop"`` leaves the item out for
       that system (which flatters it) -> ``extra["empty_outputs"]``.  Any other line without exactly one TAB is an
       error.
     """

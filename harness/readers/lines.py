@@ -172,7 +172,7 @@ def load_parallel_files(inputs_path: str | Path, outputs_path: str | Path, **tra
     if str(inputs_path) == STDIN and str(outputs_path) == STDIN:
         raise InputError("the inputs and the outputs cannot both be read from standard input", path=STDIN_NAME,
                          fix="give one of the two as a file, or both on one stream as input<TAB>output lines")
-    # an empty line of the outputs is a system's failure, scored (tsteval.metrics.failures); of the inputs, an error
+    # an empty line of the outputs is a system's failure, scored (tsteval.failures); of the inputs, an error
     inputs, outputs = read_text_lines(inputs_path), read_text_lines(outputs_path, allow_blank=True)
     if len(inputs.lines) != len(outputs.lines):
         raise InputError(f"{len(inputs.lines)} lines in {display_name(inputs_path)} but {len(outputs.lines)} lines in "

@@ -1,2 +1,2 @@
 """The experiment manifest: its safe YAML, located errors, schema (specs), validation (loader), files.
-May import: core, readers, classifiers, metrics, experiment.options, metaeval.tables."""
+May import: core, readers, classifiers, metrics, experiment.options, metaeval.tables, metaeval.profile_file."""

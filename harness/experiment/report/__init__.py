@@ -1,2 +1,2 @@
 """The run report (Markdown, HTML) and the explorer (one self-contained interactive page, assets/).
-May import: core, lexicons, metrics, scorecard, experiment.manifest, experiment.compare, metaeval."""
+May import: core, lexicons, metrics, scorecard, failures, experiment.manifest, experiment.compare, metaeval."""

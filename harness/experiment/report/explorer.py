@@ -26,10 +26,10 @@ import pandas as pd
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import HP_PREFIX
 from tsteval.core.styles import direction_labels
+from tsteval.failures import failure_counts
 from tsteval.lexicons.lexicon import Lexicon
-from tsteval.metrics.failures import failure_counts
 from tsteval.metrics.registry import find_metric
-from tsteval.scorecard import Scorecard
+from tsteval.scorecard import Scorecard, read_notices
 
 GENERATOR = "tsteval explorer"
 ASSETS = ("tabulator.min.css", "explorer.css", "tabulator.min.js", "explorer.js")
@@ -228,15 +228,6 @@ def _run_lexicon(directory: Path) -> Lexicon | None:
     return Lexicon.load(data_root() / origin[len(prefix):])
 
 
-def _run_notices(directory: Path) -> list[str]:
-    """The notices a run folder's ``notices.json`` keeps (none in a folder written before it)."""
-    from tsteval.core.errors import read_json
-    from tsteval.experiment.run.outputs import NOTICES_FILE
-
-    path = directory / NOTICES_FILE
-    return [str(line) for line in read_json(path, "run notices", fix="score again")] if path.is_file() else []
-
-
 def _run_tradeoff(directory: Path) -> tuple[str | None, str | None]:
     """The style and content axes of a run folder's report (``run.json``'s ``tradeoff``: the manifest's axes or the
     defaults the run chose), else those its copied manifest names (a run written before run.json kept them), else
@@ -266,7 +257,7 @@ def explore_folder(directory: str | Path, out: str | Path | None = None, lexicon
     target = Path(out) if out is not None else directory / "explorer.html"
     words = Lexicon.load(lexicon) if lexicon is not None else _run_lexicon(directory)
     data = explorer_data(card, title=directory.resolve().name, lexicon=words, tradeoff=_run_tradeoff(directory),
-                         notices=_run_notices(directory))
+                         notices=read_notices(directory))
     with output_file(target, "an explorer page", is_explorer, overwrite) as tmp:
         tmp.write_text(explorer_html(data), encoding="utf-8")
     if target.resolve().parent == directory.resolve():

@@ -92,9 +92,9 @@ def _execute(plan: Plan, log: Log) -> Run:
     from tsteval.experiment.run.leakage import leakage
     from tsteval.experiment.run.overlap import Overlap, overlap_workers
     from tsteval.experiment.run.sentences import SentenceJob
+    from tsteval.failures import answers, failure_notice
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS, ERASE, erasable
-    from tsteval.metrics.failures import answers, failure_notice
     from tsteval.metrics.languages import plan_warnings
     from tsteval.metrics.naturalness.registry import CPU_SCORERS
 
@@ -110,7 +110,7 @@ def _execute(plan: Plan, log: Log) -> Run:
     if plan.dry_run:
         from tsteval.experiment.run.dry_run import lm_requests
 
-        # the card stays unscored; a failed output is sent nothing (:func:`~tsteval.metrics.failures.answers`)
+        # the card stays unscored; a failed output is sent nothing (:func:`~tsteval.failures.answers`)
         result.requests = lm_requests(plan, Scorecard(answers(card).frame.copy()), resources)
         return result
     models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
@@ -175,12 +175,12 @@ def _score(plan: Plan, result: Run, answered: Scorecard, job: SentenceJob, rest:
     """:func:`_execute` once every resource is built (``models``: the style classifiers, ``pairs``: the pair
     classifiers): every column of ``plan`` into ``result.card``; with ``overlap``, what it took is scored in its
     processes and ``rest`` of the per-sentence ``job`` here.  Naturalness, the LM metrics and the pair classifiers
-    score the ``answered`` rows (:func:`~tsteval.metrics.failures.answers`), and each failed output gets their
-    worst value (:func:`~tsteval.metrics.failures.fill_failures`); content is 0 on it."""
+    score the ``answered`` rows (:func:`~tsteval.failures.answers`), and each failed output gets their
+    worst value (:func:`~tsteval.failures.fill_failures`); content is 0 on it."""
     from tsteval.experiment.run.sentences import score_sentences
+    from tsteval.failures import content_failures, fill_failures
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
-    from tsteval.metrics.failures import content_failures, fill_failures
     from tsteval.metrics.languages import record_language
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning

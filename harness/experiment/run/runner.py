@@ -25,9 +25,9 @@ from tsteval.experiment.compare.tradeoff import Tradeoff, direction_tradeoffs, p
 from tsteval.experiment.manifest.loader import HUMAN_PREFIX, Manifest, MetaEvalSpec, load_manifest
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import Run, execute
+from tsteval.failures import failure_counts
 from tsteval.metaeval.pages import write_files
 from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
-from tsteval.metrics.failures import failure_counts
 from tsteval.readers.ratings import empty_ratings
 from tsteval.scorecard import Scorecard
 

@@ -241,7 +241,7 @@ def score_joint(card: Scorecard, recipe: JointRecipe) -> str:
 def leaderboard(card: Scorecard, recipe: JointRecipe, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """One ranking per transfer direction (source style -> target style): per (system, setting) the mean J with its
     95% percentile-bootstrap interval and the mean of each factor (on the same resamples), sorted by J; ``n_empty``:
-    how many outputs are empty (failures, J 0: :mod:`tsteval.metrics.failures`)."""
+    how many outputs are empty (failures, J 0: :mod:`tsteval.failures`)."""
     from tsteval.aggregate import bootstrap_means
 
     if recipe.column not in card.frame.columns:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tsteval.core.errors import LabelMismatchError, did_you_mean
-from tsteval.metrics.failures import answered_outputs
+from tsteval.failures import answered_outputs
 from tsteval.metrics.style.declarations import STYLE
 from tsteval.metrics.style.intensity import (
     normalized_sti,
@@ -80,7 +80,7 @@ def style_columns(card: Scorecard, classifier: object, name: str, *, model_id: s
 
     ``model_id`` identifies the trained classifier in the signatures (e.g. its cache key).  An empty output (a
     system's failure) is scored as not transferred: the classifier reads the input in its place
-    (:mod:`tsteval.metrics.failures`).
+    (:mod:`tsteval.failures`).
     """
     frame = card.frame
     target = class_indices(classifier, frame["target_style"].tolist(), "target_style")
