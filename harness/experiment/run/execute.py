@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Run:
-    """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
+    """What :func:`execute` produced: the scorecard, the policy counts per column (:attr:`policy`: the card's, the
+    empty/OOV policy's and the texts cut at a model's length limit), and the
     resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``warnings``: the lines
     the leaderboard carries about J (e.g. :func:`~tsteval.metrics.joint.score.fluency_warning`); ``leakage``: the
     leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`); ``lm_server``: with an LM server, its
@@ -36,7 +37,6 @@ class Run:
     warnings that every file a user reads repeats (:meth:`notice`)."""
 
     card: Scorecard
-    policy: dict[str, dict[str, int]] = field(default_factory=dict)
     trained: dict[str, object] = field(default_factory=dict)
     lexicon: object = None
     corpus_references: pd.DataFrame | None = None
@@ -46,6 +46,16 @@ class Run:
     lm_server: dict[str, object] | None = None
     requests: Requests | None = None
     notices: list[str] = field(default_factory=list)
+
+    @property
+    def policy(self) -> dict[str, dict[str, int]]:
+        """The policy counts per column, kept on the scorecard (:attr:`Scorecard.policy`), so that
+        :func:`tsteval.evaluate` returns them with it and ``policy.json`` is written from them."""
+        return self.card.policy
+
+    @policy.setter
+    def policy(self, counts: dict[str, dict[str, int]]) -> None:
+        self.card.policy = counts
 
     def notice(self, line: str) -> None:
         """A warning every file a user reads carries (the summary, the leaderboard, the report, the explorer), not
@@ -176,6 +186,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
     from tsteval.metrics.languages import record_language
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning
+    from tsteval.metrics.truncation import notices as truncation_notices
 
     card, content = result.card, job.content
     if overlap is not None:
@@ -209,8 +220,8 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
         if overlap is not None and overlap.naturalness(card, name, log):
             continue
         start = time.perf_counter()
-        NATURALNESS_METRICS[name](card, resources.get("human_corpus").value, plan.seed, plan.folds,
-                                  resources=resources)
+        result.policy |= NATURALNESS_METRICS[name](card, resources.get("human_corpus").value, plan.seed, plan.folds,
+                                                   resources=resources) or {}
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
     if plan.judges:
         from tsteval.metrics.judges.scorer import score_judges
@@ -229,6 +240,8 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
             for column in columns:
                 card.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+    for line in truncation_notices(result.policy, len(card.frame)):
+        result.notice(line)
     record_language(card.signatures, plan.language)  # before J, whose signature hashes its parts' signatures
     result.joint = _joint(plan, card, log)
     if result.joint is not None:

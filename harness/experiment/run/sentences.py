@@ -47,7 +47,8 @@ class SentenceJob:
 @dataclass
 class SentenceScores:
     """What :func:`score_sentences` adds besides the columns: per style classifier, whether each input's most
-    probable class is its target style (for the swapped-labels warning); the empty/OOV policy counts per column."""
+    probable class is its target style (for the swapped-labels warning); the policy counts per column (empty/OOV, and
+    texts cut at a model's length limit)."""
 
     hits: dict[str, np.ndarray] = field(default_factory=dict)
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -63,11 +64,12 @@ def score_sentences(card: Scorecard, job: SentenceJob, *,
     """
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ERASE, modified_texts, score_content
-    from tsteval.metrics.style.scorer import style_columns
+    from tsteval.metrics.style.scorer import style_columns, style_truncation
 
     scores = SentenceScores()
     for name, (model, identity) in job.models.items():
         scores.hits[name] = style_columns(card, model, name, model_id=identity, ground=job.ground)
+        scores.policy |= style_truncation(card, model, name)
     if not job.content:
         return scores
     attributed = attributed or {}
