@@ -207,14 +207,22 @@ def test_e5_reads_the_whole_text_in_windows(sentences: list[str]) -> None:
     assert result.values[0] < 1.0 - 1e-4 and result.truncated is None
 
 
-def test_a_causal_lm_cuts_at_its_context_and_keeps_short_texts_scores(sentences: list[str],
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """SmolLM2's context made 24 positions: a text of more than 23 counted tokens is scored on its first 23 and
-    marked; the others' scores are those of the whole context."""
+@pytest.fixture(scope="module")
+def smollm2() -> object:
     from tsteval.metrics.naturalness.causal_lm import CausalLM
 
-    lm = CausalLM(device="cpu", threads=1)
-    texts = [sentences[0], long_text(sentences, 40, 1)]
+    return CausalLM(device="cpu", threads=1)
+
+
+def test_a_causal_lm_cuts_at_its_context_and_keeps_short_texts_scores(smollm2: object, sentences: list[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """SmolLM2's context made 24 positions: a text of more than 23 counted tokens is scored on its first 23 and
+    marked, and its columns count it; the others' scores are those of the whole context."""
+    from tsteval.core.records import Transfers
+    from tsteval.metrics.naturalness.lm_scores import score_language_model
+    from tsteval.scorecard import Scorecard
+
+    lm, texts = smollm2, [sentences[0], long_text(sentences, 40, 1)]
     before = lm.sentence_log_probs(texts)
     assert before.cut.tolist() == [False, False] and lm.max_tokens > 1000
     monkeypatch.setattr(lm.model.config, "max_position_embeddings", 24)
@@ -225,6 +233,27 @@ def test_a_causal_lm_cuts_at_its_context_and_keeps_short_texts_scores(sentences:
     assert after.lm[0] == pytest.approx(before.lm[0], abs=1e-9)
     head = lm.sentence_log_probs([lm.tokenizer.decode(lm.token_ids(texts[1:])[0][:23])])
     assert after.lm[1] == pytest.approx(head.lm[0], abs=1e-4)
+    card = Scorecard.from_transfers(Transfers.from_pairs(texts * 2, [texts[0], texts[1], texts[1], texts[0]],
+                                                         source_style="1", target_style="0"))
+    counts = score_language_model(card, lm.fit_unigram(sentences[:50]), "smollm2")
+    assert counts == {f"{m}@smollm2": {"n_truncated": 2, "max_tokens": 23} for m in ("ppl", "lp_mean", "slor")}
+
+
+def test_an_lm_prompt_past_the_context_is_refused_before_any_pass(smollm2: object, sentences: list[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge's or LogProp's prompt cannot be cut without losing its question: past the context it is one error
+    line, and a prompt that fits is scored."""
+    from tsteval.core.errors import TstevalError
+    from tsteval.metrics.judges.prefix_scoring import continuation_log_probs, next_token_log_probs
+
+    monkeypatch.setattr(smollm2.model.config, "max_position_embeddings", 24)
+    short, long = smollm2.token_ids([sentences[0], long_text(sentences, 40, 1)])
+    assert next_token_log_probs(smollm2, [short[:10]], [short[0]]).shape == (1, 1)
+    with pytest.raises(TstevalError, match=r"^1 of 2 prompts of LM ratings are longer than the context of .* "
+                                           r"\(24 tokens\); an LM metric reads its prompt whole"):
+        next_token_log_probs(smollm2, [short[:10], long], [short[0]])
+    with pytest.raises(TstevalError, match="1 of 1 prompts of LM continuations"):
+        continuation_log_probs(smollm2, [long[:20]], [long[20:30]])
 
 
 def test_notices_are_one_line_per_metric() -> None:
@@ -232,3 +261,19 @@ def test_notices_are_one_line_per_metric() -> None:
               "sbert@none": {"n_truncated": 0, "max_tokens": 256}, "bleu@none": {"n_both_empty": 1}}
     assert notices(policy, 4) == ["sti: 1 of 4 rows of sti@a (limit 32), 2 of 4 rows of sti@b (limit 50) read a text "
                                   "cut at the model's limit (only its start is scored; n_truncated in policy.json)"]
+
+
+def test_the_textcnn_naturalness_counts_what_its_fold_models_cut(sentences: list[str]) -> None:
+    """``naturalness@textcnn`` reads the output, ``more_natural@textcnn`` the input too, each cut at max_len words."""
+    from tsteval.core.records import Transfers
+    from tsteval.metrics.naturalness.adversarial import score_naturalness
+    from tsteval.scorecard import Scorecard
+
+    inputs, outputs = list(sentences[:12]), list(sentences[12:24])
+    inputs[0], outputs[1], outputs[2] = long_text(sentences, 30, 40), long_text(sentences, 30, 60), inputs[2]
+    card = Scorecard.from_transfers(Transfers.from_pairs(inputs, outputs, source_style="1", target_style="0"))
+    counts = score_naturalness(card, "textcnn", human="inputs", k=3, params={"max_len": 20, "epochs": 1})
+    cut = [len(t.split()) > 20 for t in outputs], [len(t.split()) > 20 for t in inputs]
+    assert counts["naturalness@textcnn"] == {"n_truncated": sum(cut[0]), "max_tokens": 20} and sum(cut[0]) == 1
+    assert counts["more_natural@textcnn"]["n_truncated"] == sum(a or b for a, b in zip(*cut, strict=True)) == 2
+    assert score_naturalness(card, "unigram", human="inputs", k=3) == {}

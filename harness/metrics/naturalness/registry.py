@@ -43,10 +43,10 @@ def adversarial_tasks(backend: str, card: Scorecard, human: Sequence[str] | None
 
 
 def _adversarial(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-                 resources: Resources) -> None:
+                 resources: Resources) -> dict[str, dict[str, int]]:
     from tsteval.metrics.naturalness.adversarial import score_naturalness
 
-    score_naturalness(card, backend, human="corpus" if human is not None else "inputs", corpus=human, k=folds,
+    return score_naturalness(card, backend, human="corpus" if human is not None else "inputs", corpus=human, k=folds,
                       seed=seed)
 
 
