@@ -231,15 +231,20 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
         log(f"LM metrics {', '.join(plan.judges)} with {plan.language_model} in {time.perf_counter() - start:.1f} s")
     if pairs:
         from tsteval.metrics.compatibility.compliancy import match_probability
+        from tsteval.metrics.truncation import cut_counts
     for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):
         rows = list(zip(card.frame[texts], card.frame["output"], strict=True)) if names else []
         for name in names:
             built = pairs[f"{metric}/{name}"]
             probability = match_probability(built.value, rows)
             columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
+            limit = getattr(built.value, "length_limit", None)  # the feature backend reads every text whole
+            cut = None if limit is None else cut_counts(built.value.truncated(rows), limit)
             for column in columns:
                 card.add(f"{column}@{name}", probability,
                          str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+                if cut is not None:
+                    result.policy[f"{column}@{name}"] = cut
     for line in truncation_notices(result.policy, len(card.frame)):
         result.notice(line)
     record_language(card.signatures, plan.language)  # before J, whose signature hashes its parts' signatures
