@@ -277,3 +277,25 @@ def test_the_textcnn_naturalness_counts_what_its_fold_models_cut(sentences: list
     assert counts["naturalness@textcnn"] == {"n_truncated": sum(cut[0]), "max_tokens": 20} and sum(cut[0]) == 1
     assert counts["more_natural@textcnn"]["n_truncated"] == sum(a or b for a, b in zip(*cut, strict=True)) == 2
     assert score_naturalness(card, "unigram", human="inputs", k=3) == {}
+
+
+def test_blocks_scored_apart_add_their_counts_and_keep_the_limit(pairs: tuple[list[str], list[str]],
+                                                                 sentences: list[str]) -> None:
+    """The Ray engine and the CPU processes beside a GPU score blocks of rows and merge their counts: the rows cut
+    are added, the limit is the model's (not a sum over blocks)."""
+    import pandas as pd
+
+    from tsteval.core.records import Transfers
+    from tsteval.experiment.run.blocks import ROW, merge, score_block
+    from tsteval.experiment.run.sentences import SentenceJob
+
+    inputs, outputs = pairs
+    frame = Transfers.from_pairs([*inputs, sentences[0]], [*outputs, sentences[1]], source_style="0",
+                                 target_style="1").frame
+    card = tsteval.Scorecard(frame.copy())
+    job = SentenceJob(content=("sbert",))
+    rows = frame.assign(**{ROW: range(len(frame))})
+    scored = pd.concat([score_block(job, rows.iloc[[0, 2]]), score_block(job, rows.iloc[[1]])])
+    policy = merge(card, scored, []).policy
+    assert policy["sbert@none"]["n_truncated"] == 2 and policy["sbert@none"]["max_tokens"] == 256
+    assert policy["sbert@none"]["n_one_empty"] == 0

@@ -30,6 +30,20 @@ def cut_counts(cut: np.ndarray | Sequence[bool], limit: int) -> dict[str, int]:
     return {TRUNCATED: int(np.count_nonzero(np.asarray(cut, dtype=bool))), LIMIT: int(limit)}
 
 
+def summed(parts: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """One column's policy counts from several blocks of its rows: the counts added, the limit kept (one model).
+
+    >>> summed([{"n_one_empty": 1, "n_truncated": 2, "max_tokens": 256}, {"n_one_empty": 0, "n_truncated": 1,
+    ...         "max_tokens": 256}])
+    {'n_one_empty': 1, 'n_truncated': 3, 'max_tokens': 256}
+    """
+    total: dict[str, int] = {}
+    for counts in parts:
+        for key, value in counts.items():
+            total[key] = max(total.get(key, 0), value) if key == LIMIT else total.get(key, 0) + value
+    return total
+
+
 def notices(policy: Mapping[str, Mapping[str, int]], rows: int) -> list[str]:
     """One warning line per metric (the part of a column before ``@``) with a column that read cut texts, naming
     each such column's count of its ``rows`` and the limit."""
