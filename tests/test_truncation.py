@@ -83,6 +83,12 @@ def test_short_texts_count_nothing_and_warn_nothing(sentences: list[str], capsys
                             metrics=["sbert", "bertscore_f1"], threads=1)
     assert card.policy["sbert@none"]["n_truncated"] == 0 and card.policy["bertscore_f1@none"]["n_truncated"] == 0
     assert WARNING not in capsys.readouterr().err
+    from tsteval.experiment.run.sentences import SentenceJob, score_sentences
+
+    lines: list[str] = []
+    score_sentences(tsteval.Scorecard(card.frame[["input", "output", "source_style", "target_style"]].copy()),
+                    SentenceJob(content=("sbert",)), log=lines.append)
+    assert lines[-1].startswith("content @none: sbert in") and "policy applied" not in lines[-1]  # a limit is none
 
 
 def test_the_cli_writes_the_count_to_policy_json_and_warns_once(pairs: tuple[list[str], list[str]], tmp_path: Path,
