@@ -305,3 +305,26 @@ def test_blocks_scored_apart_add_their_counts_and_keep_the_limit(pairs: tuple[li
     policy = merge(card, scored, []).policy
     assert policy["sbert@none"]["n_truncated"] == 2 and policy["sbert@none"]["max_tokens"] == 256
     assert policy["sbert@none"]["n_one_empty"] == 0
+
+
+def test_a_manifest_run_counts_in_its_policy_json_and_against_references(pairs: tuple[list[str], list[str]],
+                                                                         tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """``tsteval run``: the same counts; ``sbert@ref`` counts a row whose output or any reference was cut."""
+    import pandas as pd
+    import yaml
+
+    inputs, outputs = pairs
+    table = tmp_path / "transfers.csv"
+    pd.DataFrame({"input": ["a short input", "another short input"], "output": ["a short output", outputs[1]],
+                  "source_style": "0", "target_style": "1"}).to_csv(table, index=False)
+    references = tmp_path / "refs.txt"
+    references.write_text(f"{outputs[0]}\nshort\n", encoding="utf-8")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump({"transfers": {"table": str(table)}, "metrics": {"content": {
+        "metrics": ["sbert"], "references": [str(references)]}}, "threads": 1}))
+    outcome = run_cli(["run", manifest, "--out", tmp_path / "run"], capsys)
+    assert outcome.code == 0, outcome.err
+    policy = json.loads((tmp_path / "run" / "policy.json").read_text())
+    assert policy["sbert@none"]["n_truncated"] == 1 and policy["sbert@ref"]["n_truncated"] == 2
+    assert sum(WARNING in line for line in outcome.err.splitlines()) == 1
