@@ -328,3 +328,21 @@ def test_a_manifest_run_counts_in_its_policy_json_and_against_references(pairs: 
     policy = json.loads((tmp_path / "run" / "policy.json").read_text())
     assert policy["sbert@none"]["n_truncated"] == 1 and policy["sbert@ref"]["n_truncated"] == 2
     assert sum(WARNING in line for line in outcome.err.splitlines()) == 1
+
+
+def test_attribution_masking_counts_the_rows_with_words_past_the_classifiers_limit(transformer: object,
+                                                                                   sentences: list[str]) -> None:
+    """Words past max_length get no attribution and are never masked: the rows with such words are counted under
+    ``attribution-mask@NAME``, by the masker's own reading of the words."""
+    from tsteval.core.tokenize import tokenize
+    from tsteval.lexicons.attribution import truncated
+
+    long = long_text(sentences, 40, 100)
+    texts = [sentences[0], long]
+    full = [len(ids) for ids in transformer.tokenizer_([tokenize(t) for t in texts], is_split_into_words=True)[
+        "input_ids"]]
+    assert truncated(transformer, texts).tolist() == [n > 32 for n in full] == [False, True]
+    card = tsteval.evaluate([sentences[0], long, sentences[1]], [sentences[2], sentences[3], sentences[4]],
+                            source_style="1", target_style="0", classifier={"bert": transformer}, attribution="bert",
+                            metrics=["sti", "bleu"], modifications=["attribution-mask"], threads=1)
+    assert card.policy["attribution-mask@bert"] == {"n_truncated": 1, "max_tokens": 32}

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def cut_ids(tokenizer: object, texts: Sequence[str], max_length: int) -> tuple[list[list[int]], np.ndarray]:
+def cut_ids(tokenizer: object, texts: Sequence[str] | Sequence[Sequence[str]], max_length: int,
+            **options: object) -> tuple[list[list[int]], np.ndarray]:
     """``tokenizer``'s ids of ``texts`` cut at ``max_length`` (special tokens included) and, per text, whether it
-    was cut."""
-    batch = tokenizer(list(texts), truncation=True, max_length=max_length)
+    was cut; ``options`` go to the tokenizer (``is_split_into_words=True`` for texts given as their words)."""
+    batch = tokenizer(list(texts), truncation=True, max_length=max_length, **options)
     if batch.encodings is not None:
         cut = [bool(encoding.overflowing) for encoding in batch.encodings]
     else:
-        longer = tokenizer(list(texts), truncation=True, max_length=max_length + 1)["input_ids"]
+        longer = tokenizer(list(texts), truncation=True, max_length=max_length + 1, **options)["input_ids"]
         cut = [len(ids) > max_length for ids in longer]
     return batch["input_ids"], np.array(cut, dtype=bool)

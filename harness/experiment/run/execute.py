@@ -9,6 +9,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from tsteval.core.errors import TstevalError
 from tsteval.experiment.plan.plan import Log, Plan, resource_options, silent
 from tsteval.metrics.resources import Resources
@@ -84,6 +86,21 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
             rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
             out[label] = ([rendered[t] for t in frame["input"]], [rendered[t] for t in frame["output"]])
     return out
+
+
+def _attribution_cuts(card: Scorecard, classifier: object, plan: Plan) -> dict[str, dict[str, int]]:
+    """Per attribution modification, ``MODIFICATION@CLASSIFIER``: the rows whose input or output has words past the
+    classifier's ``max_length``, which get no attribution and are never masked (:mod:`tsteval.metrics.truncation`)."""
+    from tsteval.lexicons.attribution import truncated
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+    from tsteval.metrics.truncation import cut_counts
+
+    frame = card.frame
+    texts = sorted(set(frame["input"]) | set(frame["output"]))
+    cut = dict(zip(texts, truncated(classifier, texts).tolist(), strict=True))
+    rows = np.array([cut[a] or cut[b] for a, b in zip(frame["input"], frame["output"], strict=True)], dtype=bool)
+    return {f"{label}@{plan.attribution}": cut_counts(rows, classifier.length_limit)
+            for label in ATTRIBUTION_MODIFICATIONS if label in plan.modifications}
 
 
 def execute(plan: Plan, log: Log = silent) -> Run:
@@ -200,6 +217,7 @@ def _score(plan: Plan, result: Run, job: SentenceJob, rest: SentenceJob, resourc
         attributed = {}
         if content and any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
             attributed = _attributed(card, models[plan.attribution][0], plan)
+            result.policy |= _attribution_cuts(card, models[plan.attribution][0], plan)
         scores = score_sentences(card, job, attributed=attributed, log=log)
     result.policy |= scores.policy
     for name, hits in scores.hits.items():
