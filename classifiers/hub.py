@@ -40,8 +40,8 @@ from tsteval.classifiers.transformer import MIN_LENGTH, _from_pretrained, _quiet
 from tsteval.core.devices import PRECISIONS, check_precision, resolve_device, torch_dtype, with_precision
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.integrity import sha256_file
-from tsteval.core.overflow import cut_ids
 from tsteval.core.progress import progress
+from tsteval.core.tokenize import cut_ids
 
 AS_WRITTEN = FORMS[0]
 LABELS_FILE = "hub-labels.json"  # the resolved label -> style mapping, in a saved classifier's folder

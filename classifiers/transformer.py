@@ -34,8 +34,7 @@ from tsteval.classifiers.corpus_checks import warn
 from tsteval.classifiers.textcnn import resolve_device
 from tsteval.core.devices import PRECISIONS, check_precision
 from tsteval.core.errors import TstevalError
-from tsteval.core.overflow import cut_ids
-from tsteval.core.tokenize import dominant_script
+from tsteval.core.tokenize import cut_ids, dominant_script
 
 INFERENCE_BATCH = 128
 WARMUP_FRACTION = 0.1

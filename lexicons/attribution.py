@@ -52,9 +52,8 @@ from captum.attr import LayerIntegratedGradients
 
 from tsteval.classifiers.transformer import TransformerClassifier
 from tsteval.core.errors import InputError, LabelMismatchError, TstevalError
-from tsteval.core.overflow import cut_ids
 from tsteval.core.progress import progress
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import cut_ids, tokenize
 from tsteval.lexicons.modify import PLACEHOLDER, check_placeholder
 
 

@@ -52,9 +52,8 @@ from tsteval.core.devices import (
     with_precision,
 )
 from tsteval.core.errors import TstevalError
-from tsteval.core.overflow import cut_ids
 from tsteval.core.progress import progress
-from tsteval.core.tokenize import tokens_of
+from tsteval.core.tokenize import cut_ids, tokens_of
 from tsteval.lexicons.erasure import StyleEraser
 from tsteval.metrics.content.policy import MetricResult, apply_policy
 
