@@ -421,6 +421,25 @@ class TextClassifier(SavedClassifier):
         texts = check_texts(texts)
         return self._normalised(in_form(texts, getattr(self, "text_form_", "as-written")))
 
+    @property
+    def length_limit(self) -> int | None:
+        """The most tokens of a text the model reads (a longer one is classified from its start); None: it reads
+        every text whole."""
+        return None
+
+    def truncated(self, texts: Sequence[str]) -> np.ndarray:
+        """Per text, whether the model reads only its start (more than :attr:`length_limit` tokens), in the form
+        :meth:`predict_proba` reads it."""
+        self._check_fitted()
+        texts = check_texts(texts)
+        if self.length_limit is None:
+            return np.zeros(len(texts), dtype=bool)
+        return self._truncated(in_form(texts, getattr(self, "text_form_", "as-written")))
+
+    def _truncated(self, texts: list[str]) -> np.ndarray:
+        """:meth:`truncated` of texts in the model's form, for a backend with a :attr:`length_limit`."""
+        raise NotImplementedError
+
     @classmethod
     def load(cls, directory: str | Path, expected_classes: Sequence[object] | None = None) -> TextClassifier:
         """Read a model saved by :meth:`save`; with ``expected_classes``, refuse a different label set."""

@@ -180,6 +180,16 @@ class EnsembleClassifier(TextClassifier):
             out[name] = apply_temperature(proba, self.temperatures_[name]) if calibrated else proba
         return out
 
+    @property
+    def length_limit(self) -> int | None:
+        """The shortest limit of a member (None: every member reads every text whole)."""
+        limits = [m.length_limit for m in self.members_.values() if m.length_limit is not None]
+        return min(limits) if limits else None
+
+    def _truncated(self, texts: list[str]) -> np.ndarray:
+        """Whether any member reads only the text's start."""
+        return np.any([m.truncated(texts) for m in self.members_.values()], axis=0)
+
     def _predict_proba(self, texts: list[str]) -> np.ndarray:
         return np.mean(list(self.member_probabilities(texts).values()), axis=0)
 

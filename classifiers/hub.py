@@ -39,6 +39,7 @@ from tsteval.core.devices import PRECISIONS, check_precision, resolve_device, to
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.integrity import files_hash
 from tsteval.core.progress import progress
+from tsteval.core.tokenize import cut_ids
 
 AS_WRITTEN = FORMS[0]
 LABELS_FILE = "hub-labels.json"  # the resolved label -> style mapping, in a saved classifier's folder
@@ -221,6 +222,15 @@ class HubClassifier(TextClassifier):
         if self.max_length is not None:
             check_max_length(self.tokenizer_, self.max_length, self.backend)
         self.max_length_ = self.max_length or min(self.tokenizer_.model_max_length, LONGEST)
+
+    @property
+    def length_limit(self) -> int:
+        """The word pieces (special tokens included) the model reads of a text: ``max_length``, else its
+        tokenizer's ``model_max_length`` (at most :data:`LONGEST`)."""
+        return self.max_length_
+
+    def _truncated(self, texts: list[str]) -> np.ndarray:
+        return cut_ids(self.tokenizer_, texts, self.max_length_)[1]
 
     def _predict_proba(self, texts: list[str]) -> np.ndarray:
         # Batches of similar length waste less work on padding; results go back to input order.

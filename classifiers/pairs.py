@@ -268,13 +268,34 @@ class CrossEncoderPairClassifier(PairClassifier):
         classes = [str(c) for c in self.classes_]
         return classes.index(self.positive_label) if self.positive_label in classes else len(classes) - 1
 
+    @property
+    def length_limit(self) -> int:
+        """The tokens of the first text the model reads: half of what ``max_length`` leaves after the special
+        tokens, so that a window of the second always fits."""
+        return (self.max_length - self.tokenizer_.num_special_tokens_to_add(pair=True)) // 2
+
+    def truncated(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """Per pair, whether the model reads only the start of a text: the first past :attr:`length_limit`; with
+        ``long_documents="truncate"`` also the second past what ``max_length`` leaves (windows read it whole)."""
+        self._check_fitted()
+        pairs = check_pairs(pairs)
+        firsts = np.array([len(ids) for ids in self.tokenizer_([a for a, _ in pairs], add_special_tokens=False)[
+            "input_ids"]], dtype=np.int64)
+        cut = firsts > self.length_limit
+        if self.long_documents == "truncate":
+            seconds = np.array([len(ids) for ids in self.tokenizer_([b for _, b in pairs], add_special_tokens=False)[
+                "input_ids"]], dtype=np.int64)
+            room = self.max_length - self.tokenizer_.num_special_tokens_to_add(pair=True)
+            cut |= np.minimum(firsts, self.length_limit) + seconds > room
+        return cut
+
     def windows(self, pairs: Sequence[Pair]) -> tuple[list[dict[str, list[int]]], np.ndarray]:
         """The encoded inputs (one per window) and, for each, the index of its pair.
 
         The first text is cut to half the token budget when longer, so a window of the document always fits.
         """
         pairs = check_pairs(pairs)
-        limit = (self.max_length - self.tokenizer_.num_special_tokens_to_add(pair=True)) // 2
+        limit = self.length_limit
         firsts = []
         for (a, _), offsets in zip(pairs, self.tokenizer_([a for a, _ in pairs], add_special_tokens=False,
                                                           return_offsets_mapping=True)["offset_mapping"], strict=True):

@@ -118,6 +118,14 @@ class TextCNNClassifier(TextClassifier):
             ids[row, :len(tokens)] = tokens
         return torch.from_numpy(ids)
 
+    @property
+    def length_limit(self) -> int:
+        """``max_len``: the words the network reads of a text."""
+        return self.max_len
+
+    def _truncated(self, texts: list[str]) -> np.ndarray:
+        return np.array([len(tokenize(text)) > self.max_len for text in texts], dtype=bool)
+
     def _fit(self, texts: list[str], y: np.ndarray) -> None:
         counts = Counter(token for text in texts for token in tokenize(text))
         kept = sorted((t for t, c in counts.items() if c >= self.min_count), key=lambda t: (-counts[t], t))

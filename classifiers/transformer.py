@@ -35,7 +35,7 @@ from tsteval.classifiers.textcnn import resolve_device
 from tsteval.core.devices import PRECISIONS, check_precision
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
-from tsteval.core.tokenize import dominant_script
+from tsteval.core.tokenize import cut_ids, dominant_script
 
 INFERENCE_BATCH = 128
 WARMUP_FRACTION = 0.1
@@ -251,6 +251,14 @@ class TransformerClassifier(TextClassifier):
         params = self.get_params(deep=False)
         params["precision"] = check_precision(self.precision, resolve_device(self.device).type)
         return params
+
+    @property
+    def length_limit(self) -> int:
+        """``max_length``: the word pieces (special tokens included) the model reads of a text."""
+        return self.max_length
+
+    def _truncated(self, texts: list[str]) -> np.ndarray:
+        return cut_ids(self.tokenizer_, texts, self.max_length)[1]
 
     def _tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
         batch = self.tokenizer_(texts, padding=True, truncation=True, max_length=self.max_length,

@@ -68,7 +68,9 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     ``profile:FILE`` (:mod:`tsteval.metaeval.profile_file`).  ``attribution`` names the transformer classifier of
     the ``attribution-mask``/``attribution-delete`` modifications.  ``options`` are the run options of
     :data:`tsteval.experiment.options.OPTIONS` -- the same, with the same checks, as ``tsteval score``'s flags and
-    a manifest's keys (listed at the end of this text).
+    a manifest's keys (listed at the end of this text).  The scorecard's ``policy`` holds, per column, what
+    ``policy.json`` holds for ``tsteval score``: the empty/OOV policy's counts and, for a model with a length limit,
+    how many rows read a text it cut (``n_truncated``, ``max_tokens``; one warning line per metric says so).
 
     >>> import tsteval
     >>> corpus = {"neg": ["the food was awful", "terrible service", "i hated it", "bad and cold"],

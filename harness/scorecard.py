@@ -32,10 +32,13 @@ _VALUES = ("metric", "mean", "ci_low", "ci_high", "n", "n_empty", "signature")
 
 @dataclass
 class Scorecard:
-    """Per-sentence metric columns over a set of transfers, with one signature per metric column."""
+    """Per-sentence metric columns over a set of transfers, with one signature per metric column; ``policy``: per
+    metric column, the counts of a scoring run (the empty/OOV policy's, :mod:`tsteval.metrics.content.policy`, and
+    the texts cut at a model's length limit, :mod:`tsteval.metrics.truncation`), as ``policy.json`` holds them."""
 
     frame: pd.DataFrame
     signatures: dict[str, str] = field(default_factory=dict)
+    policy: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @classmethod
     def from_transfers(cls, transfers: Transfers) -> Scorecard:

@@ -29,7 +29,8 @@ positive) therefore masks nothing rather than masking ordinary words; give ``neu
 A text is also kept whole when its total |attribution| is below ``min_total_attribution``, and a word whose own
 share is below ``min_attribution_share`` is never masked, so a sentence whose attribution is spread thinly over
 many words (no word stands out) keeps them all.  Words cut off by the classifier's ``max_length`` get no attribution
-and are never masked.
+and are never masked; a run counts the rows that have such words (:func:`truncated`, ``n_truncated`` of
+``MODIFICATION@CLASSIFIER`` in ``policy.json``).
 
 Output texts are the words joined by single spaces, masked words replaced by ``placeholder`` (``"mask"``)
 or dropped (``"delete"``), like :func:`tsteval.lexicons.modify.modify_texts`; a text whose words are all deleted
@@ -52,7 +53,7 @@ from captum.attr import LayerIntegratedGradients
 from tsteval.classifiers.transformer import TransformerClassifier
 from tsteval.core.errors import InputError, LabelMismatchError, TstevalError
 from tsteval.core.progress import progress
-from tsteval.core.tokenize import tokenize
+from tsteval.core.tokenize import cut_ids, tokenize
 from tsteval.lexicons.modify import PLACEHOLDER, check_placeholder
 
 
@@ -93,6 +94,14 @@ def neutral_confidence(classifier: TransformerClassifier, neutral_texts: Sequenc
 def _rank(shares: np.ndarray) -> np.ndarray:
     """Word indices by share descending, ties by position (stable sort)."""
     return np.argsort(-shares, kind="stable")
+
+
+def truncated(classifier: TransformerClassifier, texts: Sequence[str]) -> np.ndarray:
+    """Per text, whether some of its words fall past the classifier's ``max_length`` in the masker's reading (its
+    words, as :meth:`AttributionMasker.attributions` gives them to the tokenizer): they get no attribution and are
+    never masked."""
+    return cut_ids(classifier.tokenizer_, [tokenize(t) for t in texts], classifier.max_length,
+                   is_split_into_words=True)[1]
 
 
 class AttributionMasker:

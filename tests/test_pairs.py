@@ -118,3 +118,22 @@ def test_builder_against_true_verse_ids(verses: pd.DataFrame) -> None:
     assert (negatives.cosine <= LOOSE).all()
     assert ((pairs.cosine > LOOSE) & (pairs.cosine <= STRICT)).sum() == groups["loose"]
     assert pairs.loc[pairs.group == "loose", "label"].isna().all()
+
+
+def test_the_cross_encoder_counts_what_it_cuts(cross_encoder: CrossEncoderPairClassifier, verses: pd.DataFrame) -> None:
+    """The first text is cut past half the budget (counted); the document's windows read it whole, truncation
+    does not (counted); the feature backend reads both whole (no limit)."""
+    candidates = list(verses.KJV.iloc[:100])
+    sizes = [len(i) for i in cross_encoder.tokenizer_(candidates, add_special_tokens=False)["input_ids"]]
+    verse = candidates[int(np.argmin(sizes))]
+    chapter, long_first = chapter_documents(verses, "BBE")[30], " ".join(verses.KJV.iloc[:6])
+    tokens = cross_encoder.tokenizer_([verse, long_first], add_special_tokens=False)["input_ids"]
+    assert cross_encoder.length_limit == (48 - 3) // 2 and len(tokens[0]) <= 22 < len(tokens[1])
+    pairs = [(verse, chapter), (long_first, "And he went."), (verse, "And he went.")]
+    assert cross_encoder.truncated(pairs).tolist() == [False, True, False]
+    cross_encoder.long_documents = "truncate"
+    try:
+        assert cross_encoder.truncated(pairs).tolist() == [True, True, False]
+    finally:
+        cross_encoder.long_documents = "windows"
+    assert getattr(FeaturePairClassifier(), "length_limit", None) is None

@@ -28,8 +28,12 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import regex
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _LETTERS = r"[[\p{L}\p{M}\p{N}]--\p{Ideographic}]+"
 _INNER = r"[-_'’‐‑]"  # hyphen-minus, underscore, apostrophe, right single quotation mark, hyphen, non-breaking hyphen
@@ -90,3 +94,21 @@ def dominant_script(texts: Sequence[str], limit: int = 2000) -> tuple[str | None
         return None, 0.0
     script, count = counts.most_common(1)[0]
     return script, count / sum(counts.values())
+
+
+def cut_ids(tokenizer: object, texts: Sequence[str] | Sequence[Sequence[str]], max_length: int,
+            **options: object) -> tuple[list[list[int]], np.ndarray]:
+    """``tokenizer``'s ids of ``texts`` cut at ``max_length`` (special tokens included) and, per text, whether it
+    was cut; ``options`` go to the tokenizer (``is_split_into_words=True`` for texts given as their words).  A fast
+    tokenizer keeps what it cut as each encoding's overflow (no second pass); a slow one has none, so a text is cut
+    when it has more than ``max_length`` tokens at ``max_length + 1`` (the special tokens kept either way).  Counted
+    per scorecard column by :mod:`tsteval.metrics.truncation`."""
+    import numpy as np
+
+    batch = tokenizer(list(texts), truncation=True, max_length=max_length, **options)
+    if batch.encodings is not None:
+        cut = [bool(encoding.overflowing) for encoding in batch.encodings]
+    else:
+        longer = tokenizer(list(texts), truncation=True, max_length=max_length + 1, **options)["input_ids"]
+        cut = [len(ids) > max_length for ids in longer]
+    return batch["input_ids"], np.array(cut, dtype=bool)

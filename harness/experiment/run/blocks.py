@@ -21,6 +21,7 @@ import pandas as pd
 
 from tsteval.core.errors import TstevalError
 from tsteval.experiment.run.sentences import SENTENCE_COLUMNS, SentenceJob, SentenceScores, score_sentences
+from tsteval.metrics.truncation import summed
 from tsteval.scorecard import Scorecard
 
 ROW = "__tsteval_row"  # position of the row in the scorecard
@@ -136,10 +137,7 @@ def merge(card: Scorecard, scored: pd.DataFrame, styles: list[str], engine: str 
                                "versions of tsteval and its libraries on every node")
     for column, signature in signatures.items():
         card.add(column, scored[column].to_numpy(dtype=np.float64), signature)
-    policy: dict[str, dict[str, int]] = {}
-    for info in infos:
-        for column, counts in info["policy"].items():
-            total = policy.setdefault(column, dict.fromkeys(counts, 0))
-            for key, value in counts.items():
-                total[key] += value
+    columns = dict.fromkeys(column for info in infos for column in info["policy"])
+    policy = {column: summed([info["policy"][column] for info in infos if column in info["policy"]])
+              for column in columns}
     return SentenceScores(hits={name: scored[HIT + name].to_numpy(dtype=bool) for name in styles}, policy=policy)

@@ -9,6 +9,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from tsteval.core.errors import TstevalError
 from tsteval.experiment.plan.plan import Log, Plan, resource_options, silent
 from tsteval.metrics.resources import Resources
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Run:
-    """What :func:`execute` produced: the scorecard, the empty/OOV policy counts per content column, and the
+    """What :func:`execute` produced: the scorecard, the policy counts per column (:attr:`policy`: the card's, the
+    empty/OOV policy's and the texts cut at a model's length limit), and the
     resources it used (trained classifiers by name, the lexicon), for the run's metadata; ``leakage``: the
     leakage counts taken before scoring (:mod:`tsteval.experiment.run.leakage`); ``lm_server``: with an LM server, its
     model and the requests and tokens the run spent, per metric (:func:`~tsteval.experiment.run.outputs.server_cost`);
@@ -35,7 +38,6 @@ class Run:
     warnings that every file a user reads repeats (:meth:`notice`)."""
 
     card: Scorecard
-    policy: dict[str, dict[str, int]] = field(default_factory=dict)
     trained: dict[str, object] = field(default_factory=dict)
     lexicon: object = None
     corpus_references: pd.DataFrame | None = None
@@ -44,6 +46,16 @@ class Run:
     lm_server: dict[str, object] | None = None
     requests: Requests | None = None
     notices: list[str] = field(default_factory=list)
+
+    @property
+    def policy(self) -> dict[str, dict[str, int]]:
+        """The policy counts per column, kept on the scorecard (:attr:`Scorecard.policy`), so that
+        :func:`tsteval.evaluate` returns them with it and ``policy.json`` is written from them."""
+        return self.card.policy
+
+    @policy.setter
+    def policy(self, counts: dict[str, dict[str, int]]) -> None:
+        self.card.policy = counts
 
     def notice(self, line: str) -> None:
         """A warning every file a user reads carries (the summary, the leaderboard, the report, the explorer), not
@@ -73,6 +85,21 @@ def _attributed(card: Scorecard, classifier: object, plan: Plan) -> dict[str, tu
             rendered = dict(zip(texts, masker.render(masker.remask(results)), strict=True))
             out[label] = ([rendered[t] for t in frame["input"]], [rendered.get(t, t) for t in frame["output"]])
     return out
+
+
+def _attribution_cuts(card: Scorecard, classifier: object, plan: Plan) -> dict[str, dict[str, int]]:
+    """Per attribution modification, ``MODIFICATION@CLASSIFIER``: the rows whose input or output has words past the
+    classifier's ``max_length``, which get no attribution and are never masked (:mod:`tsteval.metrics.truncation`)."""
+    from tsteval.lexicons.attribution import truncated
+    from tsteval.metrics.content.scorer import ATTRIBUTION_MODIFICATIONS
+    from tsteval.metrics.truncation import cut_counts
+
+    frame = card.frame
+    texts = sorted(set(frame["input"]) | set(frame["output"]))
+    cut = dict(zip(texts, truncated(classifier, texts).tolist(), strict=True))
+    rows = np.array([cut[a] or cut[b] for a, b in zip(frame["input"], frame["output"], strict=True)], dtype=bool)
+    return {f"{label}@{plan.attribution}": cut_counts(rows, classifier.length_limit)
+            for label in ATTRIBUTION_MODIFICATIONS if label in plan.modifications}
 
 
 def execute(plan: Plan, log: Log = silent) -> Run:
@@ -184,6 +211,7 @@ def _score(plan: Plan, result: Run, answered: Scorecard, job: SentenceJob, rest:
     from tsteval.metrics.languages import record_language
     from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
     from tsteval.metrics.style.scorer import swapped_labels_warning
+    from tsteval.metrics.truncation import notices as truncation_notices
 
     card, content = result.card, job.content
     if overlap is not None:
@@ -197,6 +225,7 @@ def _score(plan: Plan, result: Run, answered: Scorecard, job: SentenceJob, rest:
         attributed = {}
         if content and any(m in ATTRIBUTION_MODIFICATIONS for m in plan.modifications):
             attributed = _attributed(card, models[plan.attribution][0], plan)
+            result.policy |= _attribution_cuts(card, models[plan.attribution][0], plan)
         scores = score_sentences(card, job, attributed=attributed, log=log)
     result.policy |= scores.policy
     for name, hits in scores.hits.items():
@@ -219,8 +248,8 @@ def _score(plan: Plan, result: Run, answered: Scorecard, job: SentenceJob, rest:
         if overlap is not None and overlap.naturalness(answered, name, log):
             continue
         start = time.perf_counter()
-        NATURALNESS_METRICS[name](answered, resources.get("human_corpus").value, plan.seed, plan.folds,
-                                  resources=resources)
+        result.policy |= NATURALNESS_METRICS[name](answered, resources.get("human_corpus").value, plan.seed,
+                                                   plan.folds, resources=resources) or {}
         log(f"naturalness {name} in {time.perf_counter() - start:.1f} s")
     if plan.judges:
         from tsteval.metrics.judges.scorer import score_judges
@@ -231,16 +260,23 @@ def _score(plan: Plan, result: Run, answered: Scorecard, job: SentenceJob, rest:
         log(f"LM metrics {', '.join(plan.judges)} with {plan.language_model} in {time.perf_counter() - start:.1f} s")
     if pairs:
         from tsteval.metrics.compatibility.compliancy import match_probability
+        from tsteval.metrics.truncation import cut_counts
     for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):
         rows = list(zip(answered.frame[texts], answered.frame["output"], strict=True)) if names else []
         for name in names:
             built = pairs[f"{metric}/{name}"]
             probability = match_probability(built.value, rows)
             columns = [metric] + (["hh_content"] if metric == "hh" and "hh_content" in plan.content else [])
+            limit = getattr(built.value, "length_limit", None)  # the feature backend reads every text whole
+            cut = None if limit is None else cut_counts(built.value.truncated(rows), limit)
             for column in columns:
                 answered.add(f"{column}@{name}", probability,
-                         str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+                             str(registry.METRICS[column].signature(clf=f"{name}-{built.identity}")))
+                if cut is not None:
+                    result.policy[f"{column}@{name}"] = cut
     fill_failures(card, answered)
+    for line in truncation_notices(result.policy, len(card.frame)):
+        result.notice(line)
     record_language(card.signatures, plan.language)  # before J, whose signature hashes its parts' signatures
     result.joint = _joint(plan, card, log)
     if result.joint is not None:

@@ -47,7 +47,8 @@ class SentenceJob:
 @dataclass
 class SentenceScores:
     """What :func:`score_sentences` adds besides the columns: per style classifier, whether each input's most
-    probable class is its target style (for the swapped-labels warning); the empty/OOV policy counts per column."""
+    probable class is its target style (for the swapped-labels warning); the policy counts per column (empty/OOV, and
+    texts cut at a model's length limit)."""
 
     hits: dict[str, np.ndarray] = field(default_factory=dict)
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -63,11 +64,13 @@ def score_sentences(card: Scorecard, job: SentenceJob, *,
     """
     from tsteval.metrics import registry
     from tsteval.metrics.content.scorer import ERASE, modified_texts, score_content
-    from tsteval.metrics.style.scorer import style_columns
+    from tsteval.metrics.style.scorer import style_columns, style_truncation
+    from tsteval.metrics.truncation import LIMIT
 
     scores = SentenceScores()
     for name, (model, identity) in job.models.items():
         scores.hits[name] = style_columns(card, model, name, model_id=identity, ground=job.ground)
+        scores.policy |= style_truncation(card, model, name)
     if not job.content:
         return scores
     attributed = attributed or {}
@@ -90,7 +93,8 @@ def score_sentences(card: Scorecard, job: SentenceJob, *,
                                placeholder=job.placeholder, modified=attributed.get(modification),
                                texts=texts[modification], resources=job.resources, params=job.params)
         scores.policy |= counts
-        flagged = {c: {k: v for k, v in n.items() if v} for c, n in counts.items() if any(n.values())}
+        decided = {c: {k: v for k, v in n.items() if v and k != LIMIT} for c, n in counts.items()}  # not the limit
+        flagged = {c: n for c, n in decided.items() if n}
         log(f"content @{modification}: {', '.join(job.content)} in {time.perf_counter() - start:.1f} s"
             + (f"; empty/OOV policy applied: {flagged}" if flagged else ""))
     return scores

@@ -12,9 +12,10 @@ their masks (:func:`greedy_matching`, float64, equal to a per-pair loop to 1e-9)
 ``bert-score`` package's ``score(model_type=FOLDER, num_layers=6)`` on the same folder (tests/test_bertscore.py).
 As there: [CLS] and [SEP] take part in the matching but weigh 0; with ``idf`` the weight of a word piece is
 ``ln((M + 1) / (df + 1))`` over the M inputs of the call (each input counted once per pair, as bert-score counts
-its references), otherwise 1.  Texts are cut at 512 word pieces.  With IDF the values depend on every pair of the
-call, so the Ray engine scores it on the whole table (on the driver; ``pooled_by`` in its declaration), never per
-block: M is the same on both engines.
+its references), otherwise 1.  Texts are cut at 512 word pieces (:data:`MAX_LENGTH`, the model's position
+embeddings; bert-score cuts there too), and the pairs with a text cut are counted (``n_truncated``).  With IDF the
+values depend on every pair of the call, so the Ray engine scores it on the whole table (on the driver; ``pooled_by``
+in its declaration), never per block: M is the same on both engines.
 Empty texts follow the policy of :mod:`tsteval.metrics.content.policy`; under ``erase`` the sentence eraser is
 applied to every token state (it is affine, so the erased tokens' mean is the erased mean) before matching.  The
 encoder runs in its ``precision`` (``--precision``: auto, fp32, bf16, or fp16 on CUDA; the one that ran is named in
@@ -44,19 +45,20 @@ if TYPE_CHECKING:
 
 MAX_LENGTH = 512
 MATCH_TOKENS = 16_384  # padded word pieces per side in one step of the greedy matching
-_LAST: dict[tuple, np.ndarray] = {}  # the (P, R, F1) of the last call, shared by the three metrics
+_LAST: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # the (P, R, F1) and cut pairs of the last call, shared
 
 
 @dataclass(frozen=True)
 class TokenStates:
     """Word-piece ids and last-layer states of distinct texts, stored ragged on the encoder's device: text ``k``
     (``rows[text]``) has the pieces ``ids[k]`` and the states ``states[start[k]:start[k] + len(ids[k])]``
-    (float64, one row per piece)."""
+    (float64, one row per piece); ``cut[k]``: whether the text was longer than :data:`MAX_LENGTH` pieces."""
 
     rows: dict[str, int]
     ids: list[list[int]]
     start: np.ndarray
     states: torch.Tensor
+    cut: np.ndarray
 
     def of(self, text: str) -> tuple[list[int], np.ndarray]:
         """``text``'s word-piece ids and states."""
@@ -74,19 +76,22 @@ def token_states(texts: Sequence[str], encoder: SentenceEncoder, padded: bool | 
     distinct = list(dict.fromkeys(texts))
     padded = encoder.device != "cpu" if padded is None else padded
     ids: list[list[int]] = []
+    cut: list[np.ndarray] = []
     start = np.zeros(len(distinct), dtype=np.int64)
     parts: list[torch.Tensor] = []
     filled = 0
     with torch_threads(encoder.threads):
-        for chunk in tokenised_chunks([t.strip() for t in distinct], loaded, MAX_LENGTH):
+        for chunk, chunk_cut in tokenised_chunks([t.strip() for t in distinct], loaded, MAX_LENGTH):
             for index, hidden, mask in forward_batches(chunk, loaded, encoder.device, encoder.batch_size, padded):
                 counts = np.array([len(chunk[i]) for i in index])
                 start[len(ids) + index] = filled + np.cumsum(counts) - counts
                 parts.append(hidden[mask].double())  # each text's real tokens, row after row
                 filled += int(counts.sum())
             ids += chunk
+            cut.append(chunk_cut)
     states = torch.cat(parts) if parts else torch.zeros(0, loaded.hidden_size, dtype=torch.float64)
-    return TokenStates({text: k for k, text in enumerate(distinct)}, ids, start, states)
+    return TokenStates({text: k for k, text in enumerate(distinct)}, ids, start, states,
+                       np.concatenate(cut) if cut else np.zeros(0, dtype=bool))
 
 
 def piece_weights(states: TokenStates, refs: Sequence[str], idf: bool) -> np.ndarray:
@@ -160,6 +165,12 @@ def _padded(unit: torch.Tensor, weights: torch.Tensor, start: np.ndarray, length
 def bertscore(refs: Sequence[str], hyps: Sequence[str], encoder: SentenceEncoder, idf: bool = False,
               eraser: object = None) -> np.ndarray:
     """Precision, recall and F1 per pair, shape (n, 3) (see the module docstring)."""
+    return _scored(refs, hyps, encoder, idf, eraser)[0]
+
+
+def _scored(refs: Sequence[str], hyps: Sequence[str], encoder: SentenceEncoder, idf: bool, eraser: object
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bertscore`'s values and, per pair, whether a text of it was cut at :data:`MAX_LENGTH` pieces."""
     import torch
 
     key = (id(encoder), encoder.model, encoder.device, idf, id(eraser), texts_hash(refs), texts_hash(hyps))
@@ -177,15 +188,17 @@ def bertscore(refs: Sequence[str], hyps: Sequence[str], encoder: SentenceEncoder
                              np.array([stored.rows[h] for h in hyps], np.int64))
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.nan_to_num(np.column_stack([pr, 2 * pr[:, 0] * pr[:, 1] / (pr[:, 0] + pr[:, 1])]))
+    cut = stored.cut[[stored.rows[r] for r in refs]] | stored.cut[[stored.rows[h] for h in hyps]]
     _LAST.clear()
-    _LAST[key] = out
-    return out
+    _LAST[key] = out, cut
+    return out, cut
 
 
 def _column(k: int, refs: Sequence[str], hyps: Sequence[str], encoder: SentenceEncoder, idf: bool,
             tokens: Tokens | None, eraser: object) -> MetricResult:
     ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
-    return apply_policy(bertscore(list(refs), list(hyps), encoder, idf, eraser)[:, k], ref_tokens, hyp_tokens)
+    values, cut = _scored(list(refs), list(hyps), encoder, idf, eraser)
+    return apply_policy(values[:, k], ref_tokens, hyp_tokens, truncated=cut, max_tokens=MAX_LENGTH)
 
 
 def bertscore_precision(refs: Sequence[str], hyps: Sequence[str], encoder: SentenceEncoder, idf: bool = False,

@@ -10,6 +10,9 @@ Texts are tokenized by :func:`tsteval.core.tokenize.tokenize`; masking or style 
   no in-vocabulary word, the pair cannot be compared: similarity ``0.0``, distance :data:`MAX_DISTANCE`,
   unless the two token sequences are identical (then ``1.0`` / ``0.0``).  Counted as ``n_all_oov``.
 * Identical token sequences always score the maximum similarity / zero distance.
+* A neural metric whose model reads at most ``max_tokens`` tokens of a text (the sentence encoder, BERTScore) counts
+  the pairs with a text cut at that limit as ``n_truncated`` (:mod:`tsteval.metrics.truncation`); their values are
+  the model's on the text's start, as the model computes them.
 
 :data:`MAX_DISTANCE` is 2, the largest Euclidean distance between unit vectors and so the largest possible
 WMD on unit-normalised vectors: a finite worst score keeps means and bootstraps defined (gensim returns
@@ -42,23 +45,31 @@ def pair_tokens(refs: Sequence[str], hyps: Sequence[str], tokens: Tokens | None)
 
 @dataclass
 class PolicyCounts:
-    """How many pairs the empty/OOV policy decided, for the summary."""
+    """How many pairs the empty/OOV policy decided, for the summary; ``n_truncated``: how many pairs had a text cut
+    at the model's limit of ``max_tokens`` tokens (None: the metric reads every text whole)."""
 
     n_both_empty: int = 0
     n_one_empty: int = 0
     n_all_oov: int = 0
+    n_truncated: int = 0
+    max_tokens: int | None = None
 
     def as_dict(self) -> dict[str, int]:
-        """The counts as a plain dict."""
-        return asdict(self)
+        """The counts as a plain dict (``n_truncated`` and ``max_tokens`` only for a metric with a length limit)."""
+        counts = asdict(self)
+        if self.max_tokens is None:
+            del counts["n_truncated"], counts["max_tokens"]
+        return counts
 
 
 @dataclass
 class MetricResult:
-    """Per-sentence values of one metric plus the policy counts behind them."""
+    """Per-sentence values of one metric plus the policy counts behind them; ``truncated``: per pair, whether a text
+    was cut at the model's limit (None: the metric has none)."""
 
     values: np.ndarray
     counts: PolicyCounts = field(default_factory=PolicyCounts)
+    truncated: np.ndarray | None = None
 
 
 def empty_masks(refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
@@ -69,11 +80,13 @@ def empty_masks(refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]]) ->
 
 
 def apply_policy(values: np.ndarray, refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]], *,
-                 distance: bool = False, scale: float = 1.0, all_oov: np.ndarray | None = None) -> MetricResult:
+                 distance: bool = False, scale: float = 1.0, all_oov: np.ndarray | None = None,
+                 truncated: np.ndarray | None = None, max_tokens: int | None = None) -> MetricResult:
     """Overwrite ``values`` where the policy decides and count the cases.
 
     ``scale`` is the metric's maximum similarity (1, or 100 for BLEU/chrF); ``all_oov`` marks pairs where a
-    word-vector metric found no in-vocabulary word in a non-empty text.
+    word-vector metric found no in-vocabulary word in a non-empty text; ``truncated`` the pairs with a text cut at
+    the model's limit of ``max_tokens`` tokens (counted, values kept).
     """
     values = np.asarray(values, dtype=np.float64).copy()
     both, one = empty_masks(refs, hyps)
@@ -84,4 +97,6 @@ def apply_policy(values: np.ndarray, refs: Sequence[Sequence[str]], hyps: Sequen
     values[one] = worst
     values[identical & oov] = best
     values[both] = best
-    return MetricResult(values, PolicyCounts(int(both.sum()), int(one.sum()), int(oov.sum())))
+    cut = 0 if truncated is None else int(np.count_nonzero(truncated))
+    return MetricResult(values, PolicyCounts(int(both.sum()), int(one.sum()), int(oov.sum()), cut, max_tokens),
+                        truncated)

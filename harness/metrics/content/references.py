@@ -153,15 +153,19 @@ def _policy(values: np.ndarray, references: References, hyps: Sequence[str], sca
 def _best(results: Sequence[MetricResult], references: References, hyps: Sequence[str],
           higher_is_better: bool) -> MetricResult:
     """Per row the best value over the references.  Counts: an empty output with an empty reference (both
-    empty), an output or all its references empty (one empty); out-of-vocabulary pairs: the fewest of any set."""
+    empty), an output or all its references empty (one empty); out-of-vocabulary pairs: the fewest of any set; cut
+    at a model's limit: the rows where the output or any reference was."""
     stacked = np.stack([r.values for r in results])
     best = stacked.max(axis=0) if higher_is_better else stacked.min(axis=0)
     hyp_tokens = _tokenized(hyps)
     masks = [empty_masks(_tokenized(refs), hyp_tokens) for refs in references]
     both = np.any([b for b, _ in masks], axis=0)
     one = np.all([o for _, o in masks], axis=0) & ~both
-    counts = PolicyCounts(int(both.sum()), int(one.sum()), min(r.counts.n_all_oov for r in results))
-    return MetricResult(best, counts)
+    cut = [r.truncated for r in results if r.truncated is not None]
+    truncated = np.any(cut, axis=0) if cut else None
+    counts = PolicyCounts(int(both.sum()), int(one.sum()), min(r.counts.n_all_oov for r in results),
+                          0 if truncated is None else int(truncated.sum()), results[0].counts.max_tokens)
+    return MetricResult(best, counts, truncated)
 
 
 def _joined(texts: Sequence[str], cache: dict[str, str]) -> list[str]:

@@ -12,7 +12,11 @@ batch's fixed cost outweighs a little padding, in larger batches sorted by count
 the lean BERT forward of :mod:`tsteval.metrics.content.bert_forward` when the model is a plain BERT encoder
 (transformers' ``BertModel`` otherwise; same numbers).  Embeddings are kept in a content-addressed
 cache on disk (:mod:`tsteval.metrics.content.embedding_cache`, key = model identity + text hash), so a second run
-encodes nothing.  ``device`` is ``cpu`` (default), ``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's
+encodes nothing.  The encoder reads at most ``max_length`` (256) word pieces of a text, as sentence-transformers
+does for this model: a longer text is embedded from its start, and :meth:`SentenceEncoder.truncated` says which texts
+were cut (the tokenizer's overflow, recorded while encoding; a text found in the cache is tokenised alone), so that
+every metric counts them (``n_truncated``, :mod:`tsteval.metrics.truncation`).  ``device`` is ``cpu`` (default),
+``cuda`` or ``auto`` (CUDA when present); ``threads`` sets torch's
 intra-op threads while encoding; ``precision`` (``auto``: bf16 where the device computes it natively, else fp32;
 ``fp32``, ``bf16``, or on CUDA ``fp16``) the dtype of the forward pass (pooling and normalisation in float32); the
 precision that ran is part of the cache key.
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -49,7 +53,7 @@ from tsteval.core.devices import (
 )
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
-from tsteval.core.tokenize import tokens_of
+from tsteval.core.tokenize import cut_ids, tokens_of
 from tsteval.lexicons.erasure import StyleEraser
 from tsteval.metrics.content.policy import MetricResult, apply_policy
 
@@ -72,12 +76,19 @@ CPU_BATCH, GPU_BATCH = 64, 1024
 TOKENISE_CHUNK = 16_384  # texts tokenised at a time: the next chunk while the device encodes this one
 
 
+class Pieces(NamedTuple):
+    """WordPiece ids of texts (with [CLS]/[SEP], cut at a ``max_length``) and, per text, whether it was cut."""
+
+    ids: list[list[int]]
+    cut: np.ndarray
+
+
 @dataclass(frozen=True)
 class LoadedEncoder:
-    """A loaded sentence encoder: WordPiece ids of texts (``ids(texts, max_length)``, with [CLS]/[SEP],
-    truncated), hidden states of a batch (``forward(input_ids, mask)``), and the hidden size."""
+    """A loaded sentence encoder: the :class:`Pieces` of texts (``ids(texts, max_length)``), hidden states of a
+    batch (``forward(input_ids, mask)``), and the hidden size."""
 
-    ids: Callable[[list[str], int], list[list[int]]]
+    ids: Callable[[list[str], int], Pieces]
     forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     hidden_size: int
 
@@ -90,7 +101,7 @@ def loaded_encoder(model: str, device: str, precision: str = "fp32") -> LoadedEn
     if Path(model).is_dir():
         from tsteval.metrics.content.bert_forward import bert_folder  # imports torch: only when encoding
 
-        ids = _word_pieces(Path(model))
+        ids = _word_pieces(str(model))
         forward = bert_folder(model, device, torch_dtype(precision)) if ids is not None else None
         if forward is not None:
             return LoadedEncoder(ids, forward, forward.hidden)
@@ -100,20 +111,16 @@ def loaded_encoder(model: str, device: str, precision: str = "fp32") -> LoadedEn
 def load_with_transformers(model: str, device: str, lean: bool = True, precision: str = "fp32") -> LoadedEncoder:
     """``model`` through transformers' ``AutoTokenizer`` and ``AutoModel`` in ``precision``; with ``lean``, a plain
     BERT encoder runs the lean forward pass (same numbers), otherwise the model's own ``forward``."""
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel
 
     from tsteval.metrics.content.bert_forward import bert_forward
 
     dtype = torch_dtype(precision)
+    ids = word_pieces(model)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(model)
         module = AutoModel.from_pretrained(model, dtype=dtype).eval().to(device)
     except (OSError, ValueError, ImportError) as error:
-        raise TstevalError(f"cannot load the sentence encoder {model!r} (a Hugging Face id, which needs the hub or "
-                           f"its cache, or a local folder with the model's files): {error}") from error
-
-    def ids(texts: list[str], max_length: int) -> list[list[int]]:
-        return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+        raise TstevalError(_unloadable(model, error)) from error
 
     def forward(input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return module(input_ids=input_ids, attention_mask=mask.long()).last_hidden_state
@@ -121,12 +128,38 @@ def load_with_transformers(model: str, device: str, lean: bool = True, precision
     return LoadedEncoder(ids, (bert_forward(module, dtype) if lean else None) or forward, module.config.hidden_size)
 
 
-def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | None:
+def _unloadable(model: str, error: Exception) -> str:
+    return (f"cannot load the sentence encoder {model!r} (a Hugging Face id, which needs the hub or its cache, or a "
+            f"local folder with the model's files): {error}")
+
+
+@lru_cache(maxsize=4)
+def word_pieces(model: str) -> Callable[[list[str], int], Pieces]:
+    """The tokenizer of ``model`` alone, as :attr:`LoadedEncoder.ids` (the model's weights not loaded): a plain-BERT
+    folder's ``tokenizer.json`` (:func:`_word_pieces`), else transformers' ``AutoTokenizer``."""
+    ids = _word_pieces(model) if Path(model).is_dir() else None
+    if ids is not None:
+        return ids
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+    except (OSError, ValueError, ImportError) as error:
+        raise TstevalError(_unloadable(model, error)) from error
+
+    def pieces(texts: list[str], max_length: int) -> Pieces:
+        return Pieces(*cut_ids(tokenizer, texts, max_length))
+
+    return pieces
+
+
+@lru_cache(maxsize=4)
+def _word_pieces(folder: str) -> Callable[[list[str], int], Pieces] | None:
     """WordPiece ids from ``folder``'s ``tokenizer.json`` (the file transformers' fast BERT tokenizer loads, with
     its padding off and truncation set per call, as transformers does), or None when there is no such file or
     ``tokenizer_config.json`` asks for another tokenizer class or casing/accent/CJK handling than the file's
     normaliser (transformers would rebuild the normaliser then)."""
-    spec_file, settings_file = folder / "tokenizer.json", folder / "tokenizer_config.json"
+    spec_file, settings_file = Path(folder) / "tokenizer.json", Path(folder) / "tokenizer_config.json"
     if not spec_file.is_file():
         return None
     text = spec_file.read_text(encoding="utf-8")
@@ -144,9 +177,10 @@ def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | 
     tokenizer = Tokenizer.from_str(text)
     tokenizer.no_padding()
 
-    def ids(texts: list[str], max_length: int) -> list[list[int]]:
+    def ids(texts: list[str], max_length: int) -> Pieces:
         tokenizer.enable_truncation(max_length)
-        return [encoding.ids for encoding in tokenizer.encode_batch_fast(list(texts))]  # ids only, no offsets
+        encodings = tokenizer.encode_batch_fast(list(texts))  # ids only, no offsets; what was cut is the overflow
+        return Pieces([e.ids for e in encodings], np.array([bool(e.overflowing) for e in encodings], dtype=bool))
 
     return ids
 
@@ -154,7 +188,7 @@ def _word_pieces(folder: Path) -> Callable[[list[str], int], list[list[int]]] | 
 def token_counts(texts: Sequence[str], encoder: LoadedEncoder, max_length: int = 256
                  ) -> tuple[list[list[int]], np.ndarray]:
     """WordPiece ids of each text (with [CLS]/[SEP], truncated to ``max_length``) and their counts."""
-    ids = encoder.ids(list(texts), max_length)
+    ids = encoder.ids(list(texts), max_length).ids
     return ids, np.array([len(i) for i in ids], dtype=np.int64)
 
 
@@ -184,14 +218,15 @@ def sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
 
 
 def tokenised_chunks(texts: Sequence[str], encoder: LoadedEncoder, max_length: int,
-                     size: int | None = None) -> Iterator[list[list[int]]]:
-    """WordPiece ids of ``texts``, ``size`` (default :data:`TOKENISE_CHUNK`) texts at a time, the next chunk
+                     size: int | None = None) -> Iterator[Pieces]:
+    """The :class:`Pieces` of ``texts``, ``size`` (default :data:`TOKENISE_CHUNK`) texts at a time, the next chunk
     tokenised in a background thread while the caller computes on the current one (the tokenizer and the forward
     pass both release the GIL).
 
-    >>> ids = lambda texts, max_length: [[len(t)] for t in texts]
-    >>> list(tokenised_chunks(["a", "bb", "ccc"], LoadedEncoder(ids, None, 0), 8, size=2))
-    [[[1], [2]], [[3]]]
+    >>> ids = lambda texts, max_length: Pieces([[len(t)] for t in texts], np.array([len(t) > 2 for t in texts]))
+    >>> [(chunk.ids, chunk.cut.tolist()) for chunk in tokenised_chunks(["a", "bb", "ccc"], LoadedEncoder(ids, None, 0),
+    ...                                                                8, size=2)]
+    [([[1], [2]], [False, False]), ([[3]], [True])]
     """
     size = size or TOKENISE_CHUNK
     chunks = [list(texts[start:start + size]) for start in range(0, len(texts), size)]
@@ -264,6 +299,7 @@ class SentenceEncoder:
         self.rows: dict[str, int] = {}
         self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.encoded = 0  # texts this object ran through the model (not found in memory or the cache)
+        self.cut: dict[str, bool] = {}  # per text seen: whether it has more than max_length word pieces
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Make every text's embedding available: from memory, the cache, or one encode of the rest."""
@@ -293,11 +329,26 @@ class SentenceEncoder:
         self.prefetch(texts)
         return self.vectors[[self.rows[t] for t in texts]]
 
+    def truncated(self, texts: Sequence[str]) -> np.ndarray:
+        """Per text, whether the encoder reads only its first :attr:`max_length` word pieces: recorded when the text
+        was encoded, else (a text from the cache) from the tokenizer alone."""
+        unknown = [t for t in dict.fromkeys(texts) if t not in self.cut]
+        if unknown:
+            pieces = word_pieces(self.model)
+            for start in range(0, len(unknown), TOKENISE_CHUNK):
+                chunk = unknown[start:start + TOKENISE_CHUNK]
+                self.cut.update(zip(chunk, pieces(chunk, self.max_length).cut.tolist(), strict=True))
+        return np.array([self.cut[t] for t in texts], dtype=bool)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         encoder = loaded_encoder(self.model, self.device, self.precision)
+        parts, done = [], 0
         with torch_threads(self.threads):
-            return np.concatenate([_encode_ids(ids, encoder, self.device, self.batch_size, padded=self.device != "cpu")
-                                   for ids in tokenised_chunks(texts, encoder, self.max_length)])
+            for chunk in tokenised_chunks(texts, encoder, self.max_length):
+                parts.append(_encode_ids(chunk.ids, encoder, self.device, self.batch_size, padded=self.device != "cpu"))
+                self.cut.update(zip(texts[done:done + len(chunk.ids)], chunk.cut.tolist(), strict=True))
+                done += len(chunk.ids)
+        return np.concatenate(parts)
 
 
 def encode(texts: Sequence[str], model: str | None = None, batch_size: int | None = None, max_length: int = 256,
@@ -315,7 +366,8 @@ def sentence_cosine(refs: Sequence[str], hyps: Sequence[str], model: str | None 
     empty-text policy applied on ``tokens`` (tsteval's tokens of refs and hyps; tokenised here when None).
 
     With a style ``eraser`` (:mod:`tsteval.metrics.content.erasure`) the cosine is of the erased embeddings.
-    Pairs are taken :data:`CHUNK` at a time, so memory stays flat in the number of pairs."""
+    Pairs are taken :data:`CHUNK` at a time, so memory stays flat in the number of pairs.  A pair with a text longer
+    than the encoder reads is counted (``n_truncated``, at ``max_tokens`` = its ``max_length``)."""
     encoder = encoder or SentenceEncoder(model)
     refs, hyps = list(refs), list(hyps)
     encoder.prefetch([*refs, *hyps])
@@ -326,7 +378,8 @@ def sentence_cosine(refs: Sequence[str], hyps: Sequence[str], model: str | None 
             a, b = _erased(a, eraser), _erased(b, eraser)
         values[start:start + CHUNK] = (a * b).sum(1)
     ref_tokens, hyp_tokens = tokens or (tokens_of(refs), tokens_of(hyps))
-    return apply_policy(values, ref_tokens, hyp_tokens)
+    return apply_policy(values, ref_tokens, hyp_tokens, truncated=encoder.truncated(refs) | encoder.truncated(hyps),
+                        max_tokens=encoder.max_length)
 
 
 def _erased(embeddings: np.ndarray, eraser: StyleEraser) -> np.ndarray:

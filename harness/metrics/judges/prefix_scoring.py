@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tsteval.core.devices import attention_kernels, torch_threads
+from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
 from tsteval.metrics.naturalness.causal_lm import (
     HEAD_CHUNK,
@@ -292,9 +293,16 @@ def _run(lm: object, sequences: list[list[int]], prompt_lengths: Sequence[int],
          read: Callable[[object, Batch], object], what: str) -> tuple[list[int], np.ndarray]:
     """Batch ``sequences`` (prompt first) and call ``read(states, batch)`` per batch for a tensor of values on the
     device; the rows in the order read and every batch's values, joined and brought to the host once at the end
-    (no wait for the GPU between batches)."""
+    (no wait for the GPU between batches).  A sequence longer than the model's context is refused before any pass:
+    an LM metric's prompt cannot be cut without losing the question or the text, and past its context a model is
+    not what it was trained to be."""
     import torch
 
+    longer = sum(len(s) > lm.max_tokens + 1 for s in sequences)
+    if longer:
+        raise TstevalError(f"{longer} of {len(sequences)} prompts of {what} are longer than the context of "
+                           f"{lm.model_id} ({lm.max_tokens + 1} tokens); an LM metric reads its prompt whole: score "
+                           "shorter texts, or give a model with a longer context (--language-model, --lm-endpoint)")
     cost = pass_cost(lm) if len(sequences) > 1 else TOKEN_MINIMAL
     batches = plan_batches([s[:n] for s, n in zip(sequences, prompt_lengths, strict=True)],
                            [len(s) for s in sequences], lm.batch_tokens, cost)

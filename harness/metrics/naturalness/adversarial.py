@@ -98,13 +98,29 @@ class UnigramFolds:
         return model.predict_proba(self.counts[[self.row[t] for t in score]])[:, 1]
 
 
-def classifier_fitter(backend: str, params: Mapping[str, object]) -> FoldFitter:
-    """A fold fitter that trains a fresh ``make_classifier(backend, **params)`` per fold."""
-    def fit_predict(train: list[str], labels: list[str], score: list[str]) -> np.ndarray:
-        model = make_classifier(backend, **params).fit(train, labels)
+class ClassifierFolds:
+    """A fold fitter that trains a fresh ``make_classifier(backend, **params)`` per fold; ``cut`` records, per text
+    scored, whether its fold's model read only its start (at ``limit`` tokens; :mod:`tsteval.metrics.truncation`)."""
+
+    def __init__(self, backend: str, params: Mapping[str, object]) -> None:
+        self.backend, self.params = backend, dict(params)
+        self.cut: dict[str, bool] = {}
+        self.limit: int | None = None
+
+    def __call__(self, train: list[str], labels: list[str], score: list[str]) -> np.ndarray:
+        """P(human) of ``score`` from a model fitted on ``train``."""
+        model = make_classifier(self.backend, **self.params).fit(train, labels)
+        self.limit = getattr(model, "length_limit", None)  # none: a model that reads every text whole
+        if self.limit is not None:
+            for text, cut in zip(score, model.truncated(score).tolist(), strict=True):
+                self.cut[text] = self.cut.get(text, False) or cut
         column = [str(c) for c in model.classes_].index(HUMAN)
         return model.predict_proba(score)[:, column]
-    return fit_predict
+
+
+def classifier_fitter(backend: str, params: Mapping[str, object]) -> ClassifierFolds:
+    """A fold fitter that trains a fresh ``make_classifier(backend, **params)`` per fold."""
+    return ClassifierFolds(backend, params)
 
 
 def make_fitter(backend: str, texts: Sequence[str], params: Mapping[str, object], seed: int) -> FoldFitter:
@@ -174,11 +190,28 @@ class GroupTask:
     seed: int
 
 
-def score_group(task: GroupTask) -> tuple[np.ndarray, np.ndarray]:
-    """``naturalness`` and ``more_natural`` of ``task``'s rows."""
+@dataclass(frozen=True)
+class GroupCuts:
+    """Per row of a task, whether its output and its input were read only up to the backend's ``limit``."""
+
+    output: np.ndarray
+    input: np.ndarray
+    limit: int
+
+
+# What score_group gives a task: naturalness, more_natural, and the texts cut (None: the backend reads them whole).
+GroupScores = tuple[np.ndarray, np.ndarray, GroupCuts | None]
+
+
+def score_group(task: GroupTask) -> GroupScores:
+    """``naturalness`` and ``more_natural`` of ``task``'s rows, and what the backend cut of them."""
     fitter = make_fitter(task.backend, [*task.humans, *task.outputs, *task.inputs], task.params, task.seed)
     fit = cross_fit(task.humans, task.outputs, task.inputs, fitter, k=task.k, seed=task.seed, where=task.where)
-    return fit.p_output, more_natural(fit.p_output, fit.p_input)
+    cuts = None
+    if isinstance(fitter, ClassifierFolds) and fitter.limit is not None:
+        cuts = GroupCuts(np.array([fitter.cut[t] for t in task.outputs], dtype=bool),
+                         np.array([fitter.cut[t] for t in task.inputs], dtype=bool), fitter.limit)
+    return fit.p_output, more_natural(fit.p_output, fit.p_input), cuts
 
 
 def group_tasks(card: Scorecard, backend: str = "unigram", *, human: Literal["corpus", "inputs"] = "corpus",
@@ -209,29 +242,44 @@ def group_tasks(card: Scorecard, backend: str = "unigram", *, human: Literal["co
     return tasks, fields
 
 
-def add_group_scores(card: Scorecard, tasks: Sequence[GroupTask], scores: Sequence[tuple[np.ndarray, np.ndarray]],
-                     fields: Mapping[str, object]) -> None:
-    """Add the columns of :func:`score_naturalness` from each task's :func:`score_group`."""
+def add_group_scores(card: Scorecard, tasks: Sequence[GroupTask], scores: Sequence[GroupScores],
+                     fields: Mapping[str, object]) -> dict[str, dict[str, int]]:
+    """Add the columns of :func:`score_naturalness` from each task's :func:`score_group`; returns, for a backend
+    with a length limit, the columns' counts of texts it cut (``naturalness`` reads the output, ``more_natural``
+    the input too)."""
+    from tsteval.metrics.truncation import cut_counts
+
     natural, relative = np.empty(len(card.frame)), np.empty(len(card.frame))
-    for task, (p_output, more) in zip(tasks, scores, strict=True):
+    cut_output, cut_input = np.zeros(len(card.frame), dtype=bool), np.zeros(len(card.frame), dtype=bool)
+    limits = set()
+    for task, (p_output, more, cut) in zip(tasks, scores, strict=True):
         natural[task.rows], relative[task.rows] = p_output, more
+        if cut is not None:
+            cut_output[task.rows], cut_input[task.rows] = cut.output, cut.input
+            limits.add(cut.limit)
     backend = fields["clf"]
     libraries = ("numpy", "scikit-learn") if backend == "unigram" else ("numpy", "torch")
     declared = {m.name: m for m in NATURALNESS}
     card.add(f"naturalness@{backend}", natural, str(declared["naturalness"].signature(libraries, **fields)))
     card.add(f"more_natural@{backend}", relative, str(declared["more_natural"].signature(libraries, **fields)))
+    if not limits:
+        return {}
+    limit = min(limits)
+    return {f"naturalness@{backend}": cut_counts(cut_output, limit),
+            f"more_natural@{backend}": cut_counts(cut_output | cut_input, limit)}
 
 
 def score_naturalness(card: Scorecard, backend: str = "unigram", *, human: Literal["corpus", "inputs"] = "corpus",
                       corpus: Sequence[str] | None = None, k: int = 5, seed: int = 0,
-                      params: Mapping[str, object] | None = None) -> None:
-    """Add ``naturalness@<backend>`` and ``more_natural@<backend>`` to ``card``, one classifier per setting.
+                      params: Mapping[str, object] | None = None) -> dict[str, dict[str, int]]:
+    """Add ``naturalness@<backend>`` and ``more_natural@<backend>`` to ``card``, one classifier per setting; returns
+    their counts of texts cut at the backend's length limit (:func:`add_group_scores`).
 
     ``corpus`` (human sentences, e.g. the Yelp corpus without the evaluation inputs) is required when
     ``human="corpus"``; texts that also occur among the transfers' inputs or outputs are never sampled.
     """
     tasks, fields = group_tasks(card, backend, human=human, corpus=corpus, k=k, seed=seed, params=params)
-    add_group_scores(card, tasks, [score_group(task) for task in tasks], fields)
+    return add_group_scores(card, tasks, [score_group(task) for task in tasks], fields)
 
 
 JUDGEMENTS = ("input", "output", "tie")

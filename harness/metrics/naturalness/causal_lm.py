@@ -422,16 +422,32 @@ class CausalLM:
         logits = head(states).float()
         return logits.gather(1, targets[:, None]).squeeze(1) - torch.logsumexp(logits, dim=-1)
 
+    @property
+    def max_tokens(self) -> int:
+        """The counted tokens of a text the model reads: its context (``max_position_embeddings``) less the start
+        token."""
+        config = self.model.config
+        context = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+        if context is None:
+            raise TstevalError(f"the language model {self.name!r} names no context length in its config "
+                               "(max_position_embeddings)")
+        return int(context) - 1
+
     def sentence_log_probs(self, texts: Sequence[str]) -> SentenceLogProbs:
-        """Summed LM (and, once fitted, unigram) log-probabilities of each text's subword tokens, and their number."""
+        """Summed LM (and, once fitted, unigram) log-probabilities of each text's subword tokens, and their number;
+        a text longer than the context is scored on its first :attr:`max_tokens` tokens (both models) and marked
+        ``cut``."""
+        limit = self.max_tokens
         ids = self.token_ids(check_texts(texts))  # tokenised once for both models
+        cut = np.array([len(seq) > limit for seq in ids], dtype=bool)
+        ids = [seq[:limit] for seq in ids]
         per_token = self._log_probs_of(ids)
         if self.unigram is None:
             unigram = np.full(len(ids), np.nan)
         else:
             unigram = np.array([self.unigram.log_prob_sum(seq) for seq in ids])
         return SentenceLogProbs(np.array([float(lp.sum()) for lp in per_token]), unigram,
-                                np.array([len(lp) for lp in per_token]))
+                                np.array([len(lp) for lp in per_token]), cut)
 
     def mean_hidden_states(self, texts: Sequence[str]) -> np.ndarray:
         """The mean of the last layer's hidden states over each text's counted tokens (the start token left out),

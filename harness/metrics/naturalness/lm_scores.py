@@ -35,11 +35,14 @@ from tsteval.scorecard import Scorecard
 
 @dataclass(frozen=True)
 class SentenceLogProbs:
-    """Per text: summed ln P_LM and ln P_unigram of its counted tokens, and how many tokens were counted."""
+    """Per text: summed ln P_LM and ln P_unigram of its counted tokens, and how many tokens were counted; ``cut``
+    (an LM with a context limit, :attr:`ScoringLM.max_tokens`): whether the text was cut at it (None: every text read
+    whole)."""
 
     lm: np.ndarray
     unigram: np.ndarray
     length: np.ndarray
+    cut: np.ndarray | None = None
 
     def ppl(self) -> np.ndarray:
         """exp(mean negative token log-probability)."""
@@ -75,13 +78,21 @@ class ScoringLM(Protocol):
 
 
 def score_language_model(card: Scorecard, lm: ScoringLM, name: str, texts: Sequence[str] | None = None,
-                         text_form: str | None = None, metrics: Sequence[str] = ("ppl", "lp_mean", "slor")) -> None:
+                         text_form: str | None = None, metrics: Sequence[str] = ("ppl", "lp_mean", "slor")
+                         ) -> dict[str, dict[str, int]]:
     """Add ``ppl@NAME``, ``lp_mean@NAME`` and ``slor@NAME`` (those of ``metrics``) for the outputs (as ``texts``
-    when given: the outputs in the form ``text_form`` the LM reads); each distinct text scored once."""
+    when given: the outputs in the form ``text_form`` the LM reads); each distinct text scored once.  Returns, for an
+    LM that cut texts at its context, the columns' counts of :mod:`tsteval.metrics.truncation` (else nothing)."""
+    from tsteval.metrics.truncation import cut_counts
+
     texts = card.frame["output"].tolist() if texts is None else list(texts)
     unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
     scores = lm.sentence_log_probs(list(unique))
     signatures = lm.signatures() if text_form is None else lm.signatures(text_form)
+    counts = {}
     for metric, values in (("ppl", scores.ppl()), ("lp_mean", scores.lp_mean()), ("slor", scores.slor())):
         if metric in metrics:
             card.add(f"{metric}@{name}", values[inverse], signatures[metric])
+            if scores.cut is not None:
+                counts[f"{metric}@{name}"] = cut_counts(scores.cut[inverse], lm.max_tokens)
+    return counts

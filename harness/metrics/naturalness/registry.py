@@ -21,10 +21,11 @@ from tsteval.scorecard import Scorecard
 
 
 class NaturalnessScorer(Protocol):
-    """Adds a scorer's columns to ``card``."""
+    """Adds a scorer's columns to ``card``; returns their counts of texts cut at a model's length limit
+    (:mod:`tsteval.metrics.truncation`), or None for a scorer that reads every text whole."""
 
     def __call__(self, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-                 resources: Resources) -> None: ...
+                 resources: Resources) -> dict[str, dict[str, int]] | None: ...
 
 
 def _human_or_inputs(card: Scorecard, human: Sequence[str] | None) -> list[str]:
@@ -42,10 +43,10 @@ def adversarial_tasks(backend: str, card: Scorecard, human: Sequence[str] | None
 
 
 def _adversarial(backend: str, card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-                 resources: Resources) -> None:
+                 resources: Resources) -> dict[str, dict[str, int]]:
     from tsteval.metrics.naturalness.adversarial import score_naturalness
 
-    score_naturalness(card, backend, human="corpus" if human is not None else "inputs", corpus=human, k=folds,
+    return score_naturalness(card, backend, human="corpus" if human is not None else "inputs", corpus=human, k=folds,
                       seed=seed)
 
 
@@ -65,7 +66,7 @@ def _kneser_ney(card: Scorecard, human: Sequence[str] | None, seed: int, folds: 
 
 
 def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: int, *,
-               resources: Resources) -> None:
+               resources: Resources) -> dict[str, dict[str, int]]:
     from tsteval.core.text_form import as_written
     from tsteval.metrics.judges.scorer import lm_texts
     from tsteval.metrics.naturalness.lm_names import column_name
@@ -78,10 +79,9 @@ def _causal_lm(card: Scorecard, human: Sequence[str] | None, seed: int, folds: i
             lm.fit_unigram(as_written(_human_or_inputs(card, human), form)[0])
         families = (*REMOTE_SCORES, "slor") if lm.has_tokenizer else REMOTE_SCORES
         with lm.client.accounting(", ".join(families)):  # counted under these metrics (lm_server.json)
-            score_language_model(card, lm, column_name(lm.served_name), outputs, form, families)
-        return
+            return score_language_model(card, lm, column_name(lm.served_name), outputs, form, families)
     lm.fit_unigram(as_written(_human_or_inputs(card, human), form)[0])
-    score_language_model(card, lm, column_name(resources.options.language_model or "smollm2"), outputs, form)
+    return score_language_model(card, lm, column_name(resources.options.language_model or "smollm2"), outputs, form)
 
 
 # What the causal-LM scorer gives through an LM server without the served model's tokenizer (tsteval.backends.remote:

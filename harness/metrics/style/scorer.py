@@ -27,6 +27,8 @@ STRENGTH = next(m for m in STYLE if m.name == "style_strength")
 # A classifier that calls more than this share of (at least this many) inputs their target style: a warning.
 SWAPPED_SHARE = 0.5
 SWAPPED_MIN_INPUTS = 20
+# The style metrics that read the input's probabilities besides the output's.
+READ_INPUT = ("sti", "sti_norm")
 
 
 def predict_unique(classifier: object, texts: Sequence[str]) -> np.ndarray:
@@ -69,6 +71,23 @@ def swapped_labels_warning(inputs: Sequence[str], target_styles: Sequence[str], 
     return (f"style classifier {name!r} assigns {n_hits} of {len(first)} inputs ({n_hits / len(first):.0%}) to their "
             f"target style (warned when more than {SWAPPED_SHARE:.0%} of at least {SWAPPED_MIN_INPUTS} inputs are): "
             "its style labels are probably swapped, or the source and target styles are given the wrong way round")
+
+
+def style_truncation(card: Scorecard, classifier: object, name: str) -> dict[str, dict[str, int]]:
+    """Per style column of the classifier ``name``, how many rows read a text it cuts at its length limit
+    (:mod:`tsteval.metrics.truncation`; :data:`READ_INPUT` read the input and the output, the others the output);
+    nothing for a classifier that reads every text whole (no ``length_limit``, as a scikit-learn pipeline)."""
+    from tsteval.metrics.truncation import cut_counts
+
+    limit = getattr(classifier, "length_limit", None)
+    if limit is None:
+        return {}
+    cut = {}
+    for side in ("input", "output"):
+        unique, inverse = np.unique(card.frame[side].to_numpy(dtype=object), return_inverse=True)
+        cut[side] = classifier.truncated(list(unique))[inverse]
+    return {f"{m.name}@{name}": cut_counts(cut["output"] | cut["input"] if m.name in READ_INPUT else cut["output"],
+                                           limit) for m in STYLE}
 
 
 def style_columns(card: Scorecard, classifier: object, name: str, *, model_id: str,
