@@ -34,11 +34,14 @@ _VALUES = ("metric", "mean", "ci_low", "ci_high", "n", "n_empty", "signature")
 class Scorecard:
     """Per-sentence metric columns over a set of transfers, with one signature per metric column; ``policy``: per
     metric column, the counts of a scoring run (the empty/OOV policy's, :mod:`tsteval.metrics.content.policy`, and
-    the texts cut at a model's length limit, :mod:`tsteval.metrics.truncation`), as ``policy.json`` holds them."""
+    the texts cut at a model's length limit, :mod:`tsteval.metrics.truncation`), as ``policy.json`` holds them;
+    ``notices``: the run's warnings (leakage, empty outputs, cut texts, swapped styles...), one line each, as
+    ``notices.json`` holds them and every file written from the card repeats them."""
 
     frame: pd.DataFrame
     signatures: dict[str, str] = field(default_factory=dict)
     policy: dict[str, dict[str, int]] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
 
     @classmethod
     def from_transfers(cls, transfers: Transfers) -> Scorecard:
@@ -77,17 +80,19 @@ class Scorecard:
                               "signature": self.signatures[metric]}
                              for metric in metrics for key, n, empty, stats in groups])
 
-    def write(self, directory: str | Path, summary: pd.DataFrame | None = None, notes: Sequence[str] = ()) -> None:
-        """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json`` (and the summary, with the run's
-        ``notes``: :func:`summary_markdown`) into an existing folder, e.g. the temporary folder of
+    def write(self, directory: str | Path, summary: pd.DataFrame | None = None) -> None:
+        """Write ``scorecard.csv``, ``scorecard.parquet``, ``signatures.json``, ``notices.json`` (and the summary,
+        with the :attr:`notices`: :func:`summary_markdown`) into an existing folder, e.g. the temporary folder of
         :func:`tsteval.core.atomic.output_directory`."""
         directory = Path(directory)
         self.frame.to_csv(directory / "scorecard.csv", index=False)
         self.frame.to_parquet(directory / "scorecard.parquet", index=False)
         (directory / "signatures.json").write_text(json.dumps(self.signatures, indent=2))
+        (directory / NOTICES_FILE).write_text(json.dumps(self.notices, indent=2, ensure_ascii=False),
+                                              encoding="utf-8")
         if summary is not None:
             summary.to_csv(directory / "summary.csv", index=False)
-            (directory / "summary.md").write_text(summary_markdown(summary, notes))
+            (directory / "summary.md").write_text(summary_markdown(summary, self.notices))
 
     def save(self, directory: str | Path, summary: pd.DataFrame | None = None, *, overwrite: bool = False) -> Path:
         """Write the scorecard folder atomically by :mod:`tsteval.core.atomic`'s rule: a new or empty ``directory``,
@@ -123,7 +128,7 @@ class Scorecard:
         if not_numeric:
             raise InputError(f"the metric columns {not_numeric} are not numeric", path=table, fix=fix)
         pool_texts(frame)
-        return cls(frame, signatures)
+        return cls(frame, signatures, notices=read_notices(directory))
 
 
 def wide_summary(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:

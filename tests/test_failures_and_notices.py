@@ -83,6 +83,10 @@ def test_evaluate_scores_empty_outputs_and_an_empty_input_is_one_error(saved: Pa
                             metrics=["sti", "bleu", "chrf", "ppl"],
                             classifier={"ft": str(saved)}, joint="target_acc@ft,chrf@none,ppl@kn3<=1e9")
     _check_failures_scored(card.frame, load_classifier(saved))
+    empty = int(card.frame["output"].str.strip().eq("").sum())
+    assert [n for n in card.notices if n.startswith("empty outputs")] == [
+        f"empty outputs (a system's failure, scored: style as not transferred, content 0, every other metric its "
+        f"worst, J 0): system {empty:,} of {len(card.frame):,}"]  # the API's card carries what the files say
     with pytest.raises(InputError, match="input 2 is empty"):
         tsteval.evaluate(["a b", " "], ["c d", "e f"], source_style="0", target_style="1", metrics=["bleu"])
 

@@ -246,7 +246,7 @@ def scored(data: Path, tmp_path: Path, capsys) -> Path:
 
 def _fail_while_writing(monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
     """Make the scorecard writer write one file, then fail: a bug, Ctrl-C, SIGTERM or a full disk."""
-    def write(self: Scorecard, directory: Path, summary: object = None, notes: object = ()) -> None:
+    def write(self: Scorecard, directory: Path, summary: object = None) -> None:
         (Path(directory) / "scorecard.csv").write_text("half\n")
         if failure == "sigterm":
             os.kill(os.getpid(), signal.SIGTERM)
@@ -297,7 +297,7 @@ def test_sigterm_from_outside_removes_the_temporary(data: Path, tmp_path: Path) 
         "import sys, time\n"
         "from tsteval.cli.main import main\n"
         "from tsteval.scorecard import Scorecard\n"
-        "def write(self, directory, summary=None, notes=()):\n"
+        "def write(self, directory, summary=None):\n"
         "    (directory / 'scorecard.csv').write_text('half')\n"
         "    print('writing', flush=True)\n"
         "    time.sleep(60)\n"

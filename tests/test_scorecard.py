@@ -112,12 +112,14 @@ def test_add_rejects_wrong_length(transfers: Transfers) -> None:
 def test_save_load_round_trip_is_atomic(transfers: Transfers, tmp_path, monkeypatch) -> None:
     card = Scorecard.from_transfers(transfers)
     card.add("m", np.arange(4.0), "metric:m")
+    card.notices.append("leakage: 1 of 4 outputs are training texts of ft")
     out = card.save(tmp_path / "run", card.summary(["m"]))
     assert {p.name for p in out.iterdir()} == {"scorecard.csv", "scorecard.parquet", "signatures.json",
-                                               "summary.csv", "summary.md", ".tsteval-output.json"}
+                                               "notices.json", "summary.csv", "summary.md", ".tsteval-output.json"}
     back = Scorecard.load(out)
     pd.testing.assert_frame_equal(back.frame, card.frame)
     assert back.signatures == {"m": "metric:m"}
+    assert back.notices == card.notices and "- leakage: 1 of 4" in (out / "summary.md").read_text()
     assert "metric:m" in (out / "summary.md").read_text()
 
     def boom(*args, **kwargs):

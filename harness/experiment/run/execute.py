@@ -45,7 +45,12 @@ class Run:
     leakage: Leakage | None = None
     lm_server: dict[str, object] | None = None
     requests: Requests | None = None
-    notices: list[str] = field(default_factory=list)
+
+    @property
+    def notices(self) -> list[str]:
+        """The run's warnings, kept on the scorecard (:attr:`Scorecard.notices`), so that :func:`tsteval.evaluate`
+        returns them with it and ``notices.json`` is written from them."""
+        return self.card.notices
 
     @property
     def policy(self) -> dict[str, dict[str, int]]:

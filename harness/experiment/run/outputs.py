@@ -25,10 +25,7 @@ def write_scored(folder: Path, result: Run, summary: pd.DataFrame, board: pd.Dat
     many pairs the empty/OOV policy decided; ``leakage.json``: the leakage counts
     (:mod:`tsteval.experiment.run.leakage`); ``lm_server.json`` with an LM server: what it cost
     (:func:`server_cost`)."""
-    from tsteval.scorecard import NOTICES_FILE
-
-    result.card.write(folder, summary, result.notices)
-    (folder / NOTICES_FILE).write_text(json.dumps(result.notices, indent=2, ensure_ascii=False), encoding="utf-8")
+    result.card.write(folder, summary)
     if board is not None:
         from tsteval.metrics.joint.score import write_leaderboard
 
