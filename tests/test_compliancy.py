@@ -90,3 +90,32 @@ def test_cli_parser_and_run(bible: pd.DataFrame, tmp_path: Path) -> None:
     summary = pd.read_csv(tmp_path / "run" / "summary.csv")
     assert {"HH", "AH", "Main", "Compl."} <= set(summary.columns)
     assert len(pd.read_csv(tmp_path / "run" / "compliancy.csv")) == len(ruth)
+
+
+def test_a_run_reads_the_ah_pairs_as_the_compliancy_command_does(bible: pd.DataFrame, tmp_path: Path) -> None:
+    """AH pairs are (output, source document) in ``tsteval compliancy`` and in a scoring run alike: the lexical pair
+    classifier is asymmetric (containment each way, each text's length), so a run that read (document, output)
+    scored other probabilities."""
+    import tsteval
+    from tsteval.metrics.compatibility.compliancy import pair_rows
+
+    ruth = bible[bible.book == "Ruth"].reset_index(drop=True)
+    documents = chapter_documents(ruth, "KJV")
+    shifted = documents[40:] + documents[:40]  # another chapter for most verses: the non-matching pairs
+    pairs = list(zip(ruth.BBE, documents, strict=True)) + list(zip(ruth.BBE, shifted, strict=True))
+    model = FeaturePairClassifier().fit(pairs, [MATCH] * len(ruth) + [NO_MATCH] * len(ruth))
+    model.save(tmp_path / "ah")
+    frame = pd.DataFrame({"system": "bbe", "setting": "default", "input": ruth.KJV, "output": ruth.BBE,
+                          "source_style": "KJV", "target_style": "BBE", "item": range(len(ruth)),
+                          "document": documents})
+    card = tsteval.run(tsteval.Plan(Transfers(frame), ah={"doc": str(tmp_path / "ah")}, quiet=True))
+    match = list(model.classes_).index(MATCH)
+    expected = model.predict_proba(list(zip(frame.output, frame.document, strict=True)))[:, match]
+    np.testing.assert_allclose(card.frame["ah@doc"], expected, rtol=0, atol=1e-12)
+    swapped = model.predict_proba(list(zip(frame.document, frame.output, strict=True)))[:, match]
+    assert np.abs(swapped - expected).max() > 0.05  # the order matters to this classifier: the test can tell
+    style = make_classifier("tfidf-lr").fit(ruth.KJV.tolist() + ruth.BBE.tolist(), ["KJV"] * len(ruth) + ["BBE"] *
+                                            len(ruth))
+    command = score_compliancy(Transfers(frame), style, model, model)
+    np.testing.assert_allclose(command["ah_prob"], card.frame["ah@doc"], rtol=0, atol=1e-12)
+    assert pair_rows(frame, "ah")[0] == (frame.output[0], frame.document[0])

@@ -264,10 +264,10 @@ def _score(plan: Plan, result: Run, answered: Scorecard, job: SentenceJob, rest:
                      plan.language_model)
         log(f"LM metrics {', '.join(plan.judges)} with {plan.language_model} in {time.perf_counter() - start:.1f} s")
     if pairs:
-        from tsteval.metrics.compatibility.compliancy import match_probability
+        from tsteval.metrics.compatibility.compliancy import match_probability, pair_rows
         from tsteval.metrics.truncation import cut_counts
-    for metric, names, texts in (("hh", plan.hh, "input"), ("ah", plan.ah, "document")):
-        rows = list(zip(answered.frame[texts], answered.frame["output"], strict=True)) if names else []
+    for metric, names in (("hh", plan.hh), ("ah", plan.ah)):
+        rows = pair_rows(answered.frame, metric) if names else []
         for name in names:
             built = pairs[f"{metric}/{name}"]
             probability = match_probability(built.value, rows)

@@ -49,6 +49,23 @@ def compliancy_decisions(hh: Sequence[bool], ah: Sequence[bool] | None, style_in
     return frame
 
 
+# The two texts of each check's pairs, in the order its pair classifier reads them: HH the input then the output, AH
+# the output then its source document (a cross-encoder cuts the first text at half its budget and reads a long
+# second one in windows, so the document goes second).
+PAIR_TEXTS = {"hh": ("input", "output"), "ah": ("output", "document")}
+
+
+def pair_rows(frame: pd.DataFrame, check: str, document_column: str = "document") -> list[tuple[str, str]]:
+    """The pairs the ``check`` (``hh`` or ``ah``: :data:`PAIR_TEXTS`) reads, one per row of ``frame``.
+
+    >>> frame = pd.DataFrame({"input": ["a"], "output": ["b"], "document": ["a c"]})
+    >>> pair_rows(frame, "hh"), pair_rows(frame, "ah")
+    ([('a', 'b')], [('b', 'a c')])
+    """
+    first, second = (document_column if c == "document" else c for c in PAIR_TEXTS[check])
+    return list(zip(frame[first], frame[second], strict=True))
+
+
 def match_probability(classifier: PairClassifier, pairs: Sequence[tuple[str, str]], match_label: str = MATCH
                       ) -> np.ndarray:
     """P(``match_label``) of each pair, computing each distinct pair once."""
@@ -80,12 +97,11 @@ def score_compliancy(transfers: Transfers, style_classifier: object, hh: PairCla
     classes = np.asarray([str(c) for c in style_classifier.classes_], dtype=object)
     frame["style_input"] = classes[predict_unique(style_classifier, frame["input"].tolist()).argmax(axis=1)]
     frame["style_output"] = classes[predict_unique(style_classifier, frame["output"].tolist()).argmax(axis=1)]
-    frame["hh_prob"] = match_probability(hh, list(zip(frame["input"], frame["output"], strict=True)), match_label)
+    frame["hh_prob"] = match_probability(hh, pair_rows(frame, "hh"), match_label)
     ah_match = None
     frame["ah_prob"] = np.nan
     if ah is not None:
-        frame["ah_prob"] = match_probability(ah, list(zip(frame["output"], frame[document_column], strict=True)),
-                                             match_label)
+        frame["ah_prob"] = match_probability(ah, pair_rows(frame, "ah", document_column), match_label)
         ah_match = frame["ah_prob"].to_numpy() > 0.5
     checks = compliancy_decisions(frame["hh_prob"].to_numpy() > 0.5, ah_match, frame["style_input"],
                                   frame["style_output"], frame["target_style"])
