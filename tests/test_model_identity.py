@@ -168,9 +168,16 @@ def test_the_encoder_is_named_by_its_files_wherever_they_lie(tmp_path: Path) -> 
     from tsteval.metrics.content.sentence_embedding import default_model
     from tsteval.metrics.resources import ResourceOptions, Resources
 
-    copies = [shutil.copytree(default_model(), tmp_path / where / "minilm") for where in ("a", "b")]
+    copies = [shutil.copytree(default_model(), tmp_path / where) for where in ("a/minilm", "b/renamed")]
     named = [Resources(ResourceOptions(encoder=str(c), precision="fp32")).get("sentence_encoder").identity
              for c in copies]
     default = Resources(ResourceOptions(precision="fp32")).get("sentence_encoder").identity
-    assert named[0] == named[1] and named[0].startswith("minilm@") and str(tmp_path) not in named[0]
-    assert named[0].split("@")[1] == default.split("@")[1]  # the packaged default: the same files, the same hash
+    assert named == [default, default] and str(tmp_path) not in default  # the packaged files, wherever, renamed
+    other = shutil.copytree(default_model(), tmp_path / "c" / "minilm")
+    (other / "config.json").write_text((other / "config.json").read_text().replace("\"hidden_act\"",
+                                                                                  "\"_edited\": 1, \"hidden_act\""))
+    for where in ("d/one", "e/two"):  # another model: named by its own files, one name wherever it lies
+        shutil.copytree(other, tmp_path / where)
+    edited = {Resources(ResourceOptions(encoder=str(tmp_path / w), precision="fp32")).get("sentence_encoder").identity
+              for w in ("c/minilm", "d/one", "e/two")}
+    assert len(edited) == 1 and edited.pop().startswith("local@") and default.startswith("all-MiniLM-L6-v2@")

@@ -203,18 +203,24 @@ def erasable(metric: Metric) -> bool:
 
 def build_sentence_encoder(resources: Resources, variant: str) -> Built:
     """The run's :class:`~tsteval.metrics.content.sentence_embedding.SentenceEncoder` (the packaged
-    all-MiniLM-L6-v2, or the ``encoder`` option's Hugging Face id or folder, named by its last path part) on the
-    run's device and threads, in its precision (embeddings cached on disk); its identity is the name and its
-    embedding cache's identity (a hash of every file of its folder, or of the id; the truncation, the pooling and the
-    precision unless fp32), so the packaged model is named by its files, not by its package's name."""
+    all-MiniLM-L6-v2, or the ``encoder`` option's Hugging Face id or folder) on the run's device and threads, in its
+    precision (embeddings cached on disk); its identity is a name and its embedding cache's identity (a hash of every
+    file of its folder, or of the id; the truncation, the pooling and the precision unless fp32).  The name is
+    ``all-MiniLM-L6-v2`` for the packaged model's files wherever they lie, ``local`` for any other folder (its files
+    name it, never where it lies or what the folder is called), else the Hugging Face id's last part."""
     from pathlib import Path
 
-    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+    from tsteval.metrics.content.embedding_cache import model_identity
+    from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model
 
     options = resources.options
     encoder = SentenceEncoder(options.encoder, device=options.device, threads=options.threads,
                               precision=options.precision)
-    name = "all-MiniLM-L6-v2" if options.encoder is None else Path(str(options.encoder).rstrip("/")).name
+    if options.encoder is None or Path(encoder.model).is_dir() and \
+            model_identity(encoder.model, encoder.max_length) == model_identity(default_model(), encoder.max_length):
+        name = "all-MiniLM-L6-v2"
+    else:
+        name = "local" if Path(encoder.model).is_dir() else Path(str(options.encoder).rstrip("/")).name
     identity = f"{name}@{encoder.cache.identity}"  # its files hashed once, for the embedding cache; precision after
     resources.log(f"sentence encoder {identity} on {encoder.device} ({encoder.precision}), "
                   f"{options.threads or 'default'} threads; cache {encoder.cache.folder}")
