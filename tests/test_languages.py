@@ -112,8 +112,9 @@ def test_a_sentence_encoder_of_ones_own_scores_sbert_and_bertscore(tmp_path: Pat
     """``encoder=`` (``--encoder``, ``metrics.content.encoder``): a Hugging Face id or folder for sbert, BERTScore
     and erase, loaded through transformers.  Given the packaged MiniLM's files without the ``tokenizer.json`` the
     lean path reads (so transformers' own tokenizer and model load them), the scores are the default's and the
-    signature names the folder; the packaged encoder's English-only warning is not said of it (its languages are the
-    user's to know); an encoder that cannot load is one error line, and nothing is written."""
+    signature names its files (``local@HASH``: not the packaged model's, one file fewer); the packaged encoder's
+    English-only warning is not said of it (its languages are the user's to know); an encoder that cannot load is
+    one error line, and nothing is written."""
     import shutil
 
     from tsteval.metrics.content.sentence_embedding import default_model
@@ -129,7 +130,7 @@ def test_a_sentence_encoder_of_ones_own_scores_sbert_and_bertscore(tmp_path: Pat
     assert "does not cover" not in capsys.readouterr().err
     for column in ("sbert@none", "bertscore_f1@none"):
         np.testing.assert_allclose(mine.frame[column], default.frame[column], atol=1e-5)
-        assert "model:my-encoder@" in mine.signatures[column] and "model:all-MiniLM" in default.signatures[column]
+        assert "model:local@" in mine.signatures[column] and "model:all-MiniLM" in default.signatures[column]
     missing = str(tmp_path / "missing" / "encoder")
     with pytest.raises(TstevalError, match="cannot load the sentence encoder"):
         tsteval.evaluate(inputs, outputs, **given, encoder=missing)
