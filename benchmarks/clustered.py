@@ -1,6 +1,6 @@
 """A percentile bootstrap that resamples clusters (rows sharing an input are not independent), for the content
 benchmarks' intervals: the statistic is recomputed on the rows of ``n`` clusters drawn with replacement (the
-resamples of :mod:`tsteval.metaeval.tables`)."""
+resamples of :mod:`tsteval.metaeval.statistics`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tsteval.metaeval.tables import cluster_resamples, resample_rows
+from tsteval.metaeval.statistics import cluster_resamples, resample_rows
 
 Statistic = Callable[[np.ndarray], float]
 

@@ -21,7 +21,7 @@ writes the formal and informal files of each corpus and those lines as ``--exclu
 ``runs/formality_training/``, runs ``tsteval train-classifier`` on them (fastText ``--threads 1``, tf-idf + logistic
 regression, the text-CNN on one CPU thread) and keeps what it prints.  The saved classifiers whose training text
 holds no Lai text score Lai's 720 outputs as written (each classifier puts a text into the form it was trained on),
-and :func:`tsteval.metaeval.tables.meta_evaluate` correlates their
+and :func:`tsteval.metaeval.engine.meta_evaluate` correlates their
 ``target_prob`` and ``style_strength`` with the raters' mean style score (clustered bootstrap by input, 1,000
 resamples) beside the authors' own style scores on the same rows (their PT16 regressor ``r-pt16``, PT16 and GYAFC
 classifiers ``c-pt16`` / ``c-gyafc``, ChatGPT), with each difference from ``c-gyafc``.  The ``fullrated`` runs keep
@@ -249,7 +249,8 @@ def correlate(frame: pd.DataFrame, scores: pd.DataFrame, signatures: dict[str, s
     """Our columns and the authors' style columns against ``human_style`` through :func:`meta_evaluate`: per column
     the sentence-level Pearson and Spearman and the system-level Pearson with intervals, and the sentence-level
     Pearson difference from :data:`REFERENCE_COLUMN`."""
-    from tsteval.metaeval.tables import MetricColumn, meta_evaluate
+    from tsteval.metaeval.engine import meta_evaluate
+    from tsteval.metaeval.tables import MetricColumn
     from tsteval.scorecard import Scorecard
 
     card = Scorecard(pd.concat([frame.reset_index(drop=True), scores.reset_index(drop=True)], axis=1), signatures)
@@ -314,7 +315,7 @@ def markdown(report: dict) -> str:
     lines += ["## Correlation with Lai et al.'s style raters", "",
               f"Each saved classifier scores Lai's {report['rows_rated']} rated outputs as written "
               "(`tsteval.evaluate(..., classifier={NAME: FOLDER})`; the classifier puts each text into its training "
-              "form, lower case and Penn Treebank tokens); `tsteval.metaeval.tables.meta_evaluate` correlates each "
+              "form, lower case and Penn Treebank tokens); `tsteval.metaeval.engine.meta_evaluate` correlates each "
               "column with the mean of the two annotators' 0-100 formality score, beside the authors' own scores "
               "on the same rows. 95% intervals of a bootstrap clustered by input "
               f"({report['resamples']:,} resamples); the difference is from the authors' GYAFC classifier "

@@ -70,7 +70,8 @@ def _baseline(name: str, transfers: object) -> np.ndarray:
 def probe(name: str, which: Sequence[int], resamples: int) -> dict:
     """The probe's columns (templates ``which``, numbered from 1) and the baseline on dataset ``name``,
     meta-evaluated at sentence level (Pearson)."""
-    from tsteval.metaeval.tables import MetricColumn, Rating, meta_evaluate_frame
+    from tsteval.metaeval.engine import meta_evaluate_frame
+    from tsteval.metaeval.tables import MetricColumn, Rating
     from tsteval.metrics.judges.prompts import chosen_templates
     from tsteval.metrics.judges.scorer import lm_texts
     from tsteval.metrics.naturalness.causal_lm import CausalLM

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
 from tsteval.metaeval.rated.card_cache import load_cached, save_cached
 from tsteval.metaeval.rated.datasets import ratings_of
@@ -41,7 +42,6 @@ from tsteval.metaeval.rated.lm_subset import (
     content_set_tables,
     lm_tables,
 )
-from tsteval.metaeval.tables import meta_evaluate
 from tsteval.readers.rated_sets import rated_set
 from tsteval.scorecard import Scorecard
 

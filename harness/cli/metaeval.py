@@ -1,5 +1,5 @@
 """``tsteval meta-eval``: do the metrics of a scorecard track human ratings?  (Parsing only; the work is in
-:mod:`tsteval.metaeval.tables` and :mod:`tsteval.metaeval.rated.datasets`.)"""
+:mod:`tsteval.metaeval.engine` and :mod:`tsteval.metaeval.rated.datasets`.)"""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     """Meta-evaluate a scorecard (or a built-in rated dataset) and write the tables and the plot."""
     from tsteval.core.errors import TstevalError
     from tsteval.core.markdown import plain
-    from tsteval.metaeval.tables import meta_evaluate
+    from tsteval.metaeval.engine import meta_evaluate
 
     if args.run is not None:
         if args.scorecard is not None and args.scorecard != args.run:

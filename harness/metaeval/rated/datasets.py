@@ -37,7 +37,8 @@ import numpy as np
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.text_form import match_key, tokenise_lowercase
-from tsteval.metaeval.tables import JUDGED_BY, MetaEvaluation, MetricColumn, Rating, meta_evaluate, registered_columns
+from tsteval.metaeval.engine import meta_evaluate
+from tsteval.metaeval.tables import JUDGED_BY, MetaEvaluation, MetricColumn, Rating, registered_columns
 from tsteval.readers.rated import Ratings, read_rated_set
 from tsteval.readers.rated_sets import LAI, MIR, rated_set
 from tsteval.readers.rated_spec import RatedSet

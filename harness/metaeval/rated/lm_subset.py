@@ -22,6 +22,7 @@ import numpy as np
 
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import TRANSFER_COLUMNS, Corpus, Transfers
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metaeval.rated.datasets import (
     HUMAN_SAMPLE,
     LAI_RATINGS,
@@ -35,7 +36,7 @@ from tsteval.metaeval.rated.datasets import (
     lai_materials,
     mir_materials,
 )
-from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
+from tsteval.metaeval.tables import MetaEvaluation, Rating
 from tsteval.scorecard import Scorecard
 
 LANGUAGE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")

@@ -4,7 +4,7 @@ STUDY``) and choose the run's profile by the committed rule (``--choose-profile 
 The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
 quality-control pairs left out; an output identical to another system's for the same input takes that pair's),
 joined to the run's rows on system, setting, item and direction; the statistics are
-:func:`tsteval.metaeval.tables.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
+:func:`tsteval.metaeval.engine.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
 compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
 the run has that column, else the earlier one (:data:`~tsteval.metaeval.recommended.EARLIER`), and
 :func:`tsteval.metaeval.profile_rule.choose` applies the rule with the study's questions of an aspect as its
@@ -123,10 +123,11 @@ def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 100
     out), each compared with its aspect's current recommendation where the run has it; ``info["ceiling"]`` holds
     :func:`ceilings`, ``info["collected"]`` the exclusions and "can't judge" answers in words, ``info["params"]`` the
     parameters each column was scored with away from its defaults (what scores it again: a profile file's)."""
+    from tsteval.metaeval.engine import meta_evaluate
     from tsteval.metaeval.profile_file import column_params
-    from tsteval.metaeval.tables import _load_card, meta_evaluate
+    from tsteval.metaeval.tables import load_card
 
-    card, origin = _load_card(run)
+    card, origin = load_card(run)
     check_texts(card, origin, study)
     collected = collect(study, exclusion)
     frame, aspects = study_ratings(study, collected.ratings)
