@@ -12,12 +12,12 @@ from conftest import read_slice
 from sklearn.metrics import roc_auc_score
 
 import tsteval.metrics.naturalness.pooled as pooled
+from tsteval.core.devices import length_batches
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
 from tsteval.core.text_form import restore
 from tsteval.experiment.plan.plan import Plan
 from tsteval.metrics.naturalness.adversarial import HUMAN
-from tsteval.metrics.naturalness.causal_lm import length_batches
 from tsteval.metrics.naturalness.lm_scores import score_language_model
 from tsteval.metrics.naturalness.pooled import normalise, score_pooled_naturalness
 from tsteval.scorecard import Scorecard

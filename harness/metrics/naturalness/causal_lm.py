@@ -45,6 +45,7 @@ from tsteval.core.devices import (
     attention_kernels,
     batch_for,
     check_precision,
+    length_batches,
     resolve_device,
     torch_dtype,
     torch_threads,
@@ -309,22 +310,6 @@ def split_rows(flat: np.ndarray, order: Sequence[int], sizes: Sequence[int], n: 
     return result
 
 
-def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
-    """Indices of texts sorted by length, cut into batches of at most ``budget`` padded tokens (one text at least).
-
-    >>> [b.tolist() for b in length_batches([5, 1, 3, 2], budget=6)]
-    [[1, 3], [2], [0]]
-    """
-    order = np.argsort(np.asarray(lengths), kind="stable")
-    batches: list[np.ndarray] = []
-    start = 0
-    for end in range(1, len(order) + 1):
-        if end == len(order) or (end + 1 - start) * lengths[order[end]] > budget:
-            batches.append(order[start:end])
-            start = end
-    return batches
-
-
 @lru_cache(maxsize=1)
 def loaded_lm(model: str, gguf_file: str | None, precision: str, device: str) -> tuple[object, object]:
     """The tokenizer and the evaluation-mode model of ``model`` (a Hugging Face id or folder; ``gguf_file``: a GGUF
@@ -399,7 +384,7 @@ class CausalLM:
 
         ids = [[self.start_id, *seq] for seq in counted]
         decoder, head = self.model.get_decoder(), self.model.get_output_embeddings()
-        batches = length_batches([len(seq) for seq in ids], self.batch_tokens)
+        batches = length_batches([len(seq) for seq in ids], budget=self.batch_tokens)
         values = []
         with torch_threads(self.threads), torch.inference_mode(), attention_kernels(self.device):
             for batch in progress(batches, "LM log-probabilities", unit="batch"):
@@ -459,8 +444,8 @@ class CausalLM:
         decoder = self.model.get_decoder()
         rows: dict[int, np.ndarray] = {}
         with torch_threads(self.threads), torch.inference_mode(), attention_kernels(self.device):
-            for batch in progress(length_batches([len(seq) for seq in ids], self.batch_tokens), "LM hidden states",
-                                  unit="batch"):
+            batches = length_batches([len(seq) for seq in ids], budget=self.batch_tokens)
+            for batch in progress(batches, "LM hidden states", unit="batch"):
                 tokens, mask = (to_device(t, self.device) for t in padded_batch(ids, batch))
                 hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state.float()
                 counted = mask.clone()
