@@ -87,7 +87,8 @@ def pack(folder: Path, encoder_weights: bool = True) -> None:
     from safetensors.torch import load_file, save_file
 
     from tsteval.metrics.content.sentence_embedding import default_model
-    from tsteval.metrics.naturalness.causal_lm import converted_gguf, smollm2_path
+    from tsteval.metrics.naturalness.causal_lm import smollm2_path
+    from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "texts.json").write_text(json.dumps(dualrl_texts()))
