@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
@@ -62,7 +63,6 @@ LANGUAGE_MODEL = "smollm2"
 LM_PAIRS = 300
 COMPARE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
 COMPARE_PAIRS = 50
-RESAMPLES = 1000
 SAMPLES_100 = 1000
 AIM = 0.60
 RECOMMENDED = next(r for r in PROFILE if r.aspect == "content").column()  # the profile's content column
@@ -235,7 +235,7 @@ def content_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def set_statistics(frame: pd.DataFrame, columns: list[str], seed: int = 0,
-                   resamples: int = RESAMPLES) -> tuple[np.ndarray, np.ndarray]:
+                   resamples: int = N_RESAMPLES) -> tuple[np.ndarray, np.ndarray]:
     """Spearman and Pearson of each column with ``human_content``, shape (2, k), and their clustered-bootstrap
     resamples, shape (resamples, 2, k) (the project's :func:`~tsteval.metaeval.statistics.bootstrap_statistics`,
     rows sharing an input resampled together)."""
@@ -251,7 +251,7 @@ def set_statistics(frame: pd.DataFrame, columns: list[str], seed: int = 0,
     return point, boot
 
 
-def correlation_table(frames: dict[str, pd.DataFrame], seed: int = 0, resamples: int = RESAMPLES) -> dict:
+def correlation_table(frames: dict[str, pd.DataFrame], seed: int = 0, resamples: int = N_RESAMPLES) -> dict:
     """Per column: per set Spearman and Pearson with intervals, and the mean over the :data:`SETS` where it is
     scored (the interval of the mean from the sets' independent resamples)."""
     from tsteval.metaeval.statistics import percentile_interval
@@ -383,7 +383,7 @@ def lm_frames(full: dict[str, pd.DataFrame], stage: str) -> dict[str, pd.DataFra
     return out
 
 
-def build(seed: int = 0, resamples: int = RESAMPLES) -> dict:
+def build(seed: int = 0, resamples: int = N_RESAMPLES) -> dict:
     """The results from the cached scores (every set's full scores must be there; LM stages where done)."""
     full = {}
     for name in ALL_SETS:

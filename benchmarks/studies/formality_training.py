@@ -46,6 +46,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.studies.meta_eval_style import style_rows
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.text_form import match_key
@@ -79,7 +80,6 @@ PUBLISHED = ("lai.c-gyafc@style", "lai.c-pt16@style", "lai.r-pt16@style", "lai.c
              "lai.chatgpt_multi@style")
 REFERENCE_COLUMN = "lai.c-gyafc@style"  # the authors' GYAFC classifier: the published bar
 COLUMNS = ("target_prob", "style_strength")
-RESAMPLES = 1000
 HELDOUT = 0.1
 SCORES = "@scores@"  # the per-output scores are written on one line of the JSON
 CLI = "import sys; from tsteval.cli import main; sys.exit(main(sys.argv[1:]))"  # what the tsteval script runs
@@ -256,7 +256,7 @@ def correlate(frame: pd.DataFrame, scores: pd.DataFrame, signatures: dict[str, s
     card = Scorecard(pd.concat([frame.reset_index(drop=True), scores.reset_index(drop=True)], axis=1), signatures)
     published = [MetricColumn(c, "style", True, "Lai et al. 2022") for c in PUBLISHED]
     result = meta_evaluate(card, {HUMAN: "style"}, baselines={HUMAN: REFERENCE_COLUMN}, published=published,
-                           n_resamples=RESAMPLES, seed=0)
+                           n_resamples=N_RESAMPLES, seed=0)
     table, base = result.table, result.baseline
     rows = []
     for column in [*scores.columns, *PUBLISHED]:
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> None:
     correlation = correlate(frame, scores, signatures)
     report = {"command": "python -m benchmarks.studies.formality_training", "rated": rated,
               "corpora": prepared, "runs": runs, "rows_rated": int(frame[HUMAN].notna().sum()),
-              "resamples": RESAMPLES, "correlation": correlation,
+              "resamples": N_RESAMPLES, "correlation": correlation,
               "signatures": signatures,
               "scores": {"item": frame["item"].astype(int).tolist(), "system": frame["system"].astype(str).tolist(),
                          **{c: [round(float(v), 6) for v in scores[c]] for c in scores.columns}}}

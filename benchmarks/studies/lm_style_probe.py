@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
+
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 BASELINE = "target_prob@fasttext"
 RATING = {"lai": "human_style", "mir": "human_style_intensity"}
@@ -137,7 +139,7 @@ def markdown(report: dict) -> str:
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--resamples", type=int, default=N_RESAMPLES)
     parser.add_argument("--out", type=Path, default=RESULTS)
     return parser
 

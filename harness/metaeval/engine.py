@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import InputError, TstevalError, quote
 from tsteval.metaeval import agreement
 from tsteval.metaeval.statistics import (
@@ -74,7 +75,7 @@ def _check_ratings(frame: pd.DataFrame, ratings: Sequence[Rating], origin: str) 
 
 
 def meta_evaluate_frame(frame: pd.DataFrame, columns: Sequence[MetricColumn], ratings: Sequence[Rating], *,
-                        baselines: Mapping[str, str] | None = None, n_resamples: int = 1000, seed: int = 0,
+                        baselines: Mapping[str, str] | None = None, n_resamples: int = N_RESAMPLES, seed: int = 0,
                         methods: Sequence[str] = METHODS, group: Sequence[str] = GROUP, cluster: str = "input",
                         origin: str = "<ratings>") -> MetaEvaluation:
     """Meta-evaluate ``columns`` of ``frame`` against the ``ratings`` columns of the same frame.
@@ -203,7 +204,7 @@ def _williams(sub: pd.DataFrame, col: MetricColumn, base: MetricColumn, rating: 
 def meta_evaluate(scorecard: Scorecard | str | Path, rating: Mapping[str, str] | Sequence[Rating | str],
                   ratings: pd.DataFrame | str | Path | None = None, keys: Sequence[str] = ("item", "system"),
                   *, baselines: Mapping[str, str] | None = None,
-                  published: Sequence[MetricColumn] = (), n_resamples: int = 1000, seed: int = 0,
+                  published: Sequence[MetricColumn] = (), n_resamples: int = N_RESAMPLES, seed: int = 0,
                   methods: Sequence[str] = METHODS, group: Sequence[str] = GROUP,
                   cluster: str = "input") -> MetaEvaluation:
     """Do the scorecard's metrics track the human ratings?  See the module notes for the statistics.

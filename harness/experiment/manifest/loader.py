@@ -82,6 +82,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.options import COLUMN_NAME
 from tsteval.experiment.manifest.reader import ManifestError, Reader
@@ -461,7 +462,7 @@ def _tradeoff(r: Reader, value: object, metrics: MetricsSpec, modifications: tup
 def _report(r: Reader, value: object) -> ReportSpec:
     d = r.mapping(value or {}, "report", ("worst_examples", "bootstrap_resamples"))
     return ReportSpec(r.integer(d.get("worst_examples", 3), "report.worst_examples", 0),
-                      r.integer(d.get("bootstrap_resamples", 1000), "report.bootstrap_resamples", 1))
+                      r.integer(d.get("bootstrap_resamples", N_RESAMPLES), "report.bootstrap_resamples", 1))
 
 
 def _meta_eval(r: Reader, value: object) -> MetaEvalSpec:
@@ -478,7 +479,7 @@ def _meta_eval(r: Reader, value: object) -> MetaEvalSpec:
     baselines = {str(k): r.string(v, f"meta_eval.baselines.{k}")
                  for k, v in r.free_mapping(d.get("baselines", {}), "meta_eval.baselines").items()}
     return MetaEvalSpec(tuple(ratings), MappingProxyType(baselines),
-                        r.integer(d.get("resamples", 1000), "meta_eval.resamples", 1))
+                        r.integer(d.get("resamples", N_RESAMPLES), "meta_eval.resamples", 1))
 
 
 def _engine(r: Reader, value: object) -> dict:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import TRANSFER_COLUMNS, Corpus, Transfers
 from tsteval.metaeval.engine import meta_evaluate
@@ -171,7 +172,7 @@ def _cached_columns(card: Scorecard, folder: Path, key: dict, score: Callable[[]
 
 
 def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int = SUBSET_INPUTS, seed: int = 0,
-              n_resamples: int = 1000, threads: int | None = None, cache: Path | None = None,
+              n_resamples: int = N_RESAMPLES, threads: int | None = None, cache: Path | None = None,
               log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """Score the subset of rated set ``name`` (Mir, Lai or a declared set with a style corpus) and meta-evaluate it
     twice: against the aspects' baselines (the run's result) and against :data:`RULE_RECOMMENDATIONS` (returned
@@ -211,7 +212,7 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
     return RatedRun(name, card, result, notes), against
 
 
-def content_set_tables(name: str, *, seed: int = 0, n_resamples: int = 1000,
+def content_set_tables(name: str, *, seed: int = 0, n_resamples: int = N_RESAMPLES,
                        log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """A content-pair set (``content_*``): :data:`SUBSET_CONTENT` on every pair, meta-evaluated against the content
     baseline and against the content recommendation of :data:`RULE_RECOMMENDATIONS` (no LM column: its LM figures

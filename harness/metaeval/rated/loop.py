@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.annotate.reliability import Exclusion, ceiling, collect, controls, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
 from tsteval.core.errors import InputError, quote
@@ -117,7 +118,7 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
                                  "rated", path=origin, fix=fix)
 
 
-def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0,
+def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
                         exclusion: Exclusion | None = None) -> MetaEvaluation:
     """Every metric column of ``run`` against ``study``'s mean ratings (without the annotators ``exclusion`` leaves
     out), each compared with its aspect's current recommendation where the run has it; ``info["ceiling"]`` holds
