@@ -85,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.options import COLUMN_NAME
+from tsteval.core.records import DEFAULT_SETTING
 from tsteval.experiment.manifest.reader import ManifestError, Reader
 from tsteval.experiment.manifest.safe_yaml import parse_yaml
 from tsteval.experiment.manifest.specs import (
@@ -159,7 +160,7 @@ def _transfers(r: Reader, value: object) -> TransfersSpec:
             hps = r.free_mapping(t.get("hyperparameters", {}), f"{tkey}.hyperparameters")
             hyper = {str(k): r.number(v, f"{tkey}.hyperparameters.{k}") for k, v in hps.items()}
             label = r.string(t["label"], f"{tkey}.label") if "label" in t else \
-                (",".join(f"{k}={v:g}" for k, v in hyper.items()) or "default")
+                (",".join(f"{k}={v:g}" for k, v in hyper.items()) or DEFAULT_SETTING)
             if not isinstance(t["files"], list) or not t["files"]:
                 raise r.error(f"{tkey}.files", "expected a non-empty list of {inputs, outputs} or {tsv} entries")
             files = []

@@ -31,6 +31,7 @@ from tsteval.aggregate import N_RESAMPLES
 from tsteval.annotate.reliability import Exclusion, ceiling, collect, controls, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
 from tsteval.core.errors import InputError, quote
+from tsteval.core.records import DEFAULT_SETTING
 from tsteval.metaeval.tables import MetaEvaluation
 from tsteval.scorecard import Scorecard
 
@@ -101,7 +102,7 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
     """Refuse a run that does not hold, for every rated pair of ``study``, a row with its keys and the very input
     and output its annotators rated (the run it was planned from does; a run scored again on other outputs does
     not): one line naming the first pair that differs."""
-    frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else "default")
+    frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else DEFAULT_SETTING)
     frame = frame.astype({k: str for k in KEYS}).drop_duplicates(list(KEYS))
     rated = study.pairs[study.pairs["pair_id"].isin(study.rated_as.index)]
     joined = rated.merge(frame[[*KEYS, "input", "output"]].assign(in_run=True), on=list(KEYS), how="left",
