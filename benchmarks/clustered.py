@@ -1,6 +1,6 @@
 """A percentile bootstrap that resamples clusters (rows sharing an input are not independent), for the content
 benchmarks' intervals: the statistic is recomputed on the rows of ``n`` clusters drawn with replacement (the
-resamples of :mod:`tsteval.metaeval.tables`)."""
+resamples of :mod:`tsteval.metaeval.statistics`)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tsteval.metaeval.tables import cluster_resamples, resample_rows
+from tsteval.aggregate import N_RESAMPLES
+from tsteval.metaeval.statistics import cluster_resamples, resample_rows
 
 Statistic = Callable[[np.ndarray], float]
 
 
-def clustered_bootstrap(clusters: Sequence[object], statistics: dict[str, Statistic], n_resamples: int = 1000,
+def clustered_bootstrap(clusters: Sequence[object], statistics: dict[str, Statistic], n_resamples: int = N_RESAMPLES,
                         seed: int = 0) -> dict[str, tuple[float, float, float]]:
     """``(value, low, high)`` of each statistic (a function of row indices): the value on all rows and the 2.5 and
     97.5 percentiles over resamples of whole clusters; every statistic uses the same resamples."""

@@ -26,6 +26,7 @@ import pandas as pd
 
 from benchmarks.common import mir_and_yelp
 from benchmarks.reproductions import mir_style_reproduction as reproduction
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.classifiers.training import train_classifier
 from tsteval.cli.main import main as tsteval_main
 from tsteval.metrics.style.scorer import score_style
@@ -70,7 +71,7 @@ def published(system: str) -> bool:
     return not system.startswith(("Human", "baseline:"))
 
 
-def significance_line(run: Path, resamples: int = 1000, seed: int = 0) -> str:
+def significance_line(run: Path, resamples: int = N_RESAMPLES, seed: int = 0) -> str:
     """The paired-bootstrap test on J between the two published systems ranked highest in the first direction, one
     table per direction (``tsteval compare RUN --systems A B``: paired by input, directions never pooled)."""
     from tsteval.experiment.compare.comparison import in_one_run

@@ -32,7 +32,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_
 from tsteval.classifiers.base import AT_LEAST_ONE, POSITIVE, SEED, ParameterError, TextClassifier
 from tsteval.classifiers.corpus_checks import warn
 from tsteval.classifiers.textcnn import resolve_device
-from tsteval.core.devices import PRECISIONS, check_precision
+from tsteval.core.devices import PRECISIONS, check_precision, length_batches
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
 from tsteval.core.tokenize import cut_ids, dominant_script
@@ -76,12 +76,13 @@ uncased, accents stripped) reads letter by letter'
             "is packaged), or train tfidf-lr or fasttext, which keep its words whole")
 
 
-def length_batches(lengths: list[int], batch_size: int, generator: torch.Generator) -> list[list[int]]:
+def epoch_batches(lengths: list[int], batch_size: int, generator: torch.Generator) -> list[list[int]]:
     """One epoch's batches: the indices shuffled, cut into runs of :data:`BUCKET_BATCHES` batches, each run sorted
-    by length and cut into batches, and the batches shuffled (every index exactly once).
+    by length and cut into batches (:func:`~tsteval.core.devices.length_batches`), and the batches shuffled (every
+    index exactly once).
 
     >>> lengths = [5, 1, 4, 2, 3, 6]
-    >>> batches = length_batches(lengths, 2, torch.Generator().manual_seed(0))
+    >>> batches = epoch_batches(lengths, 2, torch.Generator().manual_seed(0))
     >>> sorted(i for b in batches for i in b)
     [0, 1, 2, 3, 4, 5]
     >>> sorted(tuple(sorted(lengths[i] for i in b)) for b in batches)
@@ -91,8 +92,9 @@ def length_batches(lengths: list[int], batch_size: int, generator: torch.Generat
     run = batch_size * BUCKET_BATCHES
     batches = []
     for start in range(0, len(order), run):
-        chunk = sorted(order[start:start + run], key=lambda i: lengths[i])
-        batches += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+        chunk = order[start:start + run]
+        batches += [[chunk[k] for k in part.tolist()]
+                    for part in length_batches([lengths[i] for i in chunk], size=batch_size)]
     return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
 
 
@@ -103,7 +105,7 @@ def fine_tune(model: torch.nn.Module, encode: Callable[[list[int]], dict[str, to
     """Fine-tune a sequence-classification ``model``'s trainable parameters: AdamW, linear schedule with warm-up,
     seeded shuffling; ``encode(indices)`` gives the model inputs of those training examples (labels are
     ``targets``).  With ``lengths`` (tokens per example) batches hold examples of similar length
-    (:func:`length_batches`); with ``autocast`` the forward pass runs in that dtype.  Verbose, a progress bar and,
+    (:func:`epoch_batches`); with ``autocast`` the forward pass runs in that dtype.  Verbose, a progress bar and,
     after a few batches, one line with the time the whole training is expected to take.  ``on_step(done, total)``,
     when given, is called after every batch (a benchmark's checkpoints); the model is put back in training mode after
     it."""
@@ -121,7 +123,7 @@ def fine_tune(model: torch.nn.Module, encode: Callable[[list[int]], dict[str, to
                 order = torch.randperm(n, generator=generator).tolist()
                 batches = [order[start:start + batch_size] for start in range(0, n, batch_size)]
             else:
-                batches = length_batches(lengths, batch_size, generator)
+                batches = epoch_batches(lengths, batch_size, generator)
             for batch in batches:
                 with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
                     output = model(**encode(batch), labels=targets[batch].to(device))

@@ -20,7 +20,7 @@ from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.manifest.loader import load_manifest
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import run
-from tsteval.metaeval.tables import meta_evaluate
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metrics.registry import METRICS
 from tsteval.scorecard import Scorecard
 

@@ -10,12 +10,14 @@ from numpy.typing import ArrayLike
 
 from tsteval.core.errors import InputError
 
+# Bootstrap resamples (and randomisation trials) when none are given: every interval of tsteval by default.
+N_RESAMPLES = 1000
 # Resample indices are drawn in blocks of at most this many entries, so memory stays bounded for
 # large corpora while each block is still one vectorised draw.
 _MAX_BLOCK_ENTRIES = 10_000_000
 
 
-def bootstrap_mean(values: ArrayLike, n_resamples: int = 1000, confidence: float = 0.95,
+def bootstrap_mean(values: ArrayLike, n_resamples: int = N_RESAMPLES, confidence: float = 0.95,
                    seed: int = 0) -> tuple[float, float, float]:
     """Mean of ``values`` and its percentile-bootstrap confidence interval: ``(mean, low, high)``.
 
@@ -26,7 +28,7 @@ def bootstrap_mean(values: ArrayLike, n_resamples: int = 1000, confidence: float
     return _bootstrap([_scores(values, None)], n_resamples, confidence, seed)[0]
 
 
-def bootstrap_means(columns: Mapping[str, ArrayLike], n_resamples: int = 1000, confidence: float = 0.95,
+def bootstrap_means(columns: Mapping[str, ArrayLike], n_resamples: int = N_RESAMPLES, confidence: float = 0.95,
                     seed: int = 0) -> dict[str, tuple[float, float, float]]:
     """:func:`bootstrap_mean` of each column of one group of rows, every column on the same resamples.
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from tsteval.core.errors import TstevalError, did_you_mean
-from tsteval.core.records import Corpus, Transfers
+from tsteval.core.records import DEFAULT_SETTING, DEFAULT_SYSTEM, Corpus, Transfers
 from tsteval.scorecard import Scorecard
 
 
@@ -43,7 +43,7 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
              target_style: str | Sequence[str] | None = None, metrics: Iterable[str] = ("sti",),
              classifier: object = None, corpus: Corpus | Mapping[str, Sequence[str]] | None = None,
              lexicon: object = None, human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None,
-             system: str = "system", setting: str = "default", references: object = None,
+             system: str = DEFAULT_SYSTEM, setting: str = DEFAULT_SETTING, references: object = None,
              attribution: str | None = None, **options: object) -> Scorecard:
     """Score style transfers in one call: one row per transfer, one column per metric, each with a signature.
 

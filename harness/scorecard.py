@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tsteval.aggregate import bootstrap_means
+from tsteval.aggregate import N_RESAMPLES, bootstrap_means
 from tsteval.core import markdown as md
 from tsteval.core.atomic import output_directory
 from tsteval.core.errors import InputError, TstevalError, read_json
@@ -62,7 +62,7 @@ class Scorecard:
         self.signatures[column] = signature
 
     def summary(self, metrics: Sequence[str] | None = None, by: Sequence[str] = SUMMARY_GROUP,
-                n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+                n_resamples: int = N_RESAMPLES, seed: int = 0) -> pd.DataFrame:
         """Corpus-level mean of each metric per group (default: system, setting and direction), with a
         percentile-bootstrap 95% interval; ``n``: the group's rows, ``n_empty``: how many of their outputs are empty
         (a system's failure, scored: :mod:`tsteval.failures`).

@@ -12,12 +12,12 @@ from conftest import read_slice
 from sklearn.metrics import roc_auc_score
 
 import tsteval.metrics.naturalness.pooled as pooled
+from tsteval.core.devices import length_batches
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Transfers
 from tsteval.core.text_form import restore
 from tsteval.experiment.plan.plan import Plan
 from tsteval.metrics.naturalness.adversarial import HUMAN
-from tsteval.metrics.naturalness.causal_lm import length_batches
 from tsteval.metrics.naturalness.lm_scores import score_language_model
 from tsteval.metrics.naturalness.pooled import normalise, score_pooled_naturalness
 from tsteval.scorecard import Scorecard
@@ -131,7 +131,8 @@ def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
     from transformers import AutoTokenizer
 
     from tsteval.core.cache import cache_root
-    from tsteval.metrics.naturalness.causal_lm import converted_gguf, smollm2_path
+    from tsteval.metrics.naturalness.causal_lm import smollm2_path
+    from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 
     assert gguf.GGUFReader is gguf.gguf_reader.GGUFReader
     assert gguf.get_tensor_name_map is gguf.tensor_mapping.get_tensor_name_map
@@ -163,12 +164,13 @@ def test_the_conversion_streams_transformers_own_weights_in_shards_and_is_quiet(
     from transformers import AutoModelForCausalLM
 
     from tsteval.core.progress import quieted
-    from tsteval.metrics.naturalness import causal_lm
+    from tsteval.metrics.naturalness import gguf_conversion
+    from tsteval.metrics.naturalness.causal_lm import smollm2_path
 
-    path = causal_lm.smollm2_path()
-    monkeypatch.setattr(causal_lm, "SHARD_BYTES", 64 * 2**20)
+    path = smollm2_path()
+    monkeypatch.setattr(gguf_conversion, "SHARD_BYTES", 64 * 2**20)
     with quieted():
-        causal_lm._convert(path, tmp_path)
+        gguf_conversion._convert(path, tmp_path)
     assert capsys.readouterr().err == ""
     weight_map = json.loads((tmp_path / "model.safetensors.index.json").read_text())["weight_map"]
     shards = sorted(tmp_path.glob("model-*.safetensors"))

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import tsteval
-from tsteval.metrics.naturalness.causal_lm import CausalLM, converted_gguf, gemma3_path
+from tsteval.metrics.naturalness.causal_lm import CausalLM, gemma3_path
+from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 
 TEXTS = ["The food was great and the staff were friendly.", "Friendly great food the staff and were was the."]
 

@@ -13,11 +13,11 @@ from scipy import stats
 
 from tsteval.cli.main import main
 from tsteval.core.errors import InputError, TstevalError
-from tsteval.metaeval.tables import (
+from tsteval.metaeval.engine import meta_evaluate
+from tsteval.metaeval.statistics import (
     LEVELS,
     bootstrap_statistics,
     cluster_resamples,
-    meta_evaluate,
     percentile_interval,
     resample_rows,
 )
@@ -245,7 +245,7 @@ def test_lai_reader_counts_and_one_row_by_hand(data_root: Path) -> None:
 
 
 def test_pairwise_kendall_matches_scipy() -> None:
-    from tsteval.metaeval.tables import PAIRWISE_KENDALL_ROWS, correlations
+    from tsteval.metaeval.statistics import PAIRWISE_KENDALL_ROWS, correlations
 
     rng = np.random.default_rng(0)
     for n in (5, 60, PAIRWISE_KENDALL_ROWS + 20):  # all pairs at once, then scipy per column

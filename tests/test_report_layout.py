@@ -27,7 +27,7 @@ from tsteval.experiment.report.report import (
     to_html,
     to_markdown,
 )
-from tsteval.metaeval.tables import meta_evaluate
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.scorecard import Scorecard
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import tiny_bert, torch_threads
 
-from tsteval.classifiers.transformer import BUCKET_BATCHES, TransformerClassifier, freeze_lower, length_batches
+from tsteval.classifiers.transformer import BUCKET_BATCHES, TransformerClassifier, epoch_batches, freeze_lower
 from tsteval.cli.main import main
 
 NOUNS = ("food", "staff", "room", "bar")
@@ -49,9 +49,9 @@ def test_freezing_stops_the_embeddings_and_lowest_layers_and_keeps_the_top_one(b
     assert all(p.requires_grad for p in model.bert.encoder.layer[1].parameters())
 
 
-def test_length_batches_hold_similar_lengths_and_every_example_once() -> None:
+def test_epoch_batches_hold_similar_lengths_and_every_example_once() -> None:
     lengths = [int(x) for x in torch.randint(3, 40, (8 * BUCKET_BATCHES,), generator=torch.Generator().manual_seed(1))]
-    batches = length_batches(lengths, 8, torch.Generator().manual_seed(0))
+    batches = epoch_batches(lengths, 8, torch.Generator().manual_seed(0))
     assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
     spread = sum(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches) / len(batches)
     assert spread < 3  # random batches of 8 from 3..39 spread about 28

@@ -27,6 +27,7 @@ import torch
 
 from benchmarks.common import mir_and_yelp, yelp_transformer
 from benchmarks.reproductions.mir_style_reproduction import MODELS, correlations
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.classifiers.training import TrainedClassifier, train_classifier
 from tsteval.classifiers.transformer import TransformerClassifier
 from tsteval.core.datapaths import dataset_dir
@@ -55,7 +56,6 @@ N_STEPS = 16
 BATCH_SIZE = 32
 CONVERGENCE_STEPS = 64
 CONVERGENCE_TEXTS = 32
-N_BOOTSTRAP = 1000
 COLORS = {"none": "#7f7f7f", "mask": "#4c72b0", "delete": "#dd8452", "lexicon": "#55a868"}
 
 
@@ -200,13 +200,13 @@ def bootstrap_vs_reference(frame: pd.DataFrame, columns: list[str], reference: s
     """
     rng = np.random.default_rng(seed)
     order = [reference, *(c for c in columns if c != reference)]
-    diffs = np.zeros((N_BOOTSTRAP, len(order)))
+    diffs = np.zeros((N_RESAMPLES, len(order)))
     for model in MODELS:
         rows = frame[frame["system"] == model]
         x, y = rows[order].to_numpy(), rows[HUMAN].to_numpy(dtype=float)
         _, inverse = np.unique(rows["item"].to_numpy(), return_inverse=True)
         groups = [np.flatnonzero(inverse == k) for k in range(inverse.max() + 1)]
-        for b in range(N_BOOTSTRAP):
+        for b in range(N_RESAMPLES):
             pick = np.concatenate([groups[k] for k in rng.integers(0, len(groups), len(groups))])
             r = _column_r(x[pick], y[pick])
             diffs[b] += (r - r[0]) / len(MODELS)
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                 "guards": guard_counts(wnc_stored)},
         "mir": {"pairs": len(mir_card.frame), "distinct_texts_attributed": len(mir_stored),
                 "guards": guard_counts(mir_stored)},
-        "ig_convergence": check, "bootstrap_resamples": N_BOOTSTRAP, "seed": args.seed, "torch_threads": args.threads,
+        "ig_convergence": check, "bootstrap_resamples": N_RESAMPLES, "seed": args.seed, "torch_threads": args.threads,
         "timings_s": timings, "signatures": {"wnc": wnc_card.signatures, "mir": mir_card.signatures},
     }
     (args.out / "reed_beck_sweep.json").write_text(json.dumps(meta, indent=2, default=str))

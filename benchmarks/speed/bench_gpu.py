@@ -110,7 +110,8 @@ def tree_bytes() -> int:
 def pack_gemma_and_wheels(folder: Path) -> None:
     """Gemma 3 270M's config and tokenizer (``tokenizer.json`` compressed with xz) into ``folder/gemma3-270m`` and
     the :data:`WHEELS` for :data:`GPU_PYTHON` into ``folder/wheels`` (from the package registry)."""
-    from tsteval.metrics.naturalness.causal_lm import converted_gguf, gemma3_path
+    from tsteval.metrics.naturalness.causal_lm import gemma3_path
+    from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 
     gemma = converted_gguf(gemma3_path())
     (folder / GEMMA).mkdir(parents=True, exist_ok=True)

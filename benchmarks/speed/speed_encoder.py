@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tsteval.core.devices import length_batches
 from tsteval.metrics.content import sentence_embedding
 from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model, loaded_encoder, token_counts
 from tsteval.readers.dualrl import load_dualrl
@@ -117,7 +118,7 @@ def main() -> None:
     threads_all = os.cpu_count() or 1
     roofline = {t: max(gemm_roofline(rows, config.hidden_size, config.intermediate_size, t) for rows in GEMM_ROWS)
                 for t in sorted({1, threads_all})}
-    ours_batches = sentence_embedding.length_batches(lengths, BATCH)
+    ours_batches = length_batches(lengths, size=BATCH, equal=True)
     torch.set_num_threads(1)
     plain = SentenceTransformer(model, device="cpu")
     ours_s, plain_s, bert_s, diff = [], [], [], 0.0

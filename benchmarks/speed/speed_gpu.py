@@ -87,7 +87,8 @@ def pack(folder: Path, encoder_weights: bool = True) -> None:
     from safetensors.torch import load_file, save_file
 
     from tsteval.metrics.content.sentence_embedding import default_model
-    from tsteval.metrics.naturalness.causal_lm import converted_gguf, smollm2_path
+    from tsteval.metrics.naturalness.causal_lm import smollm2_path
+    from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "texts.json").write_text(json.dumps(dualrl_texts()))
@@ -192,7 +193,7 @@ def encoder_figures(texts: list[str], model: str) -> dict[str, object]:
     from transformers import AutoConfig
 
     from benchmarks.speed.speed_encoder import flops_per_token
-    from tsteval.metrics.content import sentence_embedding
+    from tsteval.core.devices import length_batches
     from tsteval.metrics.content.sentence_embedding import SentenceEncoder, _encode_ids, loaded_encoder, token_counts
 
     config = AutoConfig.from_pretrained(model)
@@ -213,12 +214,12 @@ def encoder_figures(texts: list[str], model: str) -> dict[str, object]:
     exact, padded, reference, ours = {}, {}, None, None
     for size in BATCHES:
         vectors, seconds, _ = best_wall(lambda size=size: _encode_ids(ids, loaded, DEVICE, size))
-        exact[str(size)] = {**rate(seconds), "batches": len(sentence_embedding.length_batches(lengths, size))}
+        exact[str(size)] = {**rate(seconds), "batches": len(length_batches(lengths, size=size, equal=True))}
         reference = vectors if reference is None else reference
         padded_vectors, seconds, _ = best_wall(lambda size=size: _encode_ids(ids, loaded, DEVICE, size, padded=True))
         padded[str(size)] = {**rate(seconds), "max_cos_gap_vs_exact": worst_cosine_gap(vectors, padded_vectors),
                              "computed_per_real_token": sum(int(lengths[b].max()) * len(b) for b in
-                                                            sentence_embedding.sorted_batches(lengths, size))
+                                                            length_batches(lengths, size=size))
                              / real_tokens}
     default_batch = SentenceEncoder(model, device=DEVICE, cache=False, precision="fp32").batch_size
     whole = {}

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tsteval.core.devices import length_batches
 from tsteval.core.text_form import as_written
 from tsteval.metrics.judges.answers import answer_tokens
 from tsteval.metrics.judges.cond_lp import continuations
@@ -40,7 +41,7 @@ from tsteval.metrics.judges.prefix_scoring import (
     plan_batches,
 )
 from tsteval.metrics.judges.prompts import fill, render, templates
-from tsteval.metrics.naturalness.causal_lm import CausalLM, length_batches, padded_batch
+from tsteval.metrics.naturalness.causal_lm import CausalLM, padded_batch
 from tsteval.readers.dualrl import load_dualrl
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -61,7 +62,7 @@ def _plain_log_probs(lm: CausalLM, sequences: list[list[int]], starts: list[int]
 
     out: list[np.ndarray] = [np.empty(0)] * len(sequences)
     with torch.inference_mode():
-        for batch in length_batches([len(s) for s in sequences], lm.batch_tokens):
+        for batch in length_batches([len(s) for s in sequences], budget=lm.batch_tokens):
             tokens, mask = padded_batch(sequences, batch)
             logits = lm.model(input_ids=tokens.to(lm.device), attention_mask=mask.to(lm.device)).logits
             for row, i in enumerate(batch):
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
         def plain_next(judged: list[list[int]] = judged) -> np.ndarray:
             with torch.inference_mode():
                 out = np.zeros((len(judged), len(answers)))
-                for batch in length_batches([len(p) for p in judged], lm.batch_tokens):
+                for batch in length_batches([len(p) for p in judged], budget=lm.batch_tokens):
                     tokens, mask = padded_batch(judged, batch)
                     logits = lm.model(input_ids=tokens.to(lm.device), attention_mask=mask.to(lm.device)).logits
                     for row, i in enumerate(batch):

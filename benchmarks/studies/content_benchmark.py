@@ -9,7 +9,7 @@ a lexicon fitted on the toxicity corpus for the toxicity sets, one fitted on GYA
 Bible and paraphrase sets).  The LM columns (judge_content, cond_lp and LogProp with SmolLM2) are scored on a seeded
 sample of :data:`LM_PAIRS` pairs a set; judge_content of the three packaged LMs on the first :data:`COMPARE_PAIRS`
 pairs of that sample.  Statistics: Spearman and Pearson per set with 95% intervals of the project's bootstrap
-clustered by input (:func:`tsteval.metaeval.tables.bootstrap_statistics`), and the mean over the six style-transfer
+clustered by input (:func:`tsteval.metaeval.statistics.bootstrap_statistics`), and the mean over the six style-transfer
 sets with the interval of the mean over the sets' independent resamples.  Nothing is fitted on the ratings.
 
 The published figures ran on ``df.sample(100, random_state=1)`` of each set (upstream ``evaluation.py``), BLEU and
@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import Corpus, Transfers
@@ -62,7 +63,6 @@ LANGUAGE_MODEL = "smollm2"
 LM_PAIRS = 300
 COMPARE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
 COMPARE_PAIRS = 50
-RESAMPLES = 1000
 SAMPLES_100 = 1000
 AIM = 0.60
 RECOMMENDED = next(r for r in PROFILE if r.aspect == "content").column()  # the profile's content column
@@ -235,11 +235,11 @@ def content_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def set_statistics(frame: pd.DataFrame, columns: list[str], seed: int = 0,
-                   resamples: int = RESAMPLES) -> tuple[np.ndarray, np.ndarray]:
+                   resamples: int = N_RESAMPLES) -> tuple[np.ndarray, np.ndarray]:
     """Spearman and Pearson of each column with ``human_content``, shape (2, k), and their clustered-bootstrap
-    resamples, shape (resamples, 2, k) (the project's :func:`~tsteval.metaeval.tables.bootstrap_statistics`,
+    resamples, shape (resamples, 2, k) (the project's :func:`~tsteval.metaeval.statistics.bootstrap_statistics`,
     rows sharing an input resampled together)."""
-    from tsteval.metaeval.tables import bootstrap_statistics, cluster_resamples, level_statistics
+    from tsteval.metaeval.statistics import bootstrap_statistics, cluster_resamples, level_statistics
 
     methods = ("spearman", "pearson")
     x = _signed(frame, columns)
@@ -251,10 +251,10 @@ def set_statistics(frame: pd.DataFrame, columns: list[str], seed: int = 0,
     return point, boot
 
 
-def correlation_table(frames: dict[str, pd.DataFrame], seed: int = 0, resamples: int = RESAMPLES) -> dict:
+def correlation_table(frames: dict[str, pd.DataFrame], seed: int = 0, resamples: int = N_RESAMPLES) -> dict:
     """Per column: per set Spearman and Pearson with intervals, and the mean over the :data:`SETS` where it is
     scored (the interval of the mean from the sets' independent resamples)."""
-    from tsteval.metaeval.tables import percentile_interval
+    from tsteval.metaeval.statistics import percentile_interval
 
     columns = list(dict.fromkeys(c for f in frames.values() for c in content_columns(f)))
     out: dict[str, dict] = {c: {"per_set": {}} for c in columns}
@@ -383,7 +383,7 @@ def lm_frames(full: dict[str, pd.DataFrame], stage: str) -> dict[str, pd.DataFra
     return out
 
 
-def build(seed: int = 0, resamples: int = RESAMPLES) -> dict:
+def build(seed: int = 0, resamples: int = N_RESAMPLES) -> dict:
     """The results from the cached scores (every set's full scores must be there; LM stages where done)."""
     full = {}
     for name in ALL_SETS:

@@ -30,6 +30,7 @@ from sklearn.metrics import roc_auc_score
 
 from benchmarks.clustered import clustered_bootstrap
 from benchmarks.reproductions.bible_compliancy import HELDOUT_BOOKS
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.plan.plan import Plan
@@ -47,7 +48,6 @@ TRAIN_PER_STYLE = 5000
 SEED = 0
 METRICS = ("bleu", "chrf", "meteor", "wmd", "sbert", "hh_content")
 MODIFICATIONS = ("none", "mask", "erase")
-N_RESAMPLES = 1000
 
 
 def training_corpus(train: pd.DataFrame, rng: np.random.Generator) -> Corpus:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, spearmanr
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +38,6 @@ BACKENDS = {"fasttext": ("fasttext", {}), "tfidflr": ("tfidf-lr", {}), "transfor
 HELDOUT = 0.1
 RATINGS = ("style", "meaning", "fluency", "joint")
 SYSTEMS = ("condbert", "paragedi", "mask_infill")
-RESAMPLES = 1000
 
 
 def tox600_table() -> pd.DataFrame:
@@ -108,7 +108,7 @@ def system_table(card: pd.DataFrame, joint: str, seed: int = 0) -> dict[str, dic
     for system in SYSTEMS:
         part = card[card["system"] == system]
         columns = {"J": part[joint].to_numpy(float), "human_joint": part["human_joint"].to_numpy(float)}
-        stats = bootstrap_means(columns, n_resamples=RESAMPLES, seed=seed)
+        stats = bootstrap_means(columns, n_resamples=N_RESAMPLES, seed=seed)
         out[system] = {"n": len(part), **{f"{k}_{field}": value for k, triple in stats.items()
                                           for field, value in zip(("mean", "low", "high"), triple, strict=True)},
                        **{c: float(part[c].mean()) for c in card.columns if c.startswith(("human_", "target_acc@"))
@@ -146,7 +146,7 @@ def main() -> None:
     systems = system_table(card, joint)
     report = {"corpus": counts, "classifiers": classifiers, "provenance": output_provenance(tox600_table()),
               "joint_column": joint, "systems": systems, "agreement": agreement(systems, card, joint),
-              "resamples": RESAMPLES}
+              "resamples": N_RESAMPLES}
     from benchmarks.studies.detox_tox600_page import markdown
 
     (RESULTS / "detox_tox600.json").write_text(json.dumps(report, indent=1) + "\n")

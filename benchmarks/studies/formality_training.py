@@ -21,7 +21,7 @@ writes the formal and informal files of each corpus and those lines as ``--exclu
 ``runs/formality_training/``, runs ``tsteval train-classifier`` on them (fastText ``--threads 1``, tf-idf + logistic
 regression, the text-CNN on one CPU thread) and keeps what it prints.  The saved classifiers whose training text
 holds no Lai text score Lai's 720 outputs as written (each classifier puts a text into the form it was trained on),
-and :func:`tsteval.metaeval.tables.meta_evaluate` correlates their
+and :func:`tsteval.metaeval.engine.meta_evaluate` correlates their
 ``target_prob`` and ``style_strength`` with the raters' mean style score (clustered bootstrap by input, 1,000
 resamples) beside the authors' own style scores on the same rows (their PT16 regressor ``r-pt16``, PT16 and GYAFC
 classifiers ``c-pt16`` / ``c-gyafc``, ChatGPT), with each difference from ``c-gyafc``.  The ``fullrated`` runs keep
@@ -46,6 +46,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.studies.meta_eval_style import style_rows
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.text_form import match_key
@@ -79,7 +80,6 @@ PUBLISHED = ("lai.c-gyafc@style", "lai.c-pt16@style", "lai.r-pt16@style", "lai.c
              "lai.chatgpt_multi@style")
 REFERENCE_COLUMN = "lai.c-gyafc@style"  # the authors' GYAFC classifier: the published bar
 COLUMNS = ("target_prob", "style_strength")
-RESAMPLES = 1000
 HELDOUT = 0.1
 SCORES = "@scores@"  # the per-output scores are written on one line of the JSON
 CLI = "import sys; from tsteval.cli import main; sys.exit(main(sys.argv[1:]))"  # what the tsteval script runs
@@ -249,13 +249,14 @@ def correlate(frame: pd.DataFrame, scores: pd.DataFrame, signatures: dict[str, s
     """Our columns and the authors' style columns against ``human_style`` through :func:`meta_evaluate`: per column
     the sentence-level Pearson and Spearman and the system-level Pearson with intervals, and the sentence-level
     Pearson difference from :data:`REFERENCE_COLUMN`."""
-    from tsteval.metaeval.tables import MetricColumn, meta_evaluate
+    from tsteval.metaeval.engine import meta_evaluate
+    from tsteval.metaeval.tables import MetricColumn
     from tsteval.scorecard import Scorecard
 
     card = Scorecard(pd.concat([frame.reset_index(drop=True), scores.reset_index(drop=True)], axis=1), signatures)
     published = [MetricColumn(c, "style", True, "Lai et al. 2022") for c in PUBLISHED]
     result = meta_evaluate(card, {HUMAN: "style"}, baselines={HUMAN: REFERENCE_COLUMN}, published=published,
-                           n_resamples=RESAMPLES, seed=0)
+                           n_resamples=N_RESAMPLES, seed=0)
     table, base = result.table, result.baseline
     rows = []
     for column in [*scores.columns, *PUBLISHED]:
@@ -314,7 +315,7 @@ def markdown(report: dict) -> str:
     lines += ["## Correlation with Lai et al.'s style raters", "",
               f"Each saved classifier scores Lai's {report['rows_rated']} rated outputs as written "
               "(`tsteval.evaluate(..., classifier={NAME: FOLDER})`; the classifier puts each text into its training "
-              "form, lower case and Penn Treebank tokens); `tsteval.metaeval.tables.meta_evaluate` correlates each "
+              "form, lower case and Penn Treebank tokens); `tsteval.metaeval.engine.meta_evaluate` correlates each "
               "column with the mean of the two annotators' 0-100 formality score, beside the authors' own scores "
               "on the same rows. 95% intervals of a bootstrap clustered by input "
               f"({report['resamples']:,} resamples); the difference is from the authors' GYAFC classifier "
@@ -391,7 +392,7 @@ def main(argv: list[str] | None = None) -> None:
     correlation = correlate(frame, scores, signatures)
     report = {"command": "python -m benchmarks.studies.formality_training", "rated": rated,
               "corpora": prepared, "runs": runs, "rows_rated": int(frame[HUMAN].notna().sum()),
-              "resamples": RESAMPLES, "correlation": correlation,
+              "resamples": N_RESAMPLES, "correlation": correlation,
               "signatures": signatures,
               "scores": {"item": frame["item"].astype(int).tolist(), "system": frame["system"].astype(str).tolist(),
                          **{c: [round(float(v), 6) for v in scores[c]] for c in scores.columns}}}

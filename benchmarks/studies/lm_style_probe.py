@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
+
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 BASELINE = "target_prob@fasttext"
 RATING = {"lai": "human_style", "mir": "human_style_intensity"}
@@ -70,7 +72,8 @@ def _baseline(name: str, transfers: object) -> np.ndarray:
 def probe(name: str, which: Sequence[int], resamples: int) -> dict:
     """The probe's columns (templates ``which``, numbered from 1) and the baseline on dataset ``name``,
     meta-evaluated at sentence level (Pearson)."""
-    from tsteval.metaeval.tables import MetricColumn, Rating, meta_evaluate_frame
+    from tsteval.metaeval.engine import meta_evaluate_frame
+    from tsteval.metaeval.tables import MetricColumn, Rating
     from tsteval.metrics.judges.prompts import chosen_templates
     from tsteval.metrics.judges.scorer import lm_texts
     from tsteval.metrics.naturalness.causal_lm import CausalLM
@@ -136,7 +139,7 @@ def markdown(report: dict) -> str:
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--resamples", type=int, default=N_RESAMPLES)
     parser.add_argument("--out", type=Path, default=RESULTS)
     return parser
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from benchmarks.clustered import clustered_bootstrap, pearson_difference, pearson_of
 from benchmarks.common import mir_and_yelp
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.lexicons.modify import modify_texts
@@ -34,7 +35,6 @@ HUMAN = "human_content_preservation"
 DEFAULT = "<masked>"
 # Placeholders the shared tokenizer does not keep as one token are substituted for <masked> after masking.
 PLACEHOLDERS = {"<masked>": DEFAULT, "[MASK]": "[MASK]", "something": "something"}
-N_RESAMPLES = 1000
 SEED = 0
 
 

@@ -18,6 +18,7 @@ import argparse
 import time
 from pathlib import Path
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.metaeval.rated.datasets import DATASETS, MIR_TEMPLATES, RatedRun, rated_dataset
 from tsteval.metaeval.rated.lm_subset import LOGPROP_PRECISION
 
@@ -71,7 +72,7 @@ def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=DATASETS, action="append", help="default: both")
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--resamples", type=int, default=N_RESAMPLES)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--language-model", default="smollm2", help="the causal LM of the LM metrics")

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
 from tsteval.metaeval.rated.card_cache import load_cached, save_cached
 from tsteval.metaeval.rated.datasets import ratings_of
@@ -41,7 +43,6 @@ from tsteval.metaeval.rated.lm_subset import (
     content_set_tables,
     lm_tables,
 )
-from tsteval.metaeval.tables import meta_evaluate
 from tsteval.readers.rated_sets import rated_set
 from tsteval.scorecard import Scorecard
 
@@ -120,7 +121,7 @@ def load_card(cache: Path, out: Path, name: str) -> Scorecard | None:
 
 
 def family_comparison(cards: dict[str, Scorecard], chosen: dict[str, str], pick: str, aspect: str,
-                      seed: int = 0, n_resamples: int = 1000) -> dict:
+                      seed: int = 0, n_resamples: int = N_RESAMPLES) -> dict:
     """``pick`` against the pooled profile's column of ``aspect`` (``chosen``) on each of ``cards``' sets, pooled by
     the rule: is the family's pick significantly better than the pooled one on the family's own sets?"""
     tables = {}
@@ -392,7 +393,7 @@ def parser() -> argparse.ArgumentParser:
                         help="default: all of them")
     parser.add_argument("--models", default=",".join(LANGUAGE_MODELS), help="comma-separated causal LMs")
     parser.add_argument("--inputs", type=int, default=SUBSET_INPUTS, help="inputs in the seeded subset")
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--resamples", type=int, default=N_RESAMPLES)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)

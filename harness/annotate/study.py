@@ -43,6 +43,7 @@ import pandas as pd
 from tsteval.annotate.store import Store
 from tsteval.annotate.template import Template, load_template, parse_template
 from tsteval.core.errors import InputError, TstevalError
+from tsteval.core.records import DEFAULT_SETTING
 from tsteval.core.signature import content_hash, package_version
 from tsteval.core.text_form import TEXT_FORMS, as_written, restore
 
@@ -211,14 +212,14 @@ def plan_study(run: str | Path, out: str | Path, *, items: int = 50, questions: 
     annotators detokenised and sentence-cased (:meth:`Study.display`).
     """
     from tsteval.core.atomic import check_output_directory, output_directory
-    from tsteval.metaeval.tables import _load_card
+    from tsteval.metaeval.tables import load_card
 
     check_output_directory(out, KIND, overwrite)
-    card, origin = _load_card(run)
+    card, origin = load_card(run)
     chosen = load_template(template)
     chosen = chosen.select(questions) if questions else chosen
     frame = card.frame.copy()
-    frame["setting"] = frame["setting"].astype(str) if "setting" in frame else "default"
+    frame["setting"] = frame["setting"].astype(str) if "setting" in frame else DEFAULT_SETTING
     available = sorted(frame["system"].astype(str).unique())
     systems = list(systems) if systems else available
     unknown = [s for s in systems if s not in available]

@@ -293,7 +293,8 @@ class RemoteLM:
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
-            from tsteval.metrics.naturalness.causal_lm import PACKAGED_GGUF, converted_gguf
+            from tsteval.metrics.naturalness.causal_lm import PACKAGED_GGUF
+            from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 
             source = self.tokenizer_source
             try:

@@ -8,6 +8,7 @@ import csv
 import sys
 import urllib.parse
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP
 from tsteval.readers.rated_sets import rated_set_names
@@ -377,7 +378,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     imported.add_argument("--partial", action="store_true", help="import a file that lacks some question's answer "
                           "columns (refused without it): the others are imported, the lacking answers counted missing")
     agree = _add(steps, "agreement", cmd_agreement, "Krippendorff's alpha, annotators, repeats, checks, ceiling")
-    agree.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples (default 1000)")
+    agree.add_argument("--resamples", type=_positive, default=N_RESAMPLES,
+                       help=f"bootstrap resamples (default {N_RESAMPLES})")
     agree.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     add_exclusion(agree)
     agree.add_argument("--out", help="also write the report to this Markdown file")

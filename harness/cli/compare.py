@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.cli.common import seed_type
 from tsteval.core.errors import TstevalError
 
@@ -40,8 +41,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if given:
         raise TstevalError(f"{', '.join(given)} compare the systems of one run: give one RUN, not two (two runs are "
                            "compared as wholes, on every metric they share)")
-    print(comparison.two_runs(args.run_a, args.run_b, args.format, 1000 if args.resamples is None else args.resamples,
-                              args.seed, args.ignore_signatures))
+    resamples = N_RESAMPLES if args.resamples is None else args.resamples
+    print(comparison.two_runs(args.run_a, args.run_b, args.format, resamples, args.seed, args.ignore_signatures))
     return 0
 
 
@@ -77,8 +78,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     compare.add_argument("--metrics", metavar="COLUMNS", help="with one RUN: comma-separated metric columns "
                                                              "(default: every one)")
     compare.add_argument("--resamples", type=_positive, default=None,
-                         help="bootstrap resamples and randomisation trials (default 1000; for a matrix, at least 20 x "
-                              "its pairs, so that Holm can find a pair significant)")
+                         help=f"bootstrap resamples and randomisation trials (default {N_RESAMPLES}; for a matrix, at "
+                              "least 20 x its pairs, so that Holm can find a pair significant)")
     compare.add_argument("--seed", type=seed_type, default=12345, help="random seed (default 12345, sacreBLEU's)")
     compare.add_argument("--ignore-signatures", action="store_true",
                          help="compare columns whose signatures differ (the scores may not be comparable)")

@@ -1,5 +1,5 @@
 """``tsteval meta-eval``: do the metrics of a scorecard track human ratings?  (Parsing only; the work is in
-:mod:`tsteval.metaeval.tables` and :mod:`tsteval.metaeval.rated.datasets`.)"""
+:mod:`tsteval.metaeval.engine` and :mod:`tsteval.metaeval.rated.datasets`.)"""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.cli.annotate import add_exclusion, exclusion_of
 from tsteval.cli.common import seed_type
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory
@@ -47,7 +48,7 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     """Meta-evaluate a scorecard (or a built-in rated dataset) and write the tables and the plot."""
     from tsteval.core.errors import TstevalError
     from tsteval.core.markdown import plain
-    from tsteval.metaeval.tables import meta_evaluate
+    from tsteval.metaeval.engine import meta_evaluate
 
     if args.run is not None:
         if args.scorecard is not None and args.scorecard != args.run:
@@ -173,7 +174,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--dataset", choices=rated_set_names(), metavar="NAME",
                         help="score a built-in rated set with every applicable metric and meta-evaluate it, the "
                         f"raters' agreement beside; one of {', '.join(rated_set_names())} (docs/meta-evaluation.md)")
-    parser.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--resamples", type=_positive, default=N_RESAMPLES,
+                        help=f"bootstrap resamples (default {N_RESAMPLES})")
     parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     parser.add_argument("--out", help="output folder (required except with --ratings STUDY)")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)

@@ -11,6 +11,7 @@ import sys
 
 from tsteval.cli.common import STDIN_HELP, add_format_arguments, signature_lines, summary_json
 from tsteval.core.atomic import OVERWRITE_HELP, check_output_directory, output_directory
+from tsteval.core.records import DEFAULT_SETTING, DEFAULT_SYSTEM
 from tsteval.experiment.options import OPTIONS, add_flags
 
 EPILOG_SCORE = """examples:
@@ -181,8 +182,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("--source-style", help="style of the inputs (for --pairs/--tsv; for --table/--hf when there "
                                               "is no source_style column)")
     score.add_argument("--target-style", help="style the system was asked for (as --source-style)")
-    score.add_argument("--system", default="system", help="system name (for --pairs/--tsv, or without a column)")
-    score.add_argument("--setting", default="default", help="hyperparameter setting label (as --system)")
+    score.add_argument("--system", default=DEFAULT_SYSTEM, help="system name (for --pairs/--tsv, or without a column)")
+    score.add_argument("--setting", default=DEFAULT_SETTING, help="hyperparameter setting label (as --system)")
     add_flags(score, [name for name in OPTIONS if not any(name in group for group in GROUPED.values())])
     engine = score.add_argument_group("scale-out")
     add_flags(engine, GROUPED["engine"])

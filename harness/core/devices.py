@@ -1,4 +1,5 @@
-"""Where and how neural models run: the torch device, the number of CPU threads and the floating-point precision.
+"""Where and how neural models run: the torch device, the number of CPU threads, the floating-point precision and
+the batches (:func:`length_batches`).
 
 ``device`` is ``cpu`` (the default), ``cuda``/``cuda:N`` or ``auto`` (CUDA when present); ``precision``
 (:data:`PRECISIONS`) is ``auto`` (the default: bf16 where the device computes it natively, fp32 elsewhere;
@@ -25,10 +26,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from tsteval.core.errors import TstevalError
 
@@ -63,6 +66,38 @@ def batch_for(device: str, value: int | None, *, cpu: int, gpu: int, name: str) 
     if value is not None and value < 1:
         raise TstevalError(f"{name} must be >= 1, not {value}")
     return value or (cpu if device == "cpu" else gpu)
+
+
+def length_batches(lengths: Sequence[int] | np.ndarray, *, size: int | None = None, budget: int | None = None,
+                   equal: bool = False) -> list[np.ndarray]:
+    """Indices of texts sorted by length (stable), cut into batches of at most ``size`` texts (with ``equal``, of
+    one length only: no padding and no attention mask), or of at most ``budget`` padded tokens (texts times the
+    longest; one text at least).  The one length-sorted batching of sentence encoders, causal LMs and the
+    transformer classifier's training runs.
+
+    >>> [b.tolist() for b in length_batches([5, 3, 5, 5, 3], size=2)]
+    [[1, 4], [0, 2], [3]]
+    >>> [b.tolist() for b in length_batches([4, 3, 5], size=2)]
+    [[1, 0], [2]]
+    >>> [b.tolist() for b in length_batches([4, 3, 5, 4, 4], size=2, equal=True)]
+    [[1], [0, 3], [4], [2]]
+    >>> [b.tolist() for b in length_batches([5, 1, 3, 2], budget=6)]
+    [[1, 3], [2], [0]]
+    """
+    if (size is None) == (budget is None) or (equal and size is None):
+        raise ValueError("length_batches: give size (optionally equal=True) or budget")
+    lengths = np.asarray(lengths)
+    order = np.argsort(lengths, kind="stable")
+    if size is not None:
+        groups = np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1) if equal else [order]
+        return [group[start:start + size] for group in groups if len(group) for start in range(0, len(group), size)]
+    batches: list[np.ndarray] = []
+    start = 0
+    for end in range(1, len(order) + 1):
+        if end == len(order) or (end + 1 - start) * lengths[order[end]] > budget:
+            batches.append(order[start:end])
+            start = end
+    return batches
 
 
 def cpu_capability() -> str:

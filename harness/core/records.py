@@ -16,6 +16,8 @@ from tsteval.core.errors import InputError, did_you_mean
 
 TRANSFER_COLUMNS = ("system", "setting", "item", "input", "output", "source_style", "target_style")
 HP_PREFIX = "hp."
+# The system and setting of transfers that name neither (a single system, no hyperparameter setting).
+DEFAULT_SYSTEM, DEFAULT_SETTING = "system", "default"
 
 
 def _check_texts(texts: Sequence[str], origin: str, what: str = "text", allow_empty: bool = False) -> None:
@@ -160,7 +162,7 @@ class Transfers:
 
     @classmethod
     def from_pairs(cls, inputs: Sequence[str], outputs: Sequence[str], *, source_style: str | Sequence[str],
-                   target_style: str | Sequence[str], system: str = "system", setting: str = "default",
+                   target_style: str | Sequence[str], system: str = DEFAULT_SYSTEM, setting: str = DEFAULT_SETTING,
                    hyperparameters: dict[str, float] | None = None, origin: str = "<pairs>") -> Transfers:
         """Build transfers from aligned input and output lists (line i of each is one item)."""
         if len(inputs) != len(outputs):

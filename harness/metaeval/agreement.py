@@ -7,7 +7,7 @@ Bonett & Wright (2000), ``var(atanh rho) = (1 + rho^2 / 2) / (n - 3)``, and Fiel
 correlation scale, ``(1 - r^2) * se_z``.  Williams' t (Williams 1959; Steiger 1980's T2) compares two
 metrics' correlations with the same human scores, which are dependent because they share those scores.
 p-values are information only: the intervals are what tables should report.  The agreement tables of
-``tsteval run`` and ``tsteval meta-eval`` are :mod:`tsteval.metaeval.tables`'s, which uses Williams' t here.
+``tsteval run`` and ``tsteval meta-eval`` are :mod:`tsteval.metaeval.engine`'s, which uses Williams' t here.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def by_system(frame: pd.DataFrame, metric: str, human: str, method: Method = "pe
     """Sentence-level correlation of ``metric`` with ``human`` over all rows (key "all") and per ``system``.
 
     Mir et al.'s per-model tables (with their "±"); rows missing either value are left out.  Human agreement of a
-    run or a scorecard is :mod:`tsteval.metaeval.tables`'s (sentence, within_system and system level).
+    run or a scorecard is :mod:`tsteval.metaeval.engine`'s (sentence, within_system and system level).
     """
     for column in (metric, human, "system"):
         if column not in frame.columns:

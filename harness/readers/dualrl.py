@@ -14,7 +14,7 @@ import pandas as pd
 
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, did_you_mean, quote
-from tsteval.core.records import TRANSFER_COLUMNS, Transfers, check_systems
+from tsteval.core.records import DEFAULT_SETTING, TRANSFER_COLUMNS, Transfers, check_systems
 from tsteval.readers.lines import TextLines, read_lines, read_text_lines, split_tsv_line
 from tsteval.readers.yelp import YELP_STYLES
 
@@ -114,7 +114,7 @@ def load_dualrl(dataset: str = "yelp", systems: Sequence[str] | None = None, *,
                     if on_empty_output == "drop":
                         continue
                     output = ""
-                rows.append((system, "default", offset + i, original, output, style_label(dataset, s),
+                rows.append((system, DEFAULT_SETTING, offset + i, original, output, style_label(dataset, s),
                              style_label(dataset, t)))
     coded = dataset in DUALRL_STYLES and dataset not in NAMED_LABELS
     named = {"style_labels": DUALRL_STYLES[dataset]} if coded else {}

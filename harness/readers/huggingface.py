@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from tsteval.core.errors import InputError, TstevalError
-from tsteval.core.records import Corpus, Transfers
+from tsteval.core.records import DEFAULT_SETTING, DEFAULT_SYSTEM, Corpus, Transfers
 from tsteval.readers.lines import Hints, argument_for
 from tsteval.readers.tables import Table, frame_transfers, is_missing
 
@@ -88,7 +88,7 @@ def load_hf_transfers(source: Any, split: str | None = None, input_col: str = "i
                       source_col: str = "source_style", target_col: str = "target_style",
                       system_col: str = "system", setting_col: str = "setting", item_col: str = "item",
                       hp_cols: Sequence[str] = (), *, source_style: str | None = None,
-                      target_style: str | None = None, system: str = "system", setting: str = "default",
+                      target_style: str | None = None, system: str = DEFAULT_SYSTEM, setting: str = DEFAULT_SETTING,
                       cache_dir: str | Path | None = None, hints: Hints | None = None) -> Transfers:
     """Transfers from a Hugging Face dataset (sources as for ``load_hf_corpus``, columns as for
     ``load_table_transfers``)."""

@@ -32,7 +32,7 @@ import pandas as pd
 
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import DataNotFoundError, InputError, quote
-from tsteval.core.records import HP_PREFIX, TRANSFER_COLUMNS, Transfers
+from tsteval.core.records import DEFAULT_SETTING, HP_PREFIX, TRANSFER_COLUMNS, Transfers
 from tsteval.readers.rated_spec import INPUT_NUMBER, MEAN_RATER, RATER_INDEX, ROW, Question, RatedSet, RatingFile
 from tsteval.readers.tables import _DECIMAL_COMMA, _NUMBER
 
@@ -171,7 +171,7 @@ def _role(spec: RatedSet, role: str, record: dict, path: Path, line: int, row: i
     """The value of ``role`` in ``record`` (its field, its constant, or the row's position)."""
     name = spec.fields.get(role)
     if name is None:
-        return spec.constants.get(role, "default" if role == "setting" else None)
+        return spec.constants.get(role, DEFAULT_SETTING if role == "setting" else None)
     if name == ROW:
         return row
     if name not in record:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.core.errors import InputError, quote
-from tsteval.core.records import HP_PREFIX, TRANSFER_COLUMNS, Corpus, Transfers
+from tsteval.core.records import DEFAULT_SETTING, DEFAULT_SYSTEM, HP_PREFIX, TRANSFER_COLUMNS, Corpus, Transfers
 from tsteval.readers.lines import STDIN, Hints, argument_for, display_name, read_bytes, read_lines, read_text_lines
 from tsteval.readers.ratings import CATEGORICAL_RATINGS, HUMAN_PREFIX
 
@@ -290,8 +290,8 @@ def load_table_transfers(path: str | Path, input_col: str = "input", output_col:
                          source_col: str = "source_style", target_col: str = "target_style",
                          system_col: str = "system", setting_col: str = "setting", item_col: str = "item",
                          hp_cols: Sequence[str] = (), *, source_style: str | None = None,
-                         target_style: str | None = None, system: str = "system",
-                         setting: str = "default", table_format: str | None = None,
+                         target_style: str | None = None, system: str = DEFAULT_SYSTEM,
+                         setting: str = DEFAULT_SETTING, table_format: str | None = None,
                          hints: Hints | None = None) -> Transfers:
     """Transfers from a CSV, JSONL or Parquet table (format by suffix or ``table_format``), one row per transfer.
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core import markdown as md
 from tsteval.core.errors import clip
 from tsteval.core.styles import direction_label, style_names
@@ -112,7 +113,8 @@ def in_one_run(run: str, systems: list[str] | None, direction: str | None, metri
     chosen = choose_direction(card, direction)
     groups = choose_systems(card, systems)
     if systems and systems != ["all"] and len(groups) == 2:
-        return _pair(run, card, groups, chosen, metrics, form, 1000 if n_resamples is None else n_resamples, seed)
+        resamples = N_RESAMPLES if n_resamples is None else n_resamples
+        return _pair(run, card, groups, chosen, metrics, form, resamples, seed)
     return _matrices(run, card, groups, chosen, metrics, form, n_resamples, seed)
 
 

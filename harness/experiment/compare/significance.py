@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import InputError, TstevalError, clip
 from tsteval.core.styles import direction_label, style_names
 from tsteval.metrics.registry import find_metric
@@ -65,8 +66,8 @@ class PairedResult:
     p_randomisation: float
 
 
-def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic, n_resamples: int = 1000,
-                     seed: int | None = 12345) -> tuple[float, float, float]:
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic,
+                     n_resamples: int = N_RESAMPLES, seed: int | None = 12345) -> tuple[float, float, float]:
     """sacreBLEU's paired bootstrap resampling test of B against A: ``(p, low, high)`` with the 95% percentile
     interval of the resampled difference ``statistic(B*) - statistic(A*)``.  Rows of ``a`` and ``b`` are paired."""
     observed = abs(float(statistic(b[None])[0]) - float(statistic(a[None])[0]))
@@ -82,7 +83,7 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_s
 
 
 def approximate_randomisation(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic,
-                              n_resamples: int = 1000, seed: int | None = 12345) -> float:
+                              n_resamples: int = N_RESAMPLES, seed: int | None = 12345) -> float:
     """sacreBLEU's paired approximate randomisation test: each trial swaps the A and B values of a random half of
     the rows; p = share of trials whose ``|statistic(A') - statistic(B')|`` reaches the observed one.
 
@@ -109,7 +110,7 @@ def approximate_randomisation(a: np.ndarray, b: np.ndarray, statistic: Statistic
     return _p_value(stats, observed)
 
 
-def paired_test(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic, n_resamples: int = 1000,
+def paired_test(a: np.ndarray, b: np.ndarray, statistic: Statistic = mean_statistic, n_resamples: int = N_RESAMPLES,
                 seed: int | None = 12345) -> PairedResult:
     """Both tests of B against A on paired rows, with the statistic of each and the difference's interval."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -153,8 +154,9 @@ def _paired(left: pd.DataFrame, right: pd.DataFrame, columns: list[str]) -> pd.D
     return left[keys + columns].merge(right[keys + columns], on=keys, suffixes=("_a", "_b"))
 
 
-def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: str = "B", n_resamples: int = 1000,
-                 seed: int = 12345, ignore_signatures: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def compare_runs(a: Scorecard, b: Scorecard, *, origin_a: str = "A", origin_b: str = "B",
+                 n_resamples: int = N_RESAMPLES, seed: int = 12345,
+                 ignore_signatures: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Compare every metric column the two runs share over the inputs they share (same input text, source and
     target style; repeated inputs in item order), each transfer direction on its own (:func:`compare_systems`:
     directions are never pooled).
@@ -232,7 +234,7 @@ def group_labels(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
             for system, setting in groups.itertuples(index=False)}
 
 
-def matrix_resamples(n_pairs: int, minimum: int = 1000) -> int:
+def matrix_resamples(n_pairs: int, minimum: int = N_RESAMPLES) -> int:
     """Bootstrap resamples for ``n_pairs`` Holm-corrected comparisons: at least ``minimum`` and enough that the
     smallest p-value, 1 / (R + 1), survives Holm's factor ``n_pairs`` below 0.05 (R + 1 >= 20 x pairs)."""
     return max(minimum, 20 * n_pairs)
@@ -379,7 +381,7 @@ def _of_group(frame: pd.DataFrame, key: tuple[str, str]) -> pd.Series:
 
 
 def compare_systems(card: Scorecard, a: tuple[str, str], b: tuple[str, str], chosen: list[Direction],
-                    columns: list[str] | None = None, n_resamples: int = 1000,
+                    columns: list[str] | None = None, n_resamples: int = N_RESAMPLES,
                     seed: int = 12345) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Group ``b`` against group ``a`` of one scorecard, each direction of ``chosen`` on its own: the rows of the
     direction paired by input (as :func:`compare_runs`), both tests on every column, Holm-adjusted across the

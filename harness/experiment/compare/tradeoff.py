@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tsteval.aggregate import bootstrap_mean
+from tsteval.aggregate import N_RESAMPLES, bootstrap_mean
 from tsteval.core.records import HP_PREFIX
 from tsteval.core.styles import direction_labels
 from tsteval.metrics.registry import find_metric
@@ -47,7 +47,7 @@ def axis_label(column: str, aspect: str) -> str:
     return f"{aspect}: {column}\n(higher = more)"
 
 
-def setting_means(frame: pd.DataFrame, column: str, seed: int = 0, n_resamples: int = 1000) -> pd.DataFrame:
+def setting_means(frame: pd.DataFrame, column: str, seed: int = 0, n_resamples: int = N_RESAMPLES) -> pd.DataFrame:
     """Mean and 95% bootstrap interval of ``column`` per (system, setting); unrated (NaN) rows are left out
     and settings without any value are dropped."""
     rows = []
@@ -144,7 +144,7 @@ class Tradeoff:
 
 
 def tradeoff_curves(frame: pd.DataFrame, x: str, y: str, y_aspect: str, seed: int = 0,
-                    n_resamples: int = 1000) -> Tradeoff:
+                    n_resamples: int = N_RESAMPLES) -> Tradeoff:
     """The tradeoff of scorecard column ``y`` (aspect ``y_aspect``) against style column ``x``, per system."""
     xs = setting_means(frame, x, seed, n_resamples)
     ys = setting_means(frame, y, seed, n_resamples)
@@ -173,7 +173,7 @@ def tradeoff_curves(frame: pd.DataFrame, x: str, y: str, y_aspect: str, seed: in
 
 
 def direction_tradeoffs(frame: pd.DataFrame, x: str, y: str, y_aspect: str, seed: int = 0,
-                        n_resamples: int = 1000) -> list[Tradeoff]:
+                        n_resamples: int = N_RESAMPLES) -> list[Tradeoff]:
     """:func:`tradeoff_curves` in each transfer direction of ``frame`` on its own (a system's settings in two
     directions are two curves, never one pooled point), named by style (:mod:`tsteval.core.styles`)."""
     labels = direction_labels(frame)

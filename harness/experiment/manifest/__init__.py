@@ -1,2 +1,3 @@
 """The experiment manifest: its safe YAML, located errors, schema (specs), validation (loader), files.
-May import: core, readers, classifiers, metrics, experiment.options, metaeval.tables, metaeval.profile_file."""
+May import: core, aggregate, readers, classifiers, metrics, experiment.options, metaeval.tables, metaeval.profile_file.
+"""

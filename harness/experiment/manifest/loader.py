@@ -82,8 +82,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import TstevalError, quote
 from tsteval.core.options import COLUMN_NAME
+from tsteval.core.records import DEFAULT_SETTING
 from tsteval.experiment.manifest.reader import ManifestError, Reader
 from tsteval.experiment.manifest.safe_yaml import parse_yaml
 from tsteval.experiment.manifest.specs import (
@@ -158,7 +160,7 @@ def _transfers(r: Reader, value: object) -> TransfersSpec:
             hps = r.free_mapping(t.get("hyperparameters", {}), f"{tkey}.hyperparameters")
             hyper = {str(k): r.number(v, f"{tkey}.hyperparameters.{k}") for k, v in hps.items()}
             label = r.string(t["label"], f"{tkey}.label") if "label" in t else \
-                (",".join(f"{k}={v:g}" for k, v in hyper.items()) or "default")
+                (",".join(f"{k}={v:g}" for k, v in hyper.items()) or DEFAULT_SETTING)
             if not isinstance(t["files"], list) or not t["files"]:
                 raise r.error(f"{tkey}.files", "expected a non-empty list of {inputs, outputs} or {tsv} entries")
             files = []
@@ -461,7 +463,7 @@ def _tradeoff(r: Reader, value: object, metrics: MetricsSpec, modifications: tup
 def _report(r: Reader, value: object) -> ReportSpec:
     d = r.mapping(value or {}, "report", ("worst_examples", "bootstrap_resamples"))
     return ReportSpec(r.integer(d.get("worst_examples", 3), "report.worst_examples", 0),
-                      r.integer(d.get("bootstrap_resamples", 1000), "report.bootstrap_resamples", 1))
+                      r.integer(d.get("bootstrap_resamples", N_RESAMPLES), "report.bootstrap_resamples", 1))
 
 
 def _meta_eval(r: Reader, value: object) -> MetaEvalSpec:
@@ -478,7 +480,7 @@ def _meta_eval(r: Reader, value: object) -> MetaEvalSpec:
     baselines = {str(k): r.string(v, f"meta_eval.baselines.{k}")
                  for k, v in r.free_mapping(d.get("baselines", {}), "meta_eval.baselines").items()}
     return MetaEvalSpec(tuple(ratings), MappingProxyType(baselines),
-                        r.integer(d.get("resamples", 1000), "meta_eval.resamples", 1))
+                        r.integer(d.get("resamples", N_RESAMPLES), "meta_eval.resamples", 1))
 
 
 def _engine(r: Reader, value: object) -> dict:

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import TstevalError
 from tsteval.experiment.options import RunOptions
 
@@ -205,7 +206,7 @@ class ReportSpec:
     """Report options."""
 
     worst_examples: int = 3
-    bootstrap_resamples: int = 1000
+    bootstrap_resamples: int = N_RESAMPLES
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ class MetaEvalSpec:
 
     ratings: tuple[tuple[str, str], ...]  # (column, aspect)
     baselines: Mapping[str, str] = field(default_factory=dict)
-    resamples: int = 1000
+    resamples: int = N_RESAMPLES
 
 
 @dataclass(frozen=True)

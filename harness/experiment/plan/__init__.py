@@ -1,2 +1,3 @@
 """One plan from the command line or a manifest, its trivial baseline systems and its classifiers.
-May import: core, readers, classifiers, lexicons, metrics, experiment.options, experiment.manifest, metaeval."""
+May import: core, aggregate, readers, classifiers, lexicons, metrics, experiment.options, experiment.manifest, metaeval.
+"""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.options import OPTIONS, RunOptions
@@ -93,7 +94,7 @@ class Plan(RunOptions):
     references: object = None
     params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     corpus: Corpus | None = None
-    bootstrap_resamples: int = 1000
+    bootstrap_resamples: int = N_RESAMPLES
     quiet: bool = True
     judges: tuple[str, ...] = ()
     baseline_notes: dict[str, int] = field(default_factory=dict, init=False, compare=False)

@@ -26,8 +26,9 @@ from tsteval.experiment.manifest.loader import HUMAN_PREFIX, Manifest, MetaEvalS
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import Run, execute
 from tsteval.failures import failure_counts
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metaeval.pages import write_files
-from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
+from tsteval.metaeval.tables import MetaEvaluation, Rating
 from tsteval.readers.ratings import empty_ratings
 from tsteval.scorecard import Scorecard
 

@@ -34,10 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.text_form import match_key, tokenise_lowercase
-from tsteval.metaeval.tables import JUDGED_BY, MetaEvaluation, MetricColumn, Rating, meta_evaluate, registered_columns
+from tsteval.metaeval.engine import meta_evaluate
+from tsteval.metaeval.tables import JUDGED_BY, MetaEvaluation, MetricColumn, Rating, registered_columns
 from tsteval.readers.rated import Ratings, read_rated_set
 from tsteval.readers.rated_sets import LAI, MIR, rated_set
 from tsteval.readers.rated_spec import RatedSet
@@ -302,7 +304,7 @@ def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
     return card, notes
 
 
-def rated_dataset(name: str, *, n_resamples: int = 1000, seed: int = 0, log: Log = print,
+def rated_dataset(name: str, *, n_resamples: int = N_RESAMPLES, seed: int = 0, log: Log = print,
                   language_model: str = "smollm2", mir_templates: dict[str, int] | None = None,
                   cache: Path | None = None) -> RatedRun:
     """Score the rated set ``name`` (any of :func:`~tsteval.readers.rated_sets.rated_set_names`) and meta-evaluate

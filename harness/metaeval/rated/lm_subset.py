@@ -20,8 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.errors import TstevalError
 from tsteval.core.records import TRANSFER_COLUMNS, Corpus, Transfers
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metaeval.rated.datasets import (
     HUMAN_SAMPLE,
     LAI_RATINGS,
@@ -35,7 +37,7 @@ from tsteval.metaeval.rated.datasets import (
     lai_materials,
     mir_materials,
 )
-from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
+from tsteval.metaeval.tables import MetaEvaluation, Rating
 from tsteval.scorecard import Scorecard
 
 LANGUAGE_MODELS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
@@ -170,7 +172,7 @@ def _cached_columns(card: Scorecard, folder: Path, key: dict, score: Callable[[]
 
 
 def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int = SUBSET_INPUTS, seed: int = 0,
-              n_resamples: int = 1000, threads: int | None = None, cache: Path | None = None,
+              n_resamples: int = N_RESAMPLES, threads: int | None = None, cache: Path | None = None,
               log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """Score the subset of rated set ``name`` (Mir, Lai or a declared set with a style corpus) and meta-evaluate it
     twice: against the aspects' baselines (the run's result) and against :data:`RULE_RECOMMENDATIONS` (returned
@@ -210,7 +212,7 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
     return RatedRun(name, card, result, notes), against
 
 
-def content_set_tables(name: str, *, seed: int = 0, n_resamples: int = 1000,
+def content_set_tables(name: str, *, seed: int = 0, n_resamples: int = N_RESAMPLES,
                        log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """A content-pair set (``content_*``): :data:`SUBSET_CONTENT` on every pair, meta-evaluated against the content
     baseline and against the content recommendation of :data:`RULE_RECOMMENDATIONS` (no LM column: its LM figures

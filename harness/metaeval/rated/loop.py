@@ -4,7 +4,7 @@ STUDY``) and choose the run's profile by the committed rule (``--choose-profile 
 The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
 quality-control pairs left out; an output identical to another system's for the same input takes that pair's),
 joined to the run's rows on system, setting, item and direction; the statistics are
-:func:`tsteval.metaeval.tables.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
+:func:`tsteval.metaeval.engine.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
 compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
 the run has that column, else the earlier one (:data:`~tsteval.metaeval.recommended.EARLIER`), and
 :func:`tsteval.metaeval.profile_rule.choose` applies the rule with the study's questions of an aspect as its
@@ -27,9 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.annotate.reliability import Exclusion, ceiling, collect, controls, matrices, split_half
 from tsteval.annotate.study import KEYS, Study
 from tsteval.core.errors import InputError, quote
+from tsteval.core.records import DEFAULT_SETTING
 from tsteval.metaeval.tables import MetaEvaluation
 from tsteval.scorecard import Scorecard
 
@@ -100,7 +102,7 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
     """Refuse a run that does not hold, for every rated pair of ``study``, a row with its keys and the very input
     and output its annotators rated (the run it was planned from does; a run scored again on other outputs does
     not): one line naming the first pair that differs."""
-    frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else "default")
+    frame = card.frame.assign(setting=card.frame["setting"] if "setting" in card.frame else DEFAULT_SETTING)
     frame = frame.astype({k: str for k in KEYS}).drop_duplicates(list(KEYS))
     rated = study.pairs[study.pairs["pair_id"].isin(study.rated_as.index)]
     joined = rated.merge(frame[[*KEYS, "input", "output"]].assign(in_run=True), on=list(KEYS), how="left",
@@ -117,16 +119,17 @@ def check_texts(card: Scorecard, origin: str, study: Study) -> None:
                                  "rated", path=origin, fix=fix)
 
 
-def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = 1000, seed: int = 0,
+def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
                         exclusion: Exclusion | None = None) -> MetaEvaluation:
     """Every metric column of ``run`` against ``study``'s mean ratings (without the annotators ``exclusion`` leaves
     out), each compared with its aspect's current recommendation where the run has it; ``info["ceiling"]`` holds
     :func:`ceilings`, ``info["collected"]`` the exclusions and "can't judge" answers in words, ``info["params"]`` the
     parameters each column was scored with away from its defaults (what scores it again: a profile file's)."""
+    from tsteval.metaeval.engine import meta_evaluate
     from tsteval.metaeval.profile_file import column_params
-    from tsteval.metaeval.tables import _load_card, meta_evaluate
+    from tsteval.metaeval.tables import load_card
 
-    card, origin = _load_card(run)
+    card, origin = load_card(run)
     check_texts(card, origin, study)
     collected = collect(study, exclusion)
     frame, aspects = study_ratings(study, collected.ratings)

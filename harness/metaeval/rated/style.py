@@ -1,7 +1,7 @@
 """The style columns of the committed rated tables rescored alone, and merged into them (issue 42).
 
 A style column's meta-evaluation depends on its own values, the style rating, the rows every style column has and
-the bootstrap draws, which are drawn from the inputs and the seed only (:mod:`tsteval.metaeval.tables`). So new
+the bootstrap draws, which are drawn from the inputs and the seed only (:mod:`tsteval.metaeval.statistics`). So new
 style classifiers join the committed tables without rescoring the other aspects (the LM columns take an hour on 2
 cores): the rated rows are scored by every classifier of ``names``
 (:data:`tsteval.metaeval.rated.datasets.STYLE_CLASSIFIERS`, trained on the same corpus and exclusions as the
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.core.errors import TstevalError
+from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metaeval.rated.datasets import (
     LAI_RATINGS,
     MIR_RATINGS,
@@ -32,7 +33,7 @@ from tsteval.metaeval.rated.datasets import (
     lai_materials,
     mir_materials,
 )
-from tsteval.metaeval.tables import MetaEvaluation, Rating, meta_evaluate
+from tsteval.metaeval.tables import MetaEvaluation, Rating
 from tsteval.scorecard import Scorecard
 
 # How far a recomputed committed row may be from the committed one (CSV round trip of float64).

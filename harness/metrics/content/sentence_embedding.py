@@ -46,6 +46,7 @@ from tsteval.core.devices import (
     batch_for,
     check_precision,
     check_threads,
+    length_batches,
     resolve_device,
     torch_dtype,
     torch_threads,
@@ -192,31 +193,6 @@ def token_counts(texts: Sequence[str], encoder: LoadedEncoder, max_length: int =
     return ids, np.array([len(i) for i in ids], dtype=np.int64)
 
 
-def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
-    """Indices of texts in batches of equal token count, at most ``batch_size`` each: no padding and no
-    attention mask in any batch (a length shared by few texts makes a small batch).
-
-    >>> [b.tolist() for b in length_batches(np.array([5, 3, 5, 5, 3]), 2)]
-    [[1, 4], [0, 2], [3]]
-    """
-    order = np.argsort(lengths, kind="stable")
-    groups = np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1)
-    return [group[start:start + batch_size] for group in groups if len(group)
-            for start in range(0, len(group), batch_size)]
-
-
-def sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
-    """Indices of texts sorted by token count, cut every ``batch_size`` texts (each batch padded to its longest).
-
-    >>> [b.tolist() for b in sorted_batches(np.array([5, 3, 5, 5, 3]), 2)]
-    [[1, 4], [0, 2], [3]]
-    >>> [b.tolist() for b in sorted_batches(np.array([4, 3, 5]), 2)]
-    [[1, 0], [2]]
-    """
-    order = np.argsort(lengths, kind="stable")
-    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
-
-
 def tokenised_chunks(texts: Sequence[str], encoder: LoadedEncoder, max_length: int,
                      size: int | None = None) -> Iterator[Pieces]:
     """The :class:`Pieces` of ``texts``, ``size`` (default :data:`TOKENISE_CHUNK`) texts at a time, the next chunk
@@ -241,13 +217,13 @@ def tokenised_chunks(texts: Sequence[str], encoder: LoadedEncoder, max_length: i
 def forward_batches(ids: list[list[int]], encoder: LoadedEncoder, device: str, batch_size: int, padded: bool = False
                     ) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
     """Per batch of already-tokenised texts: their indices in ``ids``, hidden states (batch x width x hidden) and
-    mask (True: a real token), in batches of equal token count (:func:`length_batches`), or with ``padded`` in
-    :func:`sorted_batches` with an attention mask (fewer, larger batches: the faster choice on a GPU, where a
-    batch's fixed cost outweighs a little padding)."""
+    mask (True: a real token), in batches of equal token count (:func:`~tsteval.core.devices.length_batches` with
+    ``equal``), or with ``padded`` in length-sorted batches with an attention mask (fewer, larger batches: the faster
+    choice on a GPU, where a batch's fixed cost outweighs a little padding)."""
     import torch
 
     lengths = np.array([len(i) for i in ids], dtype=np.int64)
-    batches = (sorted_batches if padded else length_batches)(lengths, batch_size)
+    batches = length_batches(lengths, size=batch_size, equal=not padded)
     with torch.inference_mode(), attention_kernels(device):
         for index in progress(batches, "encoding sentences", unit="batch"):
             width = int(lengths[index].max())

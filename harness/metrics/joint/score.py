@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.core import markdown as md
 from tsteval.core.errors import TstevalError
 from tsteval.core.options import check_column_name
@@ -238,7 +239,7 @@ def score_joint(card: Scorecard, recipe: JointRecipe) -> str:
     return recipe.column
 
 
-def leaderboard(card: Scorecard, recipe: JointRecipe, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+def leaderboard(card: Scorecard, recipe: JointRecipe, n_resamples: int = N_RESAMPLES, seed: int = 0) -> pd.DataFrame:
     """One ranking per transfer direction (source style -> target style): per (system, setting) the mean J with its
     95% percentile-bootstrap interval and the mean of each factor (on the same resamples), sorted by J; ``n_empty``:
     how many outputs are empty (failures, J 0: :mod:`tsteval.failures`)."""

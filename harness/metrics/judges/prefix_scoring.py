@@ -32,14 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tsteval.core.devices import attention_kernels, torch_threads
+from tsteval.core.devices import attention_kernels, length_batches, torch_threads
 from tsteval.core.errors import TstevalError
 from tsteval.core.progress import progress
 from tsteval.metrics.naturalness.causal_lm import (
     HEAD_CHUNK,
     CausalLM,
     flat_ids,
-    length_batches,
     padded_batch,
     split_rows,
     to_device,
@@ -139,7 +138,7 @@ def _sharing(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budget: i
 
 def _padded(rows: Sequence[int], lengths: Sequence[int], budget: int) -> list[Batch]:
     """``rows`` as plain padded batches: sorted by length, at most ``budget`` padded positions each."""
-    return [Batch([rows[k] for k in part], 0) for part in length_batches([lengths[i] for i in rows], budget)]
+    return [Batch([rows[k] for k in part], 0) for part in length_batches([lengths[i] for i in rows], budget=budget)]
 
 
 def plan_batches(prompts: Sequence[Sequence[int]], lengths: Sequence[int], budget: int,

