@@ -47,6 +47,7 @@ import pandas as pd
 
 from benchmarks.studies.meta_eval_style import style_rows
 from tsteval.aggregate import N_RESAMPLES
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import InputError, TstevalError
 from tsteval.core.text_form import match_key
@@ -285,28 +286,25 @@ def markdown(report: dict) -> str:
              f"references: {rated['distinct']} distinct texts) are left out of every training corpus, found by "
              "`tsteval.core.text_form.match_key` (lower case, no punctuation or spaces), and with them the other "
              "lines of each item holding one (the parallel rewrites of a rated sentence).", "",
-             "## The corpora and what was left out", "",
-             "| corpus | items | formal lines | informal lines | Lai inputs / references / outputs with a copy | "
-             "lines equal to a Lai text | items holding one | their other lines (parallel) |",
-             "|---|---|---|---|---|---|---|---|"]
-    for name, corpus in prepared.items():
-        c = corpus["counts"]
-        lines.append(f"| `{name}` | {c['items']:,} | {c['formal_lines']:,} | {c['informal_lines']:,} | "
-                     f"{c['input_found']} of {rated['input_keys']} / {c['reference_found']} of "
-                     f"{rated['reference_keys']} / {c['output_found']} of {rated['output_keys']} | "
-                     f"{c['rated_lines']:,} | {c['rated_items']:,} | {c['parallel_lines']:,} |")
+             "## The corpora and what was left out", ""]
+    lines.append(md.table(pd.DataFrame([{
+        "corpus": name, "items": f"{c['items']:,}", "formal lines": f"{c['formal_lines']:,}",
+        "informal lines": f"{c['informal_lines']:,}",
+        "Lai inputs / references / outputs with a copy": f"{c['input_found']} of {rated['input_keys']} / "
+        f"{c['reference_found']} of {rated['reference_keys']} / {c['output_found']} of {rated['output_keys']}",
+        "lines equal to a Lai text": f"{c['rated_lines']:,}", "items holding one": f"{c['rated_items']:,}",
+        "their other lines (parallel)": f"{c['parallel_lines']:,}"}
+        for name, c in ((name, corpus["counts"]) for name, corpus in prepared.items())])))
     lines += ["", "Counted by match key (distinct keys of each kind). The outputs without a copy are system rewrites "
               "no GYAFC file holds; an output with a copy is an input or a human rewrite written again.", "",
               "## What `tsteval train-classifier` reports", "",
               "Held-out accuracy and macro-F1 on a seeded 10% of the training lines, as the command prints them. "
               "The lines of one item (a sentence and its four rewrites) can fall on both sides of that split, so "
-              "these figures are optimistic; they say nothing about Lai's cased outputs.", "",
-              "| classifier | corpus | left out | training texts | held-out accuracy | macro-F1 | Lai texts left "
-              "in |", "|---|---|---|---|---|---|---|"]
-    for run in report["runs"]:
-        lines.append(f"| `{run['name']}` ({run['backend']}) | {run['title']} | {RULES[run['rule']][0]} | "
-                     f"{run['n_split'] + run['n_heldout']:,} | {run['accuracy']:.3f} | {run['macro_f1']:.3f} | "
-                     f"{run['lai_texts_left']} |")
+              "these figures are optimistic; they say nothing about Lai's cased outputs.", ""]
+    lines.append(md.table(pd.DataFrame([{
+        "classifier": f"{run['name']} ({run['backend']})", "corpus": run["title"], "left out": RULES[run["rule"]][0],
+        "training texts": f"{run['n_split'] + run['n_heldout']:,}", "held-out accuracy": f"{run['accuracy']:.3f}",
+        "macro-F1": f"{run['macro_f1']:.3f}", "Lai texts left in": run["lai_texts_left"]} for run in report["runs"]])))
     lines += ["", "A classifier whose training text still holds a Lai text (by match key) is not scored on Lai "
               "below: it would be evaluated on what it was trained on."]
     lines += ["", "What it printed (first run of each corpus):", ""]
@@ -319,15 +317,14 @@ def markdown(report: dict) -> str:
               "column with the mean of the two annotators' 0-100 formality score, beside the authors' own scores "
               "on the same rows. 95% intervals of a bootstrap clustered by input "
               f"({report['resamples']:,} resamples); the difference is from the authors' GYAFC classifier "
-              f"`{REFERENCE_COLUMN}`, paired on the same resamples.", "",
-              "| column | source | Pearson r (sentence) | Spearman rho (sentence) | Pearson r (9 system means) | "
-              f"r minus `{REFERENCE_COLUMN}` |", "|---|---|---|---|---|---|"]
-    for row in report["correlation"]:
-        diff = (f"{row['diff']:+.3f} [{row['diff_lo']:+.3f}, {row['diff_hi']:+.3f}]" if "diff" in row
-                else "(the bar)")
-        lines.append(f"| `{row['column']}` | {row['source']} | {row['r']:.3f} [{row['r_lo']:.3f}, {row['r_hi']:.3f}] "
-                     f"| {row['rho']:.3f} [{row['rho_lo']:.3f}, {row['rho_hi']:.3f}] | {row['r_system']:.3f} "
-                     f"[{row['r_system_lo']:.3f}, {row['r_system_hi']:.3f}] | {diff} |")
+              f"`{REFERENCE_COLUMN}`, paired on the same resamples.", ""]
+    lines.append(md.table(pd.DataFrame([{
+        "column": row["column"], "source": row["source"],
+        "Pearson r (sentence)": f"{row['r']:.3f} [{row['r_lo']:.3f}, {row['r_hi']:.3f}]",
+        "Spearman rho (sentence)": f"{row['rho']:.3f} [{row['rho_lo']:.3f}, {row['rho_hi']:.3f}]",
+        "Pearson r (9 system means)": f"{row['r_system']:.3f} [{row['r_system_lo']:.3f}, {row['r_system_hi']:.3f}]",
+        f"r minus {REFERENCE_COLUMN}": f"{row['diff']:+.3f} [{row['diff_lo']:+.3f}, {row['diff_hi']:+.3f}]"
+        if "diff" in row else "(the bar)"} for row in report["correlation"]])))
     lines += ["", "## What the numbers show", "", *report["reading"], ""]
     return "\n".join(lines)
 
