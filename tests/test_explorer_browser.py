@@ -72,8 +72,9 @@ def _card() -> Scorecard:
 def page_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("explorer") / "explorer.html"
     lexicon = Lexicon({"0": [["bad", -1.0]], "1": [["good", 1.0], ["great", 0.8]]})
-    write_explorer(path, _card(), title="browser <test>", lexicon=lexicon, tradeoff=("sti@lr", "bleu@none"),
-                   notices=[NOTICE])
+    card = _card()
+    card.notices.append(NOTICE)
+    write_explorer(path, card, title="browser <test>", lexicon=lexicon, tradeoff=("sti@lr", "bleu@none"))
     return path.as_uri()
 
 

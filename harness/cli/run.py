@@ -30,11 +30,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if manifest.options.dry_run:  # the requests were printed; nothing was scored or written
         return 0
     if args.format != "markdown":
-        from tsteval.scorecard import read_notices
-
         summary = pd.read_csv(out / "summary.csv", dtype={"system": str, "setting": str})
         print(summary_json(summary, card.signatures, name=manifest.name, rows=len(card.frame), out=str(out),
-                           notices=read_notices(out))
+                           notices=card.notices)
               if args.format == "json" else "\n".join(signature_lines(summary)))
     print(f"{manifest.name}: {len(card.frame)} rows x {len(card.metrics)} metrics; report: {out / 'report.md'}, "
           f"{out / 'report.html'}", file=sys.stderr if args.format == "json" else sys.stdout)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from tsteval.core.styles import direction_labels
 from tsteval.failures import failure_counts
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.metrics.registry import find_metric
-from tsteval.scorecard import Scorecard, read_notices
+from tsteval.scorecard import Scorecard
 
 GENERATOR = "tsteval explorer"
 ASSETS = ("tabulator.min.css", "explorer.css", "tabulator.min.js", "explorer.js")
@@ -124,10 +123,10 @@ def default_axes(columns: list[dict], tradeoff: tuple[str | None, str | None] = 
 
 
 def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None, placeholder: str = "<masked>",
-                  tradeoff: tuple[str | None, str | None] = (None, None), notices: Sequence[str] = ()) -> dict:
+                  tradeoff: tuple[str | None, str | None] = (None, None)) -> dict:
     """Everything the page shows, as one JSON-ready dict: columnar rows, the score columns with their direction and
-    signature, the correlation matrices, the default tradeoff axes, the run's ``notices`` (its warnings:
-    :attr:`~tsteval.experiment.run.execute.Run.notices`) and the count of empty outputs per system."""
+    signature, the correlation matrices, the default tradeoff axes, the card's notices (the run's warnings:
+    :attr:`~tsteval.scorecard.Scorecard.notices`) and the count of empty outputs per system."""
     frame = card.frame.reset_index(drop=True)
     scores = numeric_columns(card)
     if not scores:
@@ -155,7 +154,7 @@ def explorer_data(card: Scorecard, *, title: str, lexicon: Lexicon | None = None
     x, y = default_axes(columns, tradeoff)
     return {"title": title, "n": len(frame), "rows": rows, "scores": columns, "hyperparameters": hps,
             "masked": lexicon is not None, "placeholder": placeholder, "tradeoff": {"x": x, "y": y},
-            "correlations": correlations(frame, scores), "notices": list(notices),
+            "correlations": correlations(frame, scores), "notices": list(card.notices),
             "empty_outputs": failure_counts(frame)}
 
 
@@ -204,11 +203,9 @@ def read_explorer_data(path: str | Path) -> dict:
 
 
 def write_explorer(path: str | Path, card: Scorecard, *, title: str, lexicon: Lexicon | None = None,
-                   placeholder: str = "<masked>", tradeoff: tuple[str | None, str | None] = (None, None),
-                   notices: Sequence[str] = ()) -> Path:
+                   placeholder: str = "<masked>", tradeoff: tuple[str | None, str | None] = (None, None)) -> Path:
     """Write the explorer page for ``card`` to ``path`` (a file in a folder being written, e.g. a run's)."""
-    data = explorer_data(card, title=title, lexicon=lexicon, placeholder=placeholder, tradeoff=tradeoff,
-                         notices=notices)
+    data = explorer_data(card, title=title, lexicon=lexicon, placeholder=placeholder, tradeoff=tradeoff)
     Path(path).write_text(explorer_html(data), encoding="utf-8")
     return Path(path)
 
@@ -256,8 +253,7 @@ def explore_folder(directory: str | Path, out: str | Path | None = None, lexicon
     card = Scorecard.load(directory)
     target = Path(out) if out is not None else directory / "explorer.html"
     words = Lexicon.load(lexicon) if lexicon is not None else _run_lexicon(directory)
-    data = explorer_data(card, title=directory.resolve().name, lexicon=words, tradeoff=_run_tradeoff(directory),
-                         notices=read_notices(directory))
+    data = explorer_data(card, title=directory.resolve().name, lexicon=words, tradeoff=_run_tradeoff(directory))
     with output_file(target, "an explorer page", is_explorer, overwrite) as tmp:
         tmp.write_text(explorer_html(data), encoding="utf-8")
     if target.resolve().parent == directory.resolve():

@@ -216,8 +216,7 @@ def run_experiment(manifest: Manifest | str | Path, out: str | Path | None = Non
                      manifest.report, manifest.tradeoff.style, manifest.tradeoff.content, board=board,
                      recipe=result.joint, pairs=pairs)
         write_explorer(tmp / "explorer.html", card, title=manifest.name, lexicon=result.lexicon,
-                       placeholder=plan.placeholder, tradeoff=(manifest.tradeoff.style, manifest.tradeoff.content),
-                       notices=result.notices)
+                       placeholder=plan.placeholder, tradeoff=(manifest.tradeoff.style, manifest.tradeoff.content))
     log(f"run written to {out} in {time.perf_counter() - start:.1f} s")
     if result.lm_server is not None:
         from tsteval.experiment.run.outputs import server_cost_table
