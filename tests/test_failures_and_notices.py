@@ -191,3 +191,13 @@ def test_score_json_carries_the_notices_and_the_empty_counts(tmp_path: Path, cap
     assert printed["notices"] == json.loads((tmp_path / "run" / "notices.json").read_text())
     assert printed["notices"][0].endswith("system 2 of 4")
     assert [row["n_empty"] for row in printed["summary"]] == [2]
+
+
+def test_run_json_carries_the_cards_notices(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``tsteval run --format json`` prints the notices the run wrote (the card's, as ``notices.json`` keeps them)."""
+    manifest = _leaky_manifest(tmp_path, OUTPUTS)
+    assert main(["run", str(manifest), "--out", str(tmp_path / "run"), "--format", "json", "--quiet"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    kept = json.loads((tmp_path / "run" / "notices.json").read_text())
+    assert printed["notices"] == kept and any(line.startswith("leakage: 3 of") for line in kept)
+    assert any(line.startswith("empty outputs") and line.endswith("mine 2 of 4") for line in kept)
