@@ -3,8 +3,9 @@
 The public API is listed in ``__all__``; everything else is reachable through the subpackages (``tsteval.core``,
 ``tsteval.readers``, ``tsteval.metrics``, ``tsteval.experiment``, ``tsteval.metaeval``, ``tsteval.annotate``,
 ``tsteval.probes``, ``tsteval.classifiers``, ``tsteval.lexicons``).  ``evaluate`` scores pairs in one call;
-``meta_evaluate`` checks a scorecard's metrics against human ratings; ``Plan`` and ``run`` are what ``evaluate``, the
-command line and experiment manifests share; ``METRICS`` declares every metric (aspect, direction, range, needs).
+``meta_evaluate`` checks a scorecard's metrics against human ratings; ``run_study`` runs a study declaration
+(rated sets, columns, statistics, the profile rule: ``load_study`` reads one); ``Plan`` and ``run`` are what
+``evaluate``, the command line and experiment manifests share; ``METRICS`` declares every metric (aspect, direction, range, needs).
 
 >>> import tsteval
 >>> tsteval.METRICS["ppl"].higher_is_better
@@ -21,6 +22,8 @@ from tsteval.experiment.manifest.loader import load_manifest
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import run
 from tsteval.metaeval.engine import meta_evaluate
+from tsteval.metaeval.study.declaration import load_study
+from tsteval.metaeval.study.runner import run_study
 from tsteval.metrics.registry import METRICS
 from tsteval.scorecard import Scorecard
 
@@ -30,4 +33,4 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0+unknown"
 
 __all__ = ["METRICS", "Corpus", "Plan", "Scorecard", "Transfers", "__version__", "evaluate", "load_manifest",
-           "meta_evaluate", "run"]
+           "load_study", "meta_evaluate", "run", "run_study"]

@@ -39,8 +39,8 @@ def _classifier_source(name: str, value: object, corpus: Corpus | None) -> objec
 
 
 def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None, *,
-             table: str | Path | None = None, source_style: str | Sequence[str] | None = None,
-             target_style: str | Sequence[str] | None = None, metrics: Iterable[str] = ("sti",),
+             table: str | Path | None = None, transfers: Transfers | None = None,
+             source_style: str | Sequence[str] | None = None, target_style: str | Sequence[str] | None = None, metrics: Iterable[str] = ("sti",),
              classifier: object = None, corpus: Corpus | Mapping[str, Sequence[str]] | None = None,
              lexicon: object = None, human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None,
              system: str = DEFAULT_SYSTEM, setting: str = DEFAULT_SETTING, references: object = None,
@@ -94,9 +94,12 @@ def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None 
     if unknown:
         raise TstevalError(f"evaluate() has no option {unknown[0]!r}; its run options: {', '.join(OPTIONS)}")
     options = {name: option.read(options.get(name)) for name, option in OPTIONS.items()}
-    if table is not None:
-        if inputs is not None or outputs is not None:
-            raise TstevalError("give either inputs and outputs, or table=, not both")
+    if sum(x is not None for x in (table, transfers, inputs if inputs is not None else outputs)) > 1:
+        raise TstevalError("give one of inputs and outputs, table= or transfers=")
+    if transfers is not None:
+        if not isinstance(transfers, Transfers):
+            raise TstevalError(f"transfers= takes a tsteval.Transfers, not {type(transfers).__name__}")
+    elif table is not None:
         from tsteval.readers.tables import load_table_transfers
 
         transfers = load_table_transfers(table)

@@ -19,6 +19,7 @@ EPILOG = """examples:
   tsteval meta-eval --scorecard runs/mine --rating naturalness=human_fluency --out runs/meta   (ratings in the run)
   tsteval meta-eval --dataset lai --out results/lai        (score Lai et al.'s rated GYAFC outputs and evaluate)
   tsteval meta-eval runs/mine --ratings study --choose-profile profile.json   (a tsteval annotate study)
+  tsteval meta-eval --study benchmarks/evidence/content_sets.yaml   (a study declaration: docs/studies.md)
 """
 
 
@@ -44,12 +45,34 @@ def _baselines(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _run_study(args: argparse.Namespace) -> int:
+    """``--study FILE``: run a study declaration and write its page (tsteval.metaeval.study)."""
+    from tsteval.core.errors import TstevalError
+    from tsteval.metaeval.study.declaration import load_study
+    from tsteval.metaeval.study.runner import run_study
+
+    others = [flag for flag, given in (("RUN/--scorecard", args.run or args.scorecard), ("--ratings", args.ratings),
+                                      ("--rating", args.rating), ("--dataset", args.dataset)) if given]
+    if others:
+        raise TstevalError(f"--study brings its sets and columns: leave out {others[0]}")
+    study = load_study(args.study)
+    if args.out is None and study.out is None:
+        raise TstevalError(f"{args.study}: the study names no out: folder; give --out FOLDER")
+    result = run_study(study, log=(lambda _message: None) if args.quiet else print)
+    target = result.write(args.out)
+    if not args.quiet:
+        print(f"written to {target / 'study.md'}")
+    return 0
+
+
 def cmd_meta_eval(args: argparse.Namespace) -> int:
     """Meta-evaluate a scorecard (or a built-in rated dataset) and write the tables and the plot."""
     from tsteval.core.errors import TstevalError
     from tsteval.core.markdown import plain
     from tsteval.metaeval.engine import meta_evaluate
 
+    if args.study is not None:
+        return _run_study(args)
     if args.run is not None:
         if args.scorecard is not None and args.scorecard != args.run:
             raise TstevalError("give the run once: RUN or --scorecard RUN")
@@ -174,6 +197,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--dataset", choices=rated_set_names(), metavar="NAME",
                         help="score a built-in rated set with every applicable metric and meta-evaluate it, the "
                         f"raters' agreement beside; one of {', '.join(rated_set_names())} (docs/meta-evaluation.md)")
+    parser.add_argument("--study", metavar="FILE", help="run a study declaration (YAML: its sets, columns, statistics "
+                        "and rule; docs/studies.md) and write study.json and study.md to its out: folder or --out")
     parser.add_argument("--resamples", type=_positive, default=N_RESAMPLES,
                         help=f"bootstrap resamples (default {N_RESAMPLES})")
     parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")

@@ -29,6 +29,9 @@ from tsteval.metaeval import agreement
 
 LEVELS = ("sentence", "within_system", "system")
 METHODS = agreement.METHODS
+# Every statistic a study may ask for: the correlations and pairwise accuracy (the share of pairs of rows that the
+# humans rank apart which the metric ranks the same way, a metric tie counted half).
+STATISTICS = (*METHODS, "pairwise_accuracy")
 CONFIDENCE = 0.95
 
 
@@ -95,12 +98,40 @@ def _kendall_columns(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _tied_pairs(a: np.ndarray) -> np.ndarray:
+    """Pairs of rows tied in each column of ``a`` (n, k): the sum over tied values of c(c - 1) / 2."""
+    out = np.empty(a.shape[1])
+    for column in range(a.shape[1]):
+        counts = np.unique(a[:, column], return_counts=True)[1].astype(float)
+        out[column] = float((counts * (counts - 1) / 2).sum())
+    return out
+
+
+def _pairwise_accuracy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Of the pairs of rows with different ``y``, the share that each column of ``x`` orders the same way (ties in x
+    count half): ``1/2 + S / (2 (n0 - n_y))`` with S concordant minus discordant pairs, n0 all pairs and n_y the
+    pairs tied in y, so S comes from Kendall's tau-b (``S = tau_b sqrt((n0 - n_x)(n0 - n_y))``)."""
+    n = len(y)
+    pairs = n * (n - 1) / 2
+    tied_y = _tied_pairs(y[:, None])[0]
+    out = np.full(x.shape[1], np.nan)
+    if pairs - tied_y <= 0:
+        return out
+    tied_x = _tied_pairs(x)
+    tau = _kendall_columns(x, y)
+    s = np.where(tied_x == pairs, 0.0, np.nan_to_num(tau) * np.sqrt((pairs - tied_x) * (pairs - tied_y)))
+    return 0.5 + s / (2 * (pairs - tied_y))
+
+
 def correlations(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
-    """The ``method`` correlation of every column of ``x`` with ``y`` (average ranks for ties); NaN if undefined.
+    """The ``method`` statistic of every column of ``x`` with ``y`` (average ranks for ties); NaN if undefined.
 
     >>> x = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 1.0]])
     >>> correlations(x, np.array([1.0, 2.0, 4.0]), "spearman").tolist()
     [1.0, -1.0]
+    >>> x = np.array([[1.0], [1.0], [3.0]])
+    >>> round(float(correlations(x, np.array([1.0, 2.0, 4.0]), "pairwise_accuracy")[0]), 4)
+    0.8333
     """
     if len(y) < 3:
         return np.full(x.shape[1], np.nan)
@@ -110,7 +141,9 @@ def correlations(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
         return _pearson_columns(average_ranks(x), average_ranks(y))
     if method == "kendall":
         return _kendall_columns(x, y)
-    raise InputError(f"unknown correlation method {method!r}", fix=f"use one of {METHODS}")
+    if method == "pairwise_accuracy":
+        return _pairwise_accuracy(x, y)
+    raise InputError(f"unknown correlation method {method!r}", fix=f"use one of {STATISTICS}")
 
 
 def _group_means(values: np.ndarray, groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:

@@ -92,7 +92,7 @@ def _sample(texts: Sequence[str], size: int, seed: int) -> list[str]:
     return [texts[i] for i in keep]
 
 
-def _classifiers(names: Sequence[str] = STYLE_BACKENDS) -> dict[str, object]:
+def style_classifiers(names: Sequence[str] = STYLE_BACKENDS) -> dict[str, object]:
     """The classifier specs of :data:`STYLE_CLASSIFIERS` named ``names``."""
     from tsteval.experiment.manifest.loader import ClassifierSpec
 
@@ -118,7 +118,7 @@ def _score(transfers: Transfers, corpus: Corpus, lexicon: object, human: list[st
                 precision="fp32")  # the committed tables' precision, on every machine (docs/precision.md)
     card = run(rest)
     _lm_columns(card, rest, templates, log)
-    style = run(Plan(style_view or transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
+    style = run(Plan(style_view or transfers, classifiers=style_classifiers(), corpus=corpus, seed=seed))
     for column in style.metrics:
         card.add(column, style.frame[column].to_numpy(), style.signatures[column])
     return card
@@ -298,7 +298,7 @@ def score_declared(rated: Ratings, seed: int = 0, log: Log = print,
         return card, notes
     corpus, counts = STYLE_CORPORA[spec.style_corpus](rated)
     notes.update(counts)
-    style = run(Plan(transfers, classifiers=_classifiers(), corpus=corpus, seed=seed))
+    style = run(Plan(transfers, classifiers=style_classifiers(), corpus=corpus, seed=seed))
     for column in style.metrics:
         card.add(column, style.frame[column].to_numpy(), style.signatures[column])
     return card, notes

@@ -31,11 +31,11 @@ from tsteval.metaeval.rated.datasets import (
     MIR_TEMPLATES,
     Log,
     RatedRun,
-    _classifiers,
     _sample,
     dualrl_form,
     lai_materials,
     mir_materials,
+    style_classifiers,
 )
 from tsteval.metaeval.tables import MetaEvaluation, Rating
 from tsteval.scorecard import Scorecard
@@ -191,7 +191,7 @@ def lm_tables(name: str, models: Sequence[str] = LANGUAGE_MODELS, *, inputs: int
                 human=human, corpus=corpus, seed=seed, threads=threads, precision="fp32")  # as committed: no @ref
     card = run(plan)
     style_view = dualrl_form(subset) if dualrl else subset
-    style = run(Plan(style_view, classifiers=_classifiers(SUBSET_CLASSIFIERS), corpus=corpus, seed=seed,
+    style = run(Plan(style_view, classifiers=style_classifiers(SUBSET_CLASSIFIERS), corpus=corpus, seed=seed,
                      threads=threads))
     for column in style.metrics:
         card.add(column, style.frame[column].to_numpy(), style.signatures[column])

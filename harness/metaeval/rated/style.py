@@ -28,10 +28,10 @@ from tsteval.metaeval.rated.datasets import (
     LAI_RATINGS,
     MIR_RATINGS,
     Log,
-    _classifiers,
     dualrl_form,
     lai_materials,
     mir_materials,
+    style_classifiers,
 )
 from tsteval.metaeval.tables import MetaEvaluation, Rating
 from tsteval.scorecard import Scorecard
@@ -56,7 +56,7 @@ def specs(names: Sequence[str], max_train: int | None = None) -> dict[str, objec
     """
     from dataclasses import replace
 
-    chosen = _classifiers(names)
+    chosen = style_classifiers(names)
     if max_train is None:
         return chosen
     for name, spec in chosen.items():

@@ -1,0 +1,198 @@
+"""The study engine on a researcher's own rated table: a declaration read (errors naming file and line), scored
+through the plan, its figures equal to scipy's on the same rows, its aggregates and rule recomputed by hand, and
+the same run through ``tsteval meta-eval --study`` and the Python API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import tsteval
+from tsteval.core.errors import InputError
+from tsteval.metaeval.study.page import render
+from tsteval.metaeval.study.rule import choose
+
+ROWS = 40
+
+
+def _rated(folder: Path, name: str, seed: int) -> Path:
+    """A rated table: 10 inputs x 2 systems x 2 settings, content ratings that follow the overlap, with noise."""
+    rng = np.random.default_rng(seed)
+    words = "the food was good and the staff were kind to us all night".split()
+    rows = []
+    for item in range(10):
+        source = " ".join(rng.choice(words, 8))
+        for system in ("a", "b"):
+            for setting in ("s1", "s2"):
+                keep = rng.integers(2, 9)
+                output = " ".join(source.split()[:keep] + list(rng.choice(words, 8 - keep)))
+                rows.append({"input": source, "output": output, "source_style": "neg", "target_style": "pos",
+                             "system": system, "setting": setting, "item": item,
+                             "human_content": float(keep + rng.normal(0, 1.5))})
+    path = folder / f"{name}.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _declaration(folder: Path, extra: str = "") -> Path:
+    _rated(folder, "first", 0)
+    _rated(folder, "second", 1)
+    (folder / "costs.json").write_text(json.dumps({"columns": {"bleu@none": {"cpu_s_per_1000": 0.2},
+                                                               "chrf@none": {"cpu_s_per_1000": 0.1},
+                                                               "meteor@none": {"cpu_s_per_1000": 3.0}}}))
+    path = folder / "mine.yaml"
+    path.write_text(f"""kind: tsteval-study
+title: My ratings
+sets:
+  - {{table: first.csv, label: first, ratings: {{human_content: content}}}}
+  - {{table: second.csv, label: second, ratings: {{human_content: content}}}}
+columns:
+  - {{metrics: [bleu, chrf, meteor]}}
+baselines: {{content: bleu@none}}
+comparisons: [baseline, pairwise]
+statistics: [pearson, spearman, pairwise_accuracy]
+resamples: 200
+aggregates: [mean, pooled]
+rule: {{reference: {{content: bleu@none}}, costs: costs.json}}
+out: out
+{extra}""")
+    return path
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tsteval.metaeval.study.runner.StudyResult]:
+    folder = tmp_path_factory.mktemp("study")
+    path = _declaration(folder)
+    return folder, tsteval.run_study(path, log=lambda _m: None, cache=folder / "cache")
+
+
+def _figure(data: dict, **where: object) -> dict:
+    rows = [r for r in data["figures"] + data["aggregates"] if all(r.get(k) == v for k, v in where.items())]
+    assert len(rows) == 1, where
+    return rows[0]
+
+
+def test_a_set_figure_is_scipys_on_the_same_rows(study: tuple) -> None:
+    folder, result = study
+    table = pd.read_csv(folder / "first.csv")
+    scores = result.scores[result.scores["set"] == "first"]
+    assert len(scores) == ROWS
+    figure = _figure(result.data, set="first", column="chrf@none", level="sentence", statistic="pearson")
+    expected = stats.pearsonr(scores["chrf@none"], table["human_content"]).statistic
+    assert figure["r"] == pytest.approx(expected, abs=1e-9)
+    assert figure["lo"] < figure["r"] < figure["hi"]
+    spearman = _figure(result.data, set="first", column="chrf@none", level="sentence", statistic="spearman")
+    assert spearman["r"] == pytest.approx(stats.spearmanr(scores["chrf@none"], table["human_content"]).statistic)
+
+
+def test_pairwise_accuracy_counts_pairs_by_hand(study: tuple) -> None:
+    folder, result = study
+    table = pd.read_csv(folder / "second.csv")
+    x = result.scores.loc[result.scores["set"] == "second", "bleu@none"].to_numpy()
+    y = table["human_content"].to_numpy()
+    agree = total = 0.0
+    for i in range(len(y)):
+        for j in range(i + 1, len(y)):
+            if y[i] != y[j]:
+                total += 1
+                agree += 0.5 if x[i] == x[j] else float((x[i] - x[j]) * (y[i] - y[j]) > 0)
+    figure = _figure(result.data, set="second", column="bleu@none", level="sentence", statistic="pairwise_accuracy")
+    assert figure["r"] == pytest.approx(agree / total)
+
+
+def test_the_mean_over_sets_is_the_mean_of_the_sets(study: tuple) -> None:
+    _, result = study
+    per_set = [_figure(result.data, set=s, column="meteor@none", level="system", statistic="pearson")["r"]
+               for s in ("first", "second")]
+    mean = _figure(result.data, set="mean", column="meteor@none", level="system", statistic="pearson")
+    assert mean["r"] == pytest.approx(np.mean(per_set))
+    assert mean["sets"] == ["first", "second"]
+
+
+def test_the_pooled_figure_reads_every_row(study: tuple) -> None:
+    folder, result = study
+    ratings = pd.concat([pd.read_csv(folder / f"{s}.csv") for s in ("first", "second")])["human_content"]
+    pooled = _figure(result.data, set="pooled", column="chrf@none", level="sentence", statistic="pearson")
+    assert pooled["r"] == pytest.approx(stats.pearsonr(result.scores["chrf@none"], ratings).statistic)
+
+
+def test_the_rule_gain_is_the_mean_of_per_set_differences(study: tuple) -> None:
+    _, result = study
+    pick = result.data["rule"]["groups"][0]["picks"][0]
+    assert pick["reference"] == "bleu@none"
+    for row in pick["columns"]:
+        per_set = [_figure(result.data, set=s, column=row["column"], level="sentence", statistic="pearson")["r"]
+                   - _figure(result.data, set=s, column="bleu@none", level="sentence", statistic="pearson")["r"]
+                   for s in ("first", "second")]
+        assert row["gain"] == pytest.approx(np.mean(per_set))
+        assert row["candidate"] == (row["gain"] >= 0.02 and row["lo"] > 0 and not row["worse_on"])
+    candidates = [r for r in pick["columns"] if r["candidate"]]
+    expected = min((r for r in candidates if r["tied"]), key=lambda r: r["cost"])["column"] if candidates \
+        else "bleu@none"
+    assert pick["chosen"] == expected
+
+
+def test_ties_go_to_the_cheapest_and_no_candidate_keeps_the_reference() -> None:
+    gain, low = np.array([0.05, 0.06]), np.array([0.01, 0.02])
+    ok = np.array([True, True])
+    assert choose(gain, low, ok, np.array([-0.02, 0.0]), np.array([0.01, 0.0]), np.array([1.0, 9.0])) == 0
+    assert choose(gain, low, ok, np.array([-0.02, 0.0]), np.array([-0.01, 0.0]), np.array([1.0, 9.0])) == 1
+    assert choose(np.array([0.01, 0.015]), low, ok, low, low, np.array([1.0, 1.0])) is None
+    assert choose(gain, np.array([-0.01, -0.001]), ok, low, low, np.array([1.0, 1.0])) is None
+
+
+def test_the_page_renders_the_json_with_a_signature_under_every_table(study: tuple) -> None:
+    folder, result = study
+    target = result.write()
+    assert target == folder / "out"
+    data = json.loads((target / "study.json").read_text())
+    page = (target / "study.md").read_text()
+    assert render(data) == page
+    tables = [i for i, line in enumerate(page.splitlines()) if line.startswith("|---")]
+    lines = page.splitlines()
+    with_intervals = 0
+    for start in tables:
+        end = next(i for i in range(start, len(lines)) if not lines[i].startswith("|"))
+        if any(" \\[" in line for line in lines[start:end]):  # a table of figures with intervals
+            with_intervals += 1
+            assert lines[end + 1].startswith("*") and "resamples clustered by input" in lines[end + 1]
+    assert with_intervals >= 10
+    assert pd.read_parquet(target / "scores.parquet").shape[0] == 2 * ROWS
+
+
+def test_the_command_line_writes_the_same_page(study: tuple, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from tsteval.cli.main import main
+
+    folder, result = study
+    out = tmp_path / "cli"
+    assert main(["meta-eval", "--study", str(folder / "mine.yaml"), "--out", str(out), "--quiet"]) == 0
+    cli = json.loads((out / "study.json").read_text())
+    assert cli["figures"] == result.data["figures"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("resampels: 10", "mine.yaml:15: resampels: unknown key 'resampels' (fix: did you mean 'resamples'?)"),
+    ("statistics: [pearson, spearmen]", "unknown statistics 'spearmen'"),
+    ("include: [mine.yaml]", "includes itself"),
+])
+def test_a_bad_declaration_names_the_file_and_line(tmp_path: Path, extra: str, message: str) -> None:
+    path = _declaration(tmp_path, extra)
+    text = path.read_text()
+    if extra.startswith("statistics"):
+        path.write_text(text.replace("statistics: [pearson, spearman, pairwise_accuracy]\n", ""))
+    with pytest.raises(InputError) as error:
+        tsteval.load_study(path)
+    assert message in str(error.value)
+
+
+def test_a_missing_rating_column_is_named(tmp_path: Path) -> None:
+    path = _declaration(tmp_path)
+    path.write_text(path.read_text().replace("first.csv, label: first, ratings: {human_content: content}",
+                                             "first.csv, label: first, ratings: {human_contnet: content}"))
+    with pytest.raises(InputError, match="no rating column 'human_contnet'.*did you mean 'human_content'"):
+        tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
