@@ -5,7 +5,8 @@ The public API is listed in ``__all__``; everything else is reachable through th
 ``tsteval.probes``, ``tsteval.classifiers``, ``tsteval.lexicons``).  ``evaluate`` scores pairs in one call;
 ``meta_evaluate`` checks a scorecard's metrics against human ratings; ``run_study`` runs a study declaration
 (rated sets, columns, statistics, the profile rule: ``load_study`` reads one); ``Plan`` and ``run`` are what
-``evaluate``, the command line and experiment manifests share; ``METRICS`` declares every metric (aspect, direction, range, needs).
+``evaluate``, the command line and experiment manifests share; ``METRICS`` declares every metric (aspect,
+direction, range, needs).
 
 >>> import tsteval
 >>> tsteval.METRICS["ppl"].higher_is_better

@@ -40,7 +40,8 @@ def _classifier_source(name: str, value: object, corpus: Corpus | None) -> objec
 
 def evaluate(inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None, *,
              table: str | Path | None = None, transfers: Transfers | None = None,
-             source_style: str | Sequence[str] | None = None, target_style: str | Sequence[str] | None = None, metrics: Iterable[str] = ("sti",),
+             source_style: str | Sequence[str] | None = None, target_style: str | Sequence[str] | None = None,
+             metrics: Iterable[str] = ("sti",),
              classifier: object = None, corpus: Corpus | Mapping[str, Sequence[str]] | None = None,
              lexicon: object = None, human: Sequence[str] | None = None, hh: Mapping[str, object] | None = None,
              system: str = DEFAULT_SYSTEM, setting: str = DEFAULT_SETTING, references: object = None,

@@ -1,6 +1,7 @@
 """A study declaration: one YAML file says what evidence a page shows; :mod:`tsteval.metaeval.study.runner` runs it.
 
-The keys (every one but ``kind``, ``title`` and ``sets`` optional; an unknown key is an error naming the file and line)::
+The keys (all but ``kind``, ``title``, ``sets`` and ``columns`` optional; an unknown key is an error naming the file
+and line)::
 
     kind: tsteval-study
     title: Content measures on the content-pair sets
