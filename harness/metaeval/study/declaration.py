@@ -395,6 +395,16 @@ def _gather(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, dict[tuple, 
     return merged, all_lines, origins, sources
 
 
+def page_declarations(folder: str | Path) -> list[Path]:
+    """The declarations of pages in ``folder``: its YAML files with a ``title`` (the others are only included)."""
+    out = []
+    for path in sorted(Path(folder).glob("*.yaml")):
+        data, _ = _read_yaml(path)
+        if isinstance(data, dict) and "title" in data:
+            out.append(path)
+    return out
+
+
 def load_study(path: str | Path) -> Study:
     """Read and check the study declaration ``path`` (module notes); every error names the file and line."""
     path = Path(path)
