@@ -21,4 +21,4 @@ KINDS = {
     "tools": ("The demo and the pictures", ("demo", "explorer_screenshots", "annotate_screenshots")),
 }
 # Shared code of the benchmarks, not run by themselves (a results page rendered from its JSON included).
-HELPERS = ("common", "clustered", "studies.content_benchmark_page", "studies.detox_tox600_page")
+HELPERS = ("common", "clustered", "studies.content_benchmark_page", "studies.detox_tox600_page", "evidence.profile")

@@ -196,3 +196,25 @@ def test_a_missing_rating_column_is_named(tmp_path: Path) -> None:
                                              "first.csv, label: first, ratings: {human_contnet: content}"))
     with pytest.raises(InputError, match="no rating column 'human_contnet'.*did you mean 'human_content'"):
         tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
+
+
+def test_an_annotate_study_folder_is_a_set(tmp_path: Path) -> None:
+    """A study planned and rated with tsteval annotate is a set of a declaration: its mean ratings per pair, the
+    pairs' texts scored through the plan; the figure equals scipy's on the study's own ratings."""
+    from test_annotate_loop import _planned, _rate
+
+    from tsteval.metaeval.rated.loop import study_ratings
+
+    _, study, by_pair = _planned(tmp_path, "content,fluency", 3)
+    _rate(study, by_pair, noise=0.6, seed=1)
+    path = tmp_path / "s.yaml"
+    path.write_text("kind: tsteval-study\ntitle: My study\nsets: [{study: study, label: mine}]\n"
+                    "columns: [{metrics: [chrf]}]\nresamples: 100\n")
+    result = tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
+    means, aspects = study_ratings(study)
+    assert aspects == {"human_content": "content", "human_fluency": "naturalness"}
+    scores = result.scores.astype({"item": str}).merge(means.astype({"item": str}),
+                                                       on=["system", "setting", "item"])
+    assert len(scores) == len(means) == 48
+    figure = _figure(result.data, set="mine", column="chrf@none", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(stats.pearsonr(scores["chrf@none"], scores["human_content"]).statistic)
