@@ -49,7 +49,7 @@ def _against(comparisons: list[dict], where: str, rating: str, column: str, stat
     for row in comparisons:
         if (row["set"], row["rating"], row["column"], row["statistic"], row["level"]) == (
                 where, rating, column, statistic, "sentence") and row["comparison"] in ("baseline", "incumbent"):
-            return f"{cell(row['diff'], row['lo'], row['hi'], signed=True)} vs {row['against']}: {row['verdict']}"
+            return f"{row['verdict']}: {cell(row['diff'], row['lo'], row['hi'], signed=True)} vs {row['against']}"
     return ""
 
 
@@ -74,7 +74,7 @@ def figure_table(data: dict, rows: list[dict], where: str, rating: str, statisti
             row[LEVEL_NAMES[level]] = cell(figure.get("r"), figure.get("lo"), figure.get("hi"))
         if "sets" in first:
             row["sets"] = len(first["sets"])
-        row["vs baseline (sentence)"] = _against(data["comparisons"], where, rating, column, statistic)
+        row["beats the baseline? (sentence)"] = _against(data["comparisons"], where, rating, column, statistic)
         table.append(row)
     return pd.DataFrame(table)
 

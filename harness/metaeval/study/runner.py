@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.core.errors import InputError
+from tsteval.metaeval.engine import verdict
 from tsteval.metaeval.statistics import (
     CONFIDENCE,
     LEVELS,
@@ -162,19 +163,6 @@ def _diff_rows(where: str, kind: str, rating: str, aspect: str, columns: Sequenc
                              "diff": _num(diff), "lo": _num(low[li, m, j]), "hi": _num(high[li, m, j]),
                              "verdict": verdict(low[li, m, j], high[li, m, j])})
     return rows
-
-
-def verdict(low: float, high: float) -> str:
-    """``better`` (the interval of the difference above 0), ``worse`` (below 0), else ``level``.
-
-    >>> verdict(0.01, 0.05), verdict(-0.05, -0.01), verdict(-0.01, 0.02)
-    ('better', 'worse', 'level')
-    """
-    if np.isfinite(low) and low > 0:
-        return "better"
-    if np.isfinite(high) and high < 0:
-        return "worse"
-    return "level"
 
 
 def _against(study: Study, aspect: str, columns: Sequence[MetricColumn]) -> list[tuple[str, str]]:
