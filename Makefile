@@ -86,6 +86,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed.speed_logprop --pairs 24
 	$(BIN)/python -m benchmarks.speed.speed_gpu  # says so and stops where torch sees no GPU
 	$(BIN)/python -m benchmarks.speed.speed_end_to_end
+	nice -n 10 $(BIN)/python -m benchmarks.speed.column_costs  # each candidate column's cost (30 min)
 
 # The GPU figures (benchmarks/speed/bench_gpu.py): where torch sees no GPU, packs the two uploads into .gpu_pack/; on
 # the GPU machine (both parts there) measures them into benchmarks/results/bench_gpu.json (8 minutes at most).
