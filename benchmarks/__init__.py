@@ -10,7 +10,7 @@ KINDS = {
         "speed_sti", "speed_classifiers", "speed_content", "speed_pairs", "speed_naturalness", "speed_ray",
         "speed_lexical", "speed_encoder", "speed_bertscore", "speed_lm_judges", "speed_logprop", "speed_end_to_end",
         "speed_gpu", "bench_gpu", "profile_lm", "annotate_speed", "transformer_recipe", "speed_style_encoder",
-        "speed_remote"))),
+        "speed_remote", "column_costs"))),
     "reproductions": ("Reproductions of published results", tuple(f"reproductions.{name}" for name in (
         "mir_style_reproduction", "mir_content_reproduction", "mir_naturalness", "lexicon_quality", "reed_beck_sweep",
         "bible_compliancy", "dualrl_compliancy", "cds_invariance", "cds_multiclass", "remote_agreement"))),
