@@ -448,4 +448,4 @@ def load_study(path: str | Path) -> Study:
                  aggregates=reader.names(data.get("aggregates", []), AGGREGATES, ("aggregates",)),
                  published=tuple(_read_published(reader, p, i) for i, p in enumerate(data.get("published", []))),
                  rule=_read_rule(reader, data["rule"], folder) if "rule" in data else None,
-                 out=None if out is None else folder / reader.text(out, ("out",)), sources=tuple(sources))
+                 out=None if out is None else (folder / reader.text(out, ("out",))).resolve(), sources=tuple(sources))
