@@ -34,3 +34,12 @@ def yelp_transformer(corpus: Corpus, seed: int = 0, verbose: bool = True) -> Tra
     params = {**TRANSFORMER_PARAMS, "verbose": verbose}
     return train_classifier("transformer", subsample(corpus, TRANSFORMER_TRAIN_SIZE, seed), params, seed=seed,
                             heldout=0.05)
+
+
+def r_margin(pair: tuple[float, float] | None) -> str:
+    """A correlation and its margin as a table cell, ``—`` where there is none.
+
+    >>> r_margin((0.4567, 0.0512))
+    '0.457 ± 0.051'
+    """
+    return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import mir_and_yelp
+from benchmarks.common import mir_and_yelp, r_margin
 from benchmarks.reproductions import mir_style_reproduction as reproduction
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.classifiers.training import train_classifier
@@ -57,8 +57,8 @@ def quick_table(seed: int = 0) -> str:
             ours = reproduction.correlations(frame, f"{metric}@{backend}")
             paper = reproduction.PAPER.get((backend, metric))
             rows += [{"classifier": f"{backend} (held-out acc. {accuracy[backend]:.3f})", "metric": metric,
-                      "model": model, "ours": reproduction.fmt(ours[model][:2]),
-                      "paper": reproduction.fmt(paper[model] if paper else None)}
+                      "model": model, "ours": r_margin(ours[model][:2]),
+                      "paper": r_margin(paper[model] if paper else None)}
                      for model in (*reproduction.MODELS, "Average")]
     return "\n".join(["# First look: STI vs human style ratings with fast classifiers (Mir et al. Table 4.3)", "",
                       f"12 settings x 244 items = {len(frame)} rows; classifiers trained on {len(corpus)} Yelp "

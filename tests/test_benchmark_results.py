@@ -231,3 +231,35 @@ def test_remote_speed_page_is_its_json_and_its_rates_and_overheads_follow_from_t
         if row["backend"] == "server":
             assert row["overhead_ms"] == pytest.approx(row["client_ms"] - row["http_ms"])
             assert 0 < row["server_ms"] < row["http_ms"]  # the server's own time is inside the HTTP call
+
+
+@pytest.mark.parametrize(("module", "render", "name"), [
+    ("speed.speed_content", "page", "speed_content"), ("speed.speed_ray", "page", "speed_ray"),
+    ("speed.speed_pairs", "page", "speed_pairs"), ("speed.speed_sti", "page", "speed_sti"),
+    ("speed.speed_naturalness", "unigram_markdown", "speed_naturalness"),
+    ("speed.speed_naturalness", "smollm2_markdown", "speed_smollm2"),
+    ("speed.speed_lexical", "markdown", "speed_lexical"),
+    ("speed.speed_classifiers", "page", "speed_classifiers"),
+    ("speed.speed_logprop", "markdown", "speed_logprop_issue40_before"),
+    ("speed.speed_logprop", "markdown", "speed_logprop_issue40_after"),
+    ("reproductions.cds_multiclass", "page", "cds_multiclass"),
+    ("reproductions.lexicon_quality", "page", "lexicon_quality"),
+    ("reproductions.mir_naturalness", "markdown", "mir_naturalness"),
+    ("reproductions.cds_invariance", "page", "cds_invariance"),
+])
+def test_a_results_page_is_its_json_rendered(module: str, render: str, name: str) -> None:
+    import importlib
+
+    results = speed_gpu.OUT / name
+    page = getattr(importlib.import_module(f"benchmarks.{module}"), render)
+    assert results.with_suffix(".md").read_text() == page(json.loads(results.with_suffix(".json").read_text()))
+
+
+def test_the_annotate_load_page_is_its_json_rendered() -> None:
+    from benchmarks.speed import annotate_speed
+
+    result = json.loads((annotate_speed.RESULTS / "annotate_speed.json").read_text())
+    page = (annotate_speed.RESULTS / "annotate_speed.md").read_text()
+    assert page == annotate_speed.page(result, annotate_speed.parser().get_default("seconds"))  # the run's --seconds
+    # the seconds measured are rounded to 0.1 s: the rate agrees to 0.05 s in 60 s
+    assert result["submissions_per_s"] == pytest.approx(result["submissions"] / result["seconds"], rel=1e-3)

@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 
 from benchmarks.reproductions.cds_multiclass import RESULTS
+from tsteval.core import markdown as md
 from tsteval.core.cache import cached_dir
 from tsteval.core.datapaths import portable
 from tsteval.core.signature import content_hash, package_version, texts_hash
@@ -160,10 +161,11 @@ def tsne_plot(x: np.ndarray, labels: np.ndarray, name: str, slug: str) -> None:
     plt.close(fig)
 
 
-def paper_numbers(report: InvarianceReport) -> list[str]:
-    """Our most similar style(s) for each style, in the paper's numbering."""
+def paper_numbers(most_similar: dict[str, list[str]]) -> list[str]:
+    """Our most similar style(s) for each style (an :class:`InvarianceReport`'s ``most_similar``), in the paper's
+    numbering."""
     number = {s: str(i + 1) for i, s in enumerate(PAPER_ORDER)}
-    return [", ".join(number[t] for t in report.most_similar[s]) for s in PAPER_ORDER]
+    return [", ".join(number[t] for t in most_similar[s]) for s in PAPER_ORDER]
 
 
 def main() -> None:
@@ -215,16 +217,17 @@ def main() -> None:
         print(rows[-1], flush=True)
     summary = pd.DataFrame(rows)
     summary.to_csv(RESULTS / "cds_invariance.csv", index=False)
-    write_json(reports, rows, named, zero, int((~keep).sum()), len(yelp), hf_path, hf_max_diff)
-    write_markdown(reports, summary, named, zero, int((~keep).sum()), len(yelp), hf_max_diff, time.time() - start)
+    results = write_json(reports, rows, named, zero, int((~keep).sum()), len(yelp), hf_path, hf_max_diff,
+                         round(time.time() - start))
+    (RESULTS / "cds_invariance.md").write_text(page(results))
     print(f"done in {time.time() - start:.0f} s", flush=True)
 
 
 def write_json(reports: dict[str, InvarianceReport], rows: list[dict], named: dict, zero: dict[str, int],
-               dropped: int, yelp_size: int, hf_path: str, hf_max_diff: float) -> None:
-    """Everything: summary rows, matrices, most-similar styles, the paper's tables."""
+               dropped: int, yelp_size: int, hf_path: str, hf_max_diff: float, seconds: int) -> dict:
+    """Everything: summary rows, matrices, most-similar styles, the paper's tables, the run's seconds (returned)."""
     out = {
-        "n_permutations": N_PERMUTATIONS, "seed": SEED, "dropped_zero_vector_sentences": dropped,
+        "n_permutations": N_PERMUTATIONS, "seed": SEED, "seconds": seconds, "dropped_zero_vector_sentences": dropped,
         "zero_vectors": zero, "yelp_training_sentences": yelp_size,
         "descriptions": {name: desc for name, (_, desc) in named.items()},
         "hf_generic_path_check": {"model": portable(hf_path), "sample": HF_CHECK_SAMPLE,
@@ -237,81 +240,62 @@ def write_json(reports: dict[str, InvarianceReport], rows: list[dict], named: di
                   "table_7": {k: {"count": c, "percentage": p} for k, (c, p) in PAPER_TABLE_7.items()}},
     }
     (RESULTS / "cds_invariance.json").write_text(json.dumps(out, indent=2))
+    return out
 
 
-def write_markdown(reports: dict[str, InvarianceReport], summary: pd.DataFrame, named: dict, zero: dict[str, int],
-                   dropped: int, yelp_size: int, hf_max_diff: float, seconds: float) -> None:
-    """The report: Table 7 beside ours, Tables 4-6 beside ours, the added scores, the matrices, the notes."""
-    n = int(summary["n"].iloc[0])
+def page(results: dict) -> str:
+    """The report of ``cds_invariance.json``: Table 7 beside ours, Tables 4-6 beside ours, the added scores, the
+    matrices, the notes."""
+    summary, zero, numbers = pd.DataFrame(results["summary"]), results["zero_vectors"], [str(i + 1) for i in range(11)]
+    table_7 = md.table(pd.DataFrame(
+        [[k, c, p, "paper, Table 7"] for k, (c, p) in PAPER_TABLE_7.items()]
+        + [[r.embedder, r.self_count, f"{100 * r.self_share:.1f}", "ours"] for r in summary.itertuples()],
+        columns=["embedder", "self-similar styles", "share %", "source"]))
+    most_similar = md.table(pd.DataFrame(
+        [[k, *v, "paper"] for k, v in PAPER_MOST_SIMILAR.items()]
+        + [[name, *paper_numbers(styles), "ours"] for name, styles in results["most_similar"].items()],
+        columns=["embedder", *numbers, "source"]))
+    beyond = md.table(pd.DataFrame([{
+        "embedder": r.embedder, "dim": r.dim,
+        "self count (p; null mean)": f"{r.self_count} (p = {r.self_count_p:.3g}; {r.self_count_null_mean:.2f})",
+        "within - between cosine (p)": f"{r.within_minus_between:.4f} (p = {r.gap_p:.3g})",
+        "probe accuracy (fold sd)": f"{r.probe_accuracy:.3f} ({r.probe_fold_sd:.3f})",
+        "chance": f"{r.probe_chance:.3f}", "between share": f"{r.between_share:.4f}",
+        "chance share": f"{r.between_chance:.5f}"} for r in summary.itertuples()]))
+    hf = results["hf_generic_path_check"]
     lines = [
-        "# Style invariance of sentence embeddings on the CDS sample (Fitzpatrick, Park & Obst, 2022)",
-        "",
-        f"{n:,} CDS sentences, 11 styles x 1,000 ({dropped} dropped for every embedder because some embedder "
+        "# Style invariance of sentence embeddings on the CDS sample (Fitzpatrick, Park & Obst, 2022)", "",
+        f"{int(summary['n'].iloc[0]):,} CDS sentences, 11 styles x 1,000 ({results['dropped_zero_vector_sentences']} "
+        "dropped for every embedder because some embedder "
         f"gives them a zero vector: {', '.join(f'{k} {v}' for k, v in zero.items())}).  Mean cosine of every "
         "pair of sentences of two styles, self-pairs excluded; a style is *self-similar* when its own column "
-        f"holds its row maximum.  Permutation test: {N_PERMUTATIONS} seeded relabellings (p = (1 + #null >= "
-        "observed) / (1 + B)).  Probe: multinomial logistic regression on unit-normalised, standardised "
+        f"holds its row maximum.  Permutation test: {results['n_permutations']} seeded relabellings (p = (1 + #null "
+        ">= observed) / (1 + B)).  Probe: multinomial logistic regression on unit-normalised, standardised "
         "embeddings, stratified 5-fold, seed 0.  Between share: between-style / total sum of squares of the "
-        f"unit embeddings (chance (k-1)/(n-1)).  Runtime {seconds:.0f} s on 2 shared CPU cores.",
-        "",
-        "## Table 7 beside ours: self-similarity count (share; chance 1/11 = 9.1%)",
-        "",
-        "| embedder | self-similar styles | share % | source |",
-        "|---|---:|---:|---|",
-    ]
-    lines += [f"| {k} | {c} | {p} | paper, Table 7 |" for k, (c, p) in PAPER_TABLE_7.items()]
-    lines += [f"| {r.embedder} | {r.self_count} | {100 * r.self_share:.1f} | ours |" for r in summary.itertuples()]
-    lines += [
-        "",
+        f"unit embeddings (chance (k-1)/(n-1)).  Runtime {results['seconds']:.0f} s on 2 shared CPU cores.", "",
+        "## Table 7 beside ours: self-similarity count (share; chance 1/11 = 9.1%)", "", table_7, "",
         "The paper's Distilroberta count of 6 leaves out its two tied rows (styles 1 and 6, each tied with "
-        "another style at three decimals); counting ties it would be 8.",
-        "",
-        "## Tables 4-6 beside ours: each style's most similar style (paper's numbering)",
-        "",
-        "Styles: " + ", ".join(f"{i + 1} = {s}" for i, s in enumerate(PAPER_ORDER)) + ".",
-        "",
-        "| embedder | " + " | ".join(str(i + 1) for i in range(11)) + " | source |",
-        "|---|" + "---:|" * 11 + "---|",
-    ]
-    lines += [f"| {k} | " + " | ".join(v) + " | paper |" for k, v in PAPER_MOST_SIMILAR.items()]
-    lines += [f"| {name} | " + " | ".join(paper_numbers(r)) + " | ours |" for name, r in reports.items()]
-    lines += [
-        "",
-        "## Beyond the count: permutation test, linear probe, between-style variance",
-        "",
-        "| embedder | dim | self count (p; null mean) | within - between cosine (p) | probe accuracy (fold sd) "
-        "| chance | between share | chance share |",
-        "|---|---:|---|---|---|---:|---:|---:|",
-    ]
-    lines += [f"| {r.embedder} | {r.dim} | {r.self_count} (p = {r.self_count_p:.3g}; {r.self_count_null_mean:.2f}) "
-              f"| {r.within_minus_between:.4f} (p = {r.gap_p:.3g}) | {r.probe_accuracy:.3f} ({r.probe_fold_sd:.3f}) "
-              f"| {r.probe_chance:.3f} | {r.between_share:.4f} | {r.between_chance:.5f} |"
-              for r in summary.itertuples()]
-    lines += ["", "## Embedders", ""]
-    lines += [f"- **{name}**: {desc}." for name, (_, desc) in named.items()]
-    lines += [
+        "another style at three decimals); counting ties it would be 8.", "",
+        "## Tables 4-6 beside ours: each style's most similar style (paper's numbering)", "",
+        "Styles: " + ", ".join(f"{i + 1} = {s}" for i, s in enumerate(PAPER_ORDER)) + ".", "", most_similar, "",
+        "## Beyond the count: permutation test, linear probe, between-style variance", "", beyond, "",
+        "## Embedders", "", *[f"- **{name}**: {desc}." for name, desc in results["descriptions"].items()],
         f"- **any Hugging Face encoder (mean pooling)**: only all-MiniLM-L6-v2 is available offline, so the "
-        f"generic path (`encode(texts, model=<local path>)`) was exercised with MiniLM's own path on {HF_CHECK_SAMPLE} "
-        f"sentences; it reproduces the default encoder to max |diff| = {hf_max_diff:.2g}, so its row would repeat "
-        "MiniLM's and is not listed.",
-        f"- word2vec and fastText are trained on Yelp dev+test ({yelp_size:,} sentences), never on the CDS "
-        "sentences probed.",
-        "",
-        "## Matrices (rows: style; columns: compared with; paper's order)",
-        "",
-    ]
-    for name, report in reports.items():
-        matrix = report.matrix.loc[list(PAPER_ORDER), list(PAPER_ORDER)]
-        lines += [f"### {name}", "", "| | " + " | ".join(str(i + 1) for i in range(11)) + " |",
-                  "|---|" + "---:|" * 11]
-        for i, style in enumerate(PAPER_ORDER):
-            row = matrix.loc[style].to_numpy()
-            cells = [f"**{v:.3f}**" if v == row.max() else f"{v:.3f}" for v in row]
-            lines.append(f"| {i + 1} {style} | " + " | ".join(cells) + " |")
-        lines += ["", f"![heatmap](cds_invariance/heatmap_{name.split(' ')[0].lower()}.png) "
-                      f"![t-SNE](cds_invariance/tsne_{name.split(' ')[0].lower()}.png)", ""]
-    (RESULTS / "cds_invariance.md").write_text("\n".join(lines + DIFFERENCES) + "\n")
-
+        f"generic path (`encode(texts, model=<local path>)`) was exercised with MiniLM's own path on {hf['sample']} "
+        f"sentences; it reproduces the default encoder to max |diff| = {hf['max_abs_diff']:.2g}, so its row would "
+        "repeat MiniLM's and is not listed.",
+        f"- word2vec and fastText are trained on Yelp dev+test ({results['yelp_training_sentences']:,} sentences), "
+        "never on the CDS sentences probed.", "",
+        "## Matrices (rows: style; columns: compared with; paper's order)", "",
+        "\\* marks each row's maximum.", ""]
+    for name, matrix in results["matrices"].items():
+        matrix = pd.DataFrame(matrix).loc[list(PAPER_ORDER), list(PAPER_ORDER)]
+        rows = [[f"{i + 1} {style}", *(f"{v:.3f}*" if v == row.max() else f"{v:.3f}" for v in row)]
+                for i, (style, row) in enumerate(matrix.iterrows())]
+        slug = name.split(" ")[0].lower()
+        lines += [f"### {name}", "", md.table(pd.DataFrame(rows, columns=["", *numbers])), "",
+                  f"![heatmap](cds_invariance/heatmap_{slug}.png) ![t-SNE](cds_invariance/tsne_{slug}.png)", ""]
+    return "\n".join(lines + DIFFERENCES) + "\n"
 
 if __name__ == "__main__":
     main()

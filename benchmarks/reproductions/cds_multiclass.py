@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from tsteval.classifiers.training import train_classifier
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import data_root
 from tsteval.core.records import Corpus
 
@@ -50,19 +52,20 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     summary = {"styles": corpus.styles, "n": len(corpus), "chance": round(chance, 4), "results": rows}
     (RESULTS / "cds_multiclass.json").write_text(json.dumps(summary, indent=2))
-    lines = [
-        "# 11-style classification on the Corpus of Diverse Styles sample",
-        "",
-        f"{len(corpus):,} sentences, {len(corpus.styles)} styles ({', '.join(corpus.styles)}); stratified 80/20 "
-        f"held-out split, seed 0; chance = 1/{len(corpus.styles)} = {chance:.3f}.",
-        "",
-        "| backend | params | n train | n held out | accuracy | macro-F1 | train s |",
-        "|---|---|---:|---:|---:|---:|---:|",
-    ]
-    lines += [f"| {r['backend']} | `{json.dumps(r['params'])}` | {r['n_train']:,} | {r['n_heldout']:,} | "
-              f"{r['accuracy']:.3f} | {r['macro_f1']:.3f} | {r['train_seconds']} |" for r in rows]
-    (RESULTS / "cds_multiclass.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "cds_multiclass.md").write_text(page(summary))
 
+
+def page(summary: dict) -> str:
+    """The results page of ``cds_multiclass.json``."""
+    styles = summary["styles"]
+    table = md.table(pd.DataFrame([{
+        "backend": r["backend"], "params": json.dumps(r["params"]), "n train": f"{r['n_train']:,}",
+        "n held out": f"{r['n_heldout']:,}", "accuracy": f"{r['accuracy']:.3f}", "macro-F1": f"{r['macro_f1']:.3f}",
+        "train s": str(r["train_seconds"])} for r in summary["results"]]))
+    return "\n".join([
+        "# 11-style classification on the Corpus of Diverse Styles sample", "",
+        f"{summary['n']:,} sentences, {len(styles)} styles ({', '.join(styles)}); stratified 80/20 held-out split, "
+        f"seed 0; chance = 1/{len(styles)} = {1 / len(styles):.3f}.", "", table]) + "\n"
 
 if __name__ == "__main__":
     main()

@@ -15,8 +15,10 @@ import json
 import time
 from pathlib import Path
 
+import pandas as pd
 import torch
 
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.lexicons.builder import LexiconModel
 from tsteval.lexicons.evaluate import compare_to_reference, read_word_list
@@ -77,30 +79,32 @@ def main() -> None:
                "recommended": {"fit": RECOMMENDED[0], "D": RECOMMENDED[1], "why": WHY},
                "seconds": round(time.perf_counter() - start, 1), "results": rows}
     (RESULTS / "lexicon_quality.json").write_text(json.dumps(summary, indent=2) + "\n")
-    lines = [
-        "# Yelp style lexicons against Mir et al.'s lexicon and Liu's opinion words",
-        "",
-        f"Built from Yelp dev+test, {len(corpus):,} sentences ({corpus.removed} lines holding Mir et al.'s "
-        f"evaluation inputs removed), vocabulary {summary['corpus']['vocabulary']:,} words; binary bag of words, "
+    (RESULTS / "lexicon_quality.md").write_text(page(summary))
+
+
+def page(summary: dict) -> str:
+    """The results page of ``lexicon_quality.json``."""
+    corpus, references, rows = summary["corpus"], summary["references"], summary["results"]
+    chosen = summary["recommended"]
+    table = md.table(pd.DataFrame([{
+        "fit": r["fit"], "D": f"{r['D']:g}",
+        "size (pos/neg)": f"{r['size']} ({r['size_positive']}/{r['size_negative']})",
+        "nonzero w": f"{r['nonzero_weights']:,}", "P Mir": _fmt(r["mir"]["precision"]),
+        "R Mir": _fmt(r["mir"]["recall"]), "F1 Mir": _fmt(r["mir"]["f1"]), "P Liu": _fmt(r["liu"]["precision"]),
+        "R Liu": _fmt(r["liu"]["recall"]),
+        "R in vocab": _fmt(r["liu"]["recall_in_vocabulary"]), "F1 Liu": _fmt(r["liu"]["f1"]),
+        "polarity": _fmt(r["liu_polarity_agreement"])} for r in rows]))
+    return "\n".join([
+        "# Yelp style lexicons against Mir et al.'s lexicon and Liu's opinion words", "",
+        f"Built from Yelp dev+test, {corpus['sentences']:,} sentences ({corpus['removed_mir_inputs']} lines holding "
+        f"Mir et al.'s evaluation inputs removed), vocabulary {corpus['vocabulary']:,} words; binary bag of words, "
         "logistic regression, words >= D sd from the mean nonzero weight.  References: Mir et al.'s published "
-        f"lexicon ({len(mir.words)} words) and Liu's positive + negative lists ({len(positive | negative):,} words, "
+        f"lexicon ({references['mir']} words) and Liu's positive + negative lists ({references['liu']:,} words, "
         f"{rows[0]['liu']['reference_in_vocabulary']:,} of them in the corpus vocabulary; 'R in vocab' is recall "
         "against those).  Polarity = share of lexicon words in Liu's lists on the same side.  "
-        f"Whole run {summary['seconds']} s on 2 cores.",
-        "",
-        "| fit | D | size (pos/neg) | nonzero w | P Mir | R Mir | F1 Mir | P Liu | R Liu | R in vocab | F1 Liu "
-        "| polarity |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    lines += [f"| {r['fit']} | {r['D']:g} | {r['size']} ({r['size_positive']}/{r['size_negative']}) | "
-              f"{r['nonzero_weights']:,} | {_fmt(r['mir']['precision'])} | {_fmt(r['mir']['recall'])} | "
-              f"{_fmt(r['mir']['f1'])} | {_fmt(r['liu']['precision'])} | {_fmt(r['liu']['recall'])} | "
-              f"{_fmt(r['liu']['recall_in_vocabulary'])} | {_fmt(r['liu']['f1'])} | "
-              f"{_fmt(r['liu_polarity_agreement'])} |" for r in rows]
-    lines += ["", f"Recommended default, saved as `yelp_lexicon.json`: {RECOMMENDED[0]}, D = {RECOMMENDED[1]:g}, "
-                  f"because {WHY}."]
-    (RESULTS / "lexicon_quality.md").write_text("\n".join(lines) + "\n")
-
+        f"Whole run {summary['seconds']} s on 2 cores.", "", table, "",
+        f"Recommended default, saved as `yelp_lexicon.json`: {chosen['fit']}, D = {chosen['D']:g}, "
+        f"because {chosen['why']}."]) + "\n"
 
 if __name__ == "__main__":
     main()

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import mir_and_yelp, yelp_transformer
+from benchmarks.common import mir_and_yelp, r_margin, yelp_transformer
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus
 from tsteval.lexicons.attribution import AttributionMasker
@@ -120,10 +120,6 @@ def vectors(word_vectors: object) -> Resources:
     return Resources(ResourceOptions(vectors=word_vectors))
 
 
-def fmt(pair: tuple[float, float] | None) -> str:
-    return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
-
-
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -181,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                     sources.append((label, abs_correlations(frame, column)))
             for source, corr in sources:
                 rows.append({"modification": modification, "metric": metric, "source": source,
-                             **{m: fmt(corr[m]) for m in (*MODELS, "Average")},
+                             **{m: r_margin(corr[m]) for m in (*MODELS, "Average")},
                              "average_r": corr["Average"][0]})
     table = pd.DataFrame(rows)
     empties = pd.DataFrame(counts).T

@@ -22,6 +22,7 @@ import pandas as pd
 import torch
 
 from benchmarks.common import mir_and_yelp
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
 from tsteval.metaeval.agreement import by_system
@@ -46,6 +47,13 @@ PAPER = {"unigram": {"CAAE": (72.5, 77.0), "ARAE": (49.5, 66.7), "DAR": (65.2, 6
 BACKENDS = {"unigram": "unigram", "neural": "textcnn"}
 TASKS = {"relative": None, "absolute": None, "absolute@3": 3.0, "absolute@2": 2.0}
 TIE_POLICIES = ("mir", "exclude")
+# The page's reading of the LM rows of its correlation table (the last of its notes).
+LM_READING = (
+    "Language models vs the paper (which found no significant correlation): the in-domain Kneser-Ney trigram "
+    "(trained on the human Yelp text) correlates in the expected direction for every model (higher log "
+    "perplexity, lower human naturalness), more strongly than the adversarial classifiers; the general-"
+    "domain SmolLM2-135M does not give a consistent direction across CAAE/ARAE and DAR, so it is not a usable "
+    "naturalness score for these outputs. Check the signs in the table above before reusing this reading.")
 
 
 def human_judgements(rated: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -116,44 +124,46 @@ def correlation_rows(rated: pd.DataFrame, columns: dict[str, np.ndarray]) -> lis
     return rows
 
 
-def markdown(agree: pd.DataFrame, corr: pd.DataFrame, notes: list[str], seconds: dict[str, float]) -> str:
-    """The report: Table 4.6 beside ours, tie-policy and threshold variants, LM correlations."""
-    lines = ["# Mir et al. (2019) Table 4.6: adversarial naturalness vs human judgements (Yelp)", "",
-             "Percent agreement on which of input and output is more natural. Ours: cross-fitted (K=5, seed 0) "
-             "per (system, setting), human text = Yelp dev+test without the 244 inputs; `mir` tie policy "
-             "(exact label match incl. tie = tie, all rated items), as in Mir's code. `stored` = the same "
-             "computation on Mir's released probabilities. The paper's CAAE row equals CAAE rho=1 alone in "
-             "Mir's stored probabilities, so both CAAE rows are shown.", ""]
-    lines += ["| model | task | paper unigram | stored unigram | ours unigram | paper neural | stored neural | "
-              "ours textcnn |", "|---|---|---|---|---|---|---|---|"]
+def markdown(report: dict) -> str:
+    """The results page of ``mir_naturalness.json``: Table 4.6 beside ours, tie-policy and threshold variants, LM
+    correlations."""
+    agree, corr, paper = pd.DataFrame(report["agreement"]), pd.DataFrame(report["correlations"]), report["paper"]
     main = agree[agree["ties"] == "mir"].set_index(["source", "clf", "task", "model"])["percent"]
+    table = []
     for model in ("CAAE", "CAAE rho=1", "ARAE", "DAR", "Average", "Average (CAAE rho=1)"):
+        paper_key = "CAAE" if model == "CAAE rho=1" else "Average" if model.startswith("Average") else model
         for task, col in (("absolute", 0), ("relative", 1)):
-            paper_key = "CAAE" if model == "CAAE rho=1" else "Average" if model.startswith("Average") else model
-            cells = [model, task]
-            for clf in BACKENDS:
-                cells += [f"{PAPER[clf][paper_key][col]:.1f}", f"{main['stored', clf, task, model]:.1f}",
-                          f"{main['ours', clf, task, model]:.1f}"]
-            lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "## Tie policies and absolute thresholds (average over CAAE, ARAE, DAR; all CAAE settings)", "",
-              "| source | clf | task | ties=mir | ties=exclude | n (exclude) | human ties | machine ties |",
-              "|---|---|---|---|---|---|---|---|"]
+            row = {"model": model, "task": task}
+            for clf, backend in BACKENDS.items():
+                row |= {f"paper {clf}": f"{paper[clf][paper_key][col]:.1f}",
+                        f"stored {clf}": f"{main['stored', clf, task, model]:.1f}",
+                        f"ours {backend}": f"{main['ours', clf, task, model]:.1f}"}
+            table.append(row)
     per = agree[agree["model"].isin(MODELS)].groupby(["source", "clf", "task", "ties"]).agg(
         n=("n", "sum"), human_ties=("human_ties", "sum"), machine_ties=("machine_ties", "sum"))
     avg = agree[agree["model"] == "Average"].set_index(["source", "clf", "task", "ties"])["percent"]
+    ties = []
     for source, clf, task in agree[["source", "clf", "task"]].drop_duplicates().itertuples(index=False):
         ex = per.loc[(source, clf, task, "exclude")]
-        lines.append(f"| {source} | {clf} | {task} | {avg[source, clf, task, 'mir']:.1f} | "
-                     f"{avg[source, clf, task, 'exclude']:.1f} | {int(ex['n'])} | {int(ex['human_ties'])} | "
-                     f"{int(ex['machine_ties'])} |")
-    lines += ["", "## Correlation with human ratings (rated rows; p-values for information only)", "",
-              "| score | target | model | n | Pearson r | p | Spearman rho | p |", "|---|---|---|---|---|---|---|---|"]
-    for r in corr.itertuples(index=False):
-        lines.append(f"| {r.score} | {r.target} | {r.model} | {r.n} | {r.pearson:.3f} | {r.pearson_p:.2g} | "
-                     f"{r.spearman:.3f} | {r.spearman_p:.2g} |")
-    lines += ["", "## Notes", "", *[f"- {n}" for n in notes], "",
-              "Run time (s): " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()), ""]
-    return "\n".join(lines)
+        ties.append({"source": source, "clf": clf, "task": task, "ties=mir": f"{avg[source, clf, task, 'mir']:.1f}",
+                     "ties=exclude": f"{avg[source, clf, task, 'exclude']:.1f}", "n (exclude)": int(ex["n"]),
+                     "human ties": int(ex["human_ties"]), "machine ties": int(ex["machine_ties"])})
+    correlations = md.table(pd.DataFrame([[
+        r.score, r.target, r.model, r.n, f"{r.pearson:.3f}", f"{r.pearson_p:.2g}", f"{r.spearman:.3f}",
+        f"{r.spearman_p:.2g}"] for r in corr.itertuples(index=False)],
+        columns=["score", "target", "model", "n", "Pearson r", "p", "Spearman rho", "p"]))
+    return "\n".join([
+        "# Mir et al. (2019) Table 4.6: adversarial naturalness vs human judgements (Yelp)", "",
+        "Percent agreement on which of input and output is more natural. Ours: cross-fitted (K=5, seed 0) "
+        "per (system, setting), human text = Yelp dev+test without the 244 inputs; `mir` tie policy "
+        "(exact label match incl. tie = tie, all rated items), as in Mir's code. `stored` = the same "
+        "computation on Mir's released probabilities. The paper's CAAE row equals CAAE rho=1 alone in "
+        "Mir's stored probabilities, so both CAAE rows are shown.", "", md.table(pd.DataFrame(table)), "",
+        "## Tie policies and absolute thresholds (average over CAAE, ARAE, DAR; all CAAE settings)", "",
+        md.table(pd.DataFrame(ties)), "",
+        "## Correlation with human ratings (rated rows; p-values for information only)", "", correlations, "",
+        "## Notes", "", *[f"- {n}" for n in [*report["notes"], LM_READING]], "",
+        "Run time (s): " + ", ".join(f"{k} {v:.0f}" for k, v in report["seconds"].items()), ""])
 
 
 def parser() -> argparse.ArgumentParser:
@@ -220,18 +230,13 @@ def main(argv: list[str] | None = None) -> None:
         "49.5, 65.2).",
         "Perplexity: lower = more predictable. `log ppl input - output` > 0 means the output is more predictable "
         "than its input, to be compared with the relative judgement coded +1 output / 0 tie / -1 input.",
-        "Language models vs the paper (which found no significant correlation): the in-domain Kneser-Ney trigram "
-        "(trained on the human Yelp text) correlates in the expected direction for every model (higher log "
-        "perplexity, lower human naturalness), more strongly than the adversarial classifiers; the general-"
-        "domain SmolLM2-135M does not give a consistent direction across CAAE/ARAE and DAR, so it is not a usable "
-        "naturalness score for these outputs. Check the signs in the table above before reusing this reading.",
     ]
     RESULTS.mkdir(exist_ok=True)
     agree.to_csv(RESULTS / "mir_naturalness.csv", index=False)
     report = {"agreement": agree.to_dict("records"), "correlations": corr.to_dict("records"), "paper": PAPER,
               "signatures": card.signatures, "seconds": seconds, "notes": notes}
     (RESULTS / "mir_naturalness.json").write_text(json.dumps(report, indent=2, default=str))
-    (RESULTS / "mir_naturalness.md").write_text(markdown(agree, corr, notes, seconds))
+    (RESULTS / "mir_naturalness.md").write_text(markdown(report))
     print((RESULTS / "mir_naturalness.md").read_text())
 
 

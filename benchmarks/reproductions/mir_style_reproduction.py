@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import mir_and_yelp, yelp_transformer
+from benchmarks.common import mir_and_yelp, r_margin, yelp_transformer
 from tsteval.classifiers.training import train_classifier
 from tsteval.metaeval.agreement import by_system
 from tsteval.metrics.style.intensity import target_probability
@@ -74,10 +74,6 @@ def overlaps(ours: tuple, paper: tuple) -> bool:
     return abs(ours[0] - paper[0]) <= ours[1] + paper[1]
 
 
-def fmt(pair: tuple | None) -> str:
-    return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
-
-
 def parser() -> argparse.ArgumentParser:
     """This benchmark's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -127,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             paper = PAPER.get((clf, metric))
             for model in (*MODELS, "Average"):
                 rows.append({"classifier": clf, "metric": metric, "model": model,
-                             "paper": fmt(paper[model] if paper else None), "mir_stored_scores": fmt(theirs[model][:2]),
-                             "ours": fmt(ours[model][:2]) if ours else "—",
+                             "paper": r_margin(paper[model] if paper else None),
+                             "mir_stored_scores": r_margin(theirs[model][:2]),
+                             "ours": r_margin(ours[model][:2]) if ours else "—",
                              "intervals_overlap": overlaps(ours[model], paper[model]) if ours and paper else "—",
                              "ours_r": ours[model][0] if ours else None, "ours_se": ours[model][2] if ours else None})
     for backend in backends:
@@ -137,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             ours = correlations(frame, f"{metric}@{backend}")
             for model in (*MODELS, "Average"):
                 rows.append({"classifier": backend, "metric": metric, "model": model, "paper": "—",
-                             "mir_stored_scores": "—", "ours": fmt(ours[model][:2]), "intervals_overlap": "—",
+                             "mir_stored_scores": "—", "ours": r_margin(ours[model][:2]), "intervals_overlap": "—",
                              "ours_r": ours[model][0], "ours_se": ours[model][2]})
     table = pd.DataFrame(rows)
 

@@ -22,10 +22,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from benchmarks.speed.speed_lm_judges import _pairs
 from tsteval.backends.llama_server import LlamaServer
 from tsteval.backends.remote import RemoteLM
+from tsteval.core import markdown as md
 from tsteval.metrics.judges.cond_lp import cond_lp_matrix
 from tsteval.metrics.judges.logprop import logprop_scores
 from tsteval.metrics.judges.rating import judge_matrix
@@ -53,11 +55,12 @@ def page(rows: dict[str, dict[str, object]]) -> str:
     lines = ["# Remote (llama-cpp-python 0.2.62, Q4_1) against in-process (transformers, de-quantised) values",
              "", "SmolLM2-135M-Instruct, the first DualRL Yelp pairs (sorted by item, then system); `python -m "
              "benchmarks.reproductions.remote_agreement`.", "",
-             "| metric | pairs | max abs diff | mean abs diff | Pearson r | requests | prompt tokens | remote s | "
-             "in-process s |", "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {m} | {r['pairs']} | {r['max_abs_diff']:.4f} | {r['mean_abs_diff']:.4f} | {r['pearson_r']:.5f} | "
-              f"{r['requests']} | {r['prompt_tokens']} | {r['remote_seconds']:.0f} | {r['local_seconds']:.0f} |"
-              for m, r in rows.items()]
+             md.table(pd.DataFrame([{
+                 "metric": m, "pairs": r["pairs"], "max abs diff": f"{r['max_abs_diff']:.4f}",
+                 "mean abs diff": f"{r['mean_abs_diff']:.4f}", "Pearson r": f"{r['pearson_r']:.5f}",
+                 "requests": r["requests"], "prompt tokens": r["prompt_tokens"],
+                 "remote s": f"{r['remote_seconds']:.0f}", "in-process s": f"{r['local_seconds']:.0f}"}
+                 for m, r in rows.items()]))]
     return "\n".join(lines) + "\n"
 
 

@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.core import markdown as md
+
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 FIELDS = re.compile(r'data-(pair|csrf|post)="([^"]*)"')
 QUESTIONS = ("style", "content", "fluency")
@@ -234,20 +236,25 @@ def main(argv: list[str] | None = None) -> int:
     result["errors_seen"] = load.errors[:5]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "annotate_speed.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    md = ["# The rating server under load", "",
-          f"`python -m benchmarks.speed.annotate_speed --clients {args.clients} --seconds {args.seconds:g}`: "
-          "`tsteval annotate serve` (Starlette on uvicorn, SQLite WAL, one transaction per submission) in its own "
-          f"process on 127.0.0.1, {args.clients} annotator clients (keep-alive HTTP/1.1 on asyncio streams) in the "
-          "benchmark's process, each loading its next page and submitting three ratings as fast as the server "
-          "answers. "
-          f"{result['cores']} cores, load average {result['load_average_before']} before the run.", "",
-          "| figure | value |", "|---|---|",
-          *(f"| {k} | {v} |" for k, v in result.items() if k != "errors_seen"), "",
-          f"Every acknowledged submission is in the database: {result['rating_rows']} current rating rows = "
-          f"{result['expected_rows']} expected, {result['history_rows']} history rows.", ""]
-    (args.out / "annotate_speed.md").write_text("\n".join(md), encoding="utf-8")
-    print("\n".join(md))
+    text = page(result, args.seconds)
+    (args.out / "annotate_speed.md").write_text(text, encoding="utf-8")
+    print(text)
     return 0 if not load.errors and len(rows) == result["expected_rows"] else 1
+
+
+def page(result: dict[str, object], seconds: float) -> str:
+    """The results page of ``annotate_speed.json`` from a run of ``--seconds SECONDS``."""
+    figures = md.table(pd.DataFrame([{"figure": k, "value": str(v)} for k, v in result.items() if k != "errors_seen"]))
+    return "\n".join([
+        "# The rating server under load", "",
+        f"`python -m benchmarks.speed.annotate_speed --clients {result['clients']} --seconds {seconds:g}`: "
+        "`tsteval annotate serve` (Starlette on uvicorn, SQLite WAL, one transaction per submission) in its own "
+        f"process on 127.0.0.1, {result['clients']} annotator clients (keep-alive HTTP/1.1 on asyncio streams) in the "
+        "benchmark's process, each loading its next page and submitting three ratings as fast as the server "
+        f"answers. {result['cores']} cores, load average {result['load_average_before']} before the run.", "",
+        figures, "",
+        f"Every acknowledged submission is in the database: {result['rating_rows']} current rating rows = "
+        f"{result['expected_rows']} expected, {result['history_rows']} history rows.", ""])
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.speed import speed_gpu
+from tsteval.core import markdown as md
 from tsteval.core.progress import quieted
 
 PACK = Path(__file__).resolve().parents[2] / ".gpu_pack"
@@ -517,11 +518,25 @@ def page(report: dict[str, object]) -> str:
     def pos(row: dict[str, object], run: str) -> str:
         return f"{row[run]['positions']['computed']:,}" if run in row else "-"
 
-    def speeds(row: dict[str, object], run: str) -> str:
+    def speeds(row: dict[str, object], run: str) -> tuple[str, str]:
         if run not in row:
-            return "- | -"
-        return f"{row[run]['first_pairs_per_s']:,.0f} | {_rate(row[run].get('second_pairs_per_s'))}"
+            return "-", "-"
+        return f"{row[run]['first_pairs_per_s']:,.0f}", _rate(row[run].get("second_pairs_per_s"))
 
+    columns = ["metric", "fp32 first", "fp32 second", "bf16 first", "bf16 second", "bf16 before: first",
+               "before: second", f"target ({auto}, first pass)", "met", "computed positions fp32", "bf16",
+               "bf16 before"]
+    speed = pd.DataFrame([[name, *speeds(row, "fp32"), *speeds(row, "bf16"), *speeds(row, "bf16_before"),
+                           f"{target['lm']:,}", "yes" if row[auto]["first_pairs_per_s"] >= target["lm"] else "no",
+                           pos(row, "fp32"), pos(row, "bf16"), pos(row, "bf16_before")]
+                          for name, row in lm["metrics"].items()], columns=columns)
+    calibration = pd.DataFrame([{
+        "model on device": key,
+        "passes timed: rows x tokens = seconds": ", ".join(f"{t['rows']} x {t['tokens']} = {t['seconds']:.4f}"
+                                                           for t in timings),
+        "fixed s": f"{lm['costs'].get(key, {}).get('fixed_s', 0):.2e}",
+        "per token s": f"{lm['costs'].get(key, {}).get('per_token_s', 0):.2e}"}
+        for key, timings in lm["calibrations"].items()])
     lines = [f"# GPU figures on {report['device']} (`make bench-gpu`)", "",
              "Random-weight models of the packaged shapes (SmolLM2-135M for the LM metrics; MiniLM and Gemma 3 270M "
              f"in `score --metrics recommended`); {next(iter(lm['metrics'].values()))['pairs']:,} DualRL Yelp pairs "
@@ -533,45 +548,33 @@ def page(report: dict[str, object]) -> str:
              *(["", f"The parts {', '.join(report['earlier_parts'])} come from an earlier run on a {report['device']} "
                 "(`--parts`), each with its own before."] if report.get("earlier_parts") else []), "",
              "## LM metrics: pairs/s of the first pass over the pairs (every batch shape new) and of a second", "",
-             f"| metric | fp32 first | fp32 second | bf16 first | bf16 second | bf16 before: first | before: second "
-             f"| target ({auto}, first pass) | met | computed positions fp32 | bf16 | bf16 before |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
-    for name, row in lm["metrics"].items():
-        reached = row[auto]["first_pairs_per_s"]
-        lines.append(f"| `{name}` | {speeds(row, 'fp32')} | {speeds(row, 'bf16')} | {speeds(row, 'bf16_before')} | "
-                     f"{target['lm']:,} | {'yes' if reached >= target['lm'] else 'no'} | {pos(row, 'fp32')} | "
-                     f"{pos(row, 'bf16')} | {pos(row, 'bf16_before')} |")
-    lines += ["", "## The planner's calibration (the passes timed, best of three)", "",
-              "| model on device | passes timed: rows x tokens = seconds | fixed s | per token s |",
-              "|---|---|---:|---:|"]
-    for key, timings in lm["calibrations"].items():
-        cost = lm["costs"].get(key, {})
-        timed_passes = ", ".join(f"{t['rows']} x {t['tokens']} = {t['seconds']:.4f}" for t in timings)
-        lines.append(f"| {key} | {timed_passes} | {cost.get('fixed_s', 0):.2e} | {cost.get('per_token_s', 0):.2e} |")
+             md.table(speed), "", "## The planner's calibration (the passes timed, best of three)", "",
+             md.table(calibration)]
     lines += ["", f"## `score --metrics recommended` on {score.get('pairs', 0):,} pairs", ""]
     if "error" in score:
         lines += [f"Not measured: {score['error']}", ""]
     else:
         runs = score["runs"]
-        lines += ["| run | pairs/s | seconds | target | met |", "|---|---:|---:|---:|---|",
-                  *(f"| {run} | {r['pairs_per_s']:,.0f} | {r['seconds']:.2f} | {target['score']:,} | "
-                    f"{'yes' if r['pairs_per_s'] >= target['score'] else 'no'} |" for run, r in runs.items()), ""]
+        lines += [md.table(pd.DataFrame([{
+            "run": run, "pairs/s": f"{r['pairs_per_s']:,.0f}", "seconds": f"{r['seconds']:.2f}",
+            "target": f"{target['score']:,}", "met": "yes" if r["pairs_per_s"] >= target["score"] else "no"}
+            for run, r in runs.items()])), ""]
         profile = next(r["profile"] for r in runs.values() if "profile" in r)
         lines += [f"Profiled ({auto}, a third run): {profile['wall_s']:.2f} s of wall time under `torch.profiler`, "
                   f"the GPU busy {profile['gpu_busy_s']:.2f} s of it; the host's phases (nested phases are inside "
                   "their parents; the CPU processes' work is not clocked here, only the wait for it):", "",
-                  "| phase | host s |", "|---|---:|",
-                  *(f"| {phase} | {sec:.2f} |" for phase, sec in profile["host_phases_s"].items()), "",
+                  md.table(pd.DataFrame([{"phase": phase, "host s": f"{sec:.2f}"}
+                                         for phase, sec in profile["host_phases_s"].items()])), "",
                   f"Not counted: interpreter start-up {score['startup_s']:.1f} s, the warm-up run that loads the "
                   f"models {runs['fp32']['load_s']:.1f} s (fp32), the fastText classifier's training "
                   f"{score['classifier_train_s']:.1f} s; SmolLM2 loaded in {lm['load_s']:.1f} s.", ""]
-    deviation = {**{f"`{n}`": r for n, r in lm["metrics"].items()}, "BERTScore": bert, "`score` (neural columns)":
+    deviation = {**lm["metrics"], "BERTScore": bert, "score (neural columns)":
                  {**score, "max_abs_diff_vs_cpu": max(score.get("max_abs_diff_vs_cpu", {0: 0}).values())}}
+    values = pd.DataFrame([{"part": name, "fp32 vs CPU": f"{r['max_abs_diff_vs_cpu']:.1e}",
+                            **{p: f"{r['deviation'][p]:.1e}" if p in r.get("deviation", {}) else "-"
+                               for p in PRECISIONS}} for name, r in deviation.items() if "error" not in r])
     lines += ["## Values: fp32 against the CPU, bf16 and fp16 against fp32 (largest absolute difference)", "",
-              "| part | fp32 vs CPU | bf16 | fp16 |", "|---|---:|---:|---:|",
-              *(f"| {name} | {r['max_abs_diff_vs_cpu']:.1e} | " + " | ".join(
-                  f"{r['deviation'][p]:.1e}" if p in r.get("deviation", {}) else "-" for p in PRECISIONS) + " |"
-                for name, r in deviation.items() if "error" not in r), "",
+              md.table(values), "",
               f"BERTScore: {_rate(bert.get('pairs_per_s'))} pairs/s (fp32; target {target['bertscore']:,}).", ""]
     return "\n".join(lines)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.speed import bench_gpu, speed_gpu
+from tsteval.core import markdown as md
 
 SYNC_EVENTS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize")
 COPY_EVENTS = ("cudaMemcpyAsync", "cudaMemcpy")
@@ -59,22 +60,23 @@ def profile_metric(name: str, frame: pd.DataFrame, lm: object, model: str) -> di
             "precision": getattr(lm, "precision", "fp32"), "values": values}
 
 
-def markdown(report: dict[str, dict[str, object]]) -> list[str]:
+def markdown(report: dict[str, dict[str, object]]) -> str:
     """A table of :func:`profile_metric` reports (keyed ``PRECISION:METRIC``)."""
-    lines = ["| metric | precision | pairs/s | wall s | GPU busy s | prompts s | restore s | planning s "
-             "| forward (host) s | syncs | copies | computed / real positions | TFLOP/s while busy |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = []
     for key, r in report.items():
         precision, metric = key.split(":", 1)
         h, pos, calls = r["host_phases_s"], r["positions"], r["runtime_calls"]
-        syncs = sum(calls[k]["count"] for k in calls if k in SYNC_EVENTS)
-        copies = sum(calls[k]["count"] for k in calls if k in COPY_EVENTS)
-        rate = f"{r['tflops_per_busy_s']:.1f}" if r["tflops_per_busy_s"] else "-"
-        lines.append(f"| `{metric}` | {precision} | {r['pairs_per_s']:,.0f} | {r['wall_s']:.2f} | "
-                     f"{r['gpu_busy_s']:.2f} | {h.get('prompts', 0):.2f} | {h.get('text restore', 0):.2f} | "
-                     f"{h.get('planning', 0):.2f} | {h.get('forward passes (host)', 0):.2f} | {syncs} | {copies} | "
-                     f"{pos['computed']:,} / {pos['real']:,} | {rate} |")
-    return [*lines, ""]
+        rows.append({
+            "metric": metric, "precision": precision, "pairs/s": f"{r['pairs_per_s']:,.0f}",
+            "wall s": f"{r['wall_s']:.2f}", "GPU busy s": f"{r['gpu_busy_s']:.2f}",
+            "prompts s": f"{h.get('prompts', 0):.2f}", "restore s": f"{h.get('text restore', 0):.2f}",
+            "planning s": f"{h.get('planning', 0):.2f}",
+            "forward (host) s": f"{h.get('forward passes (host)', 0):.2f}",
+            "syncs": sum(calls[k]["count"] for k in calls if k in SYNC_EVENTS),
+            "copies": sum(calls[k]["count"] for k in calls if k in COPY_EVENTS),
+            "computed / real positions": f"{pos['computed']:,} / {pos['real']:,}",
+            "TFLOP/s while busy": f"{r['tflops_per_busy_s']:.1f}" if r["tflops_per_busy_s"] else "-"})
+    return md.table(pd.DataFrame(rows)) + "\n"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -121,8 +123,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 if args.out:
                     args.out.mkdir(parents=True, exist_ok=True)
                     (args.out / "profile_lm.json").write_text(json.dumps(report, indent=1))
-                print("\n".join(markdown({f"{precision}:{name}": row})[2:]), flush=True)
-    print("\n".join(markdown(report["metrics"])), flush=True)
+                print("\n".join(markdown({f"{precision}:{name}": row}).splitlines()[2:]), flush=True)
+    print(markdown(report["metrics"]), flush=True)
     return report
 
 

@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+
+from tsteval.core import markdown as md
 
 OUT = Path(__file__).resolve().parents[1] / "results"
 SYSTEMS = 3
@@ -85,9 +88,9 @@ def markdown(report: dict[str, object]) -> str:
         f"{report['pairs']:,} DualRL Yelp pairs ({report['distinct_texts']:,} distinct texts), all-MiniLM-L6-v2 "
         f"layer 6, {report['threads']} torch threads, both cold, best of {report['repeats']} "
         f"(load average {report['load_before']:.2f} before; {report['cores']} cores).", "",
-        "| implementation | CPU s | wall s | pairs per CPU-s |", "|---|---|---|---|",
-        *(f"| {name} | {cpu[name]:.2f} | {wall[name]:.2f} | {report['pairs'] / cpu[name]:.0f} |"
-          for name in ("tsteval", "bert-score")), "",
+        md.table(pd.DataFrame([{
+            "implementation": name, "CPU s": f"{cpu[name]:.2f}", "wall s": f"{wall[name]:.2f}",
+            "pairs per CPU-s": f"{report['pairs'] / cpu[name]:.0f}"} for name in ("tsteval", "bert-score")])), "",
         f"tsteval is {ratio(report):.2f}x faster in CPU time and {ratio(report, 'wall_s'):.2f}x in wall time. "
         f"F1 equal to 1e-5 on {report['share_equal_1e5']:.1%} of the pairs (largest difference "
         f"{report['max_abs_f1_difference']:.2g}: the package's batch padding clamps a negative best match to 0).",
@@ -97,8 +100,9 @@ def markdown(report: dict[str, object]) -> str:
 def main() -> None:
     report = measure()
     (OUT / "speed_bertscore.json").write_text(json.dumps(report, indent=2) + "\n")
-    (OUT / "speed_bertscore.md").write_text(markdown(report))
-    print(markdown(report))
+    page = markdown(report)
+    (OUT / "speed_bertscore.md").write_text(page)
+    print(page)
 
 
 if __name__ == "__main__":

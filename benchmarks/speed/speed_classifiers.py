@@ -17,9 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 from tsteval.classifiers.base import TextClassifier, make_classifier
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import data_root
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -105,27 +107,27 @@ def main() -> None:
                "cuda": torch.cuda.is_available()}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "speed_classifiers.json").write_text(json.dumps({"machine": machine, "results": rows}, indent=2))
-    lines = [
-        "# Classifier inference speed (Yelp dev)",
-        "",
+    (RESULTS / "speed_classifiers.md").write_text(page({"machine": machine, "results": rows}))
+
+
+def page(report: dict) -> str:
+    """The results page of ``speed_classifiers.json``."""
+    machine, rows = report["machine"], report["results"]
+    table = md.table(pd.DataFrame([{
+        "backend": r["backend"], "params": json.dumps(r["params"]), "n train": f"{r['n_train']:,}",
+        "train s": str(r["train_seconds"]), "held-out acc": f"{r['heldout_accuracy']:.3f}",
+        "batched sent/s": f"{r['batched_per_s']:,.0f}",
+        "one-at-a-time sent/s (n)": f"{r['single_per_s']:,.0f} ({r['n_single']:,})",
+        "batching ratio": f"{r['batching_ratio']:.1f}×"} for r in rows]))
+    return "\n".join([
+        "# Classifier inference speed (Yelp dev)", "",
         f"Machine: {machine['cpu_count']} CPUs, torch {machine['torch']} with {machine['torch_threads']} threads, "
-        f"CUDA {'yes' if machine['cuda'] else 'no'}, Python {machine['python']}, {machine['platform']}.",
-        "",
+        f"CUDA {'yes' if machine['cuda'] else 'no'}, Python {machine['python']}, {machine['platform']}.", "",
         f"Training: the first {N_TRAIN_PER_CLASS:,} lines of each `sentiment.dev.{{0,1}}` "
         f"(transformer: the first {N_TRAIN_TRANSFORMER_PER_CLASS:,}). Evaluation: the next "
-        f"{N_EVAL_PER_CLASS:,} lines of each ({len(eval_x):,} sentences), scored in one `predict_proba` call; "
-        "the one-at-a-time baseline is the plain library call per sentence on the first *n* of them. Each "
-        "timing is the best of 3 runs.",
-        "",
-        "| backend | params | n train | train s | held-out acc | batched sent/s | one-at-a-time sent/s (n) "
-        "| batching ratio |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    lines += [f"| {r['backend']} | `{json.dumps(r['params'])}` | {r['n_train']:,} | {r['train_seconds']} | "
-              f"{r['heldout_accuracy']:.3f} | {r['batched_per_s']:,.0f} | "
-              f"{r['single_per_s']:,.0f} ({r['n_single']:,}) | {r['batching_ratio']:.1f}× |" for r in rows]
-    (RESULTS / "speed_classifiers.md").write_text("\n".join(lines) + "\n")
-
+        f"{N_EVAL_PER_CLASS:,} lines of each ({rows[0]['n_batched']:,} sentences), scored in one `predict_proba` "
+        "call; the one-at-a-time baseline is the plain library call per sentence on the first *n* of them. Each "
+        "timing is the best of 3 runs.", "", table]) + "\n"
 
 if __name__ == "__main__":
     main()

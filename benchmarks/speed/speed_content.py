@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
+from tsteval.core import markdown as md
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.content import embedding_metrics as em
 from tsteval.metrics.content.overlap import meteor
@@ -84,14 +86,20 @@ def main() -> None:
                "pairs_source": "DualRL yelp outputs, first 10,000 (input, output) pairs", "vectors": glove.source}
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_content.json").write_text(json.dumps({"machine": machine, "rows": rows}, indent=2))
-    lines = ["# Content metrics speed (10,000 pairs)", "", *[f"- {k}: {v}" for k, v in machine.items()], "",
-             "| metric | ours (s) | reference | reference (s, 10k) | measured on | speed-up | max abs diff |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['metric']} | {r['ours_s']:.2f} | {r['reference']} | {r['reference_s']:.2f} | "
-              f"{r['reference_measured_on']} | {r['speedup']:.1f}x | {r['max_abs_diff']:.2e} |" for r in rows]
-    lines += ["", "Reference times measured on fewer than 10,000 pairs are extrapolated linearly.", ""]
-    (OUT / "speed_content.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    text = page({"machine": machine, "rows": rows})
+    (OUT / "speed_content.md").write_text(text)
+    print(text)
+
+
+def page(results: dict) -> str:
+    """The results page of ``speed_content.json``."""
+    table = md.table(pd.DataFrame([{
+        "metric": r["metric"], "ours (s)": f"{r['ours_s']:.2f}", "reference": r["reference"],
+        "reference (s, 10k)": f"{r['reference_s']:.2f}", "measured on": r["reference_measured_on"],
+        "speed-up": f"{r['speedup']:.1f}x", "max abs diff": f"{r['max_abs_diff']:.2e}"} for r in results["rows"]]))
+    return "\n".join(["# Content metrics speed (10,000 pairs)", "",
+                      *[f"- {k}: {v}" for k, v in results["machine"].items()], "", table, "",
+                      "Reference times measured on fewer than 10,000 pairs are extrapolated linearly.", ""])
 
 
 if __name__ == "__main__":

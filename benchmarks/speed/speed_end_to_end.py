@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import portable
 from tsteval.readers.dualrl import load_dualrl
 
@@ -283,13 +284,14 @@ def markdown(report: dict[str, object]) -> str:
              f"`{report['naturalness']}`; {report['machine']['cpus']} CPUs, otherwise idle except where `other work` "
              "says one busy process ran beside (the 1-minute load average before and after each run is in the "
              "table; CPU seconds are the comparable figure). Rows past 15,000 repeat the 15,000 real pairs.", "",
-             "| pairs | code | cache | other work | CPU s | wall s | pairs / CPU s | peak RSS (MB) | data (MB) "
-             "| texts encoded | load |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['pairs']:,} | {r['code']}{' ' + r['commit'] if r.get('commit') else ''} | {r['cache']} | "
-              f"{'1 busy process' if r.get('shared') else 'none'} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | "
-              f"{r['pairs_per_cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | {r['data_mb']:.0f} | "
-              f"{'-' if r['texts_encoded'] is None else format(r['texts_encoded'], ',')} | "
-              f"{r['load_before']:.1f} / {r['load_after']:.1f} |" for r in rows]
+             md.table(pd.DataFrame([{
+                 "pairs": f"{r['pairs']:,}", "code": r["code"] + (f" {r['commit']}" if r.get("commit") else ""),
+                 "cache": r["cache"], "other work": "1 busy process" if r.get("shared") else "none",
+                 "CPU s": f"{r['cpu_s']:.1f}", "wall s": f"{r['wall_s']:.1f}",
+                 "pairs / CPU s": f"{r['pairs_per_cpu_s']:.1f}",
+                 "peak RSS (MB)": f"{r['peak_rss_mb']:.0f}", "data (MB)": f"{r['data_mb']:.0f}",
+                 "texts encoded": "-" if r["texts_encoded"] is None else f"{r['texts_encoded']:,}",
+                 "load": f"{r['load_before']:.1f} / {r['load_after']:.1f}"} for r in rows]))]
     missing = sorted(set(SIZES) - {r["pairs"] for r in rows})
     if missing:
         big = max(rows, key=lambda r: r["pairs"])

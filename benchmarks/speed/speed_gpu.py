@@ -45,8 +45,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from benchmarks.speed.speed_end_to_end import LEXICON, MAIN, table, timed_process
+from tsteval.core import markdown as md
 from tsteval.core.progress import quieted
 
 OUT = Path(__file__).resolve().parents[1] / "results"
@@ -445,13 +447,12 @@ def markdown(r: dict[str, object]) -> str:
              f"- fp32 GEMM rate on one layer's shapes: {g['roofline']:.1f} TFLOP/s at {ROOF_ROWS:,} rows (the "
              f"roofline), {g['batch_of_64']:.1f} TFLOP/s at the rows of a batch of 64 texts",
              f"- tokenising all texts: {e['tokenise_s']:.2f} s", "",
-             "| batch size | one WordPiece count per batch: texts/s | batches | fraction of roofline "
-             "| sorted + padded with a mask: texts/s | computed per real token |",
-             "|---:|---:|---:|---:|---:|---:|"]
-    for size in BATCHES:
-        x, p = e["exact_length"][str(size)], e["padded"][str(size)]
-        lines.append(f"| {size:,} | {x['texts_per_s']:,.0f} | {x['batches']} | {x['fraction_of_roofline']:.2f} "
-                     f"| {p['texts_per_s']:,.0f} | {p['computed_per_real_token']:.3f} |")
+             md.table(pd.DataFrame([{
+                 "batch size": f"{size:,}", "one WordPiece count per batch: texts/s": f"{x['texts_per_s']:,.0f}",
+                 "batches": x["batches"], "fraction of roofline": f"{x['fraction_of_roofline']:.2f}",
+                 "sorted + padded with a mask: texts/s": f"{p['texts_per_s']:,.0f}",
+                 "computed per real token": f"{p['computed_per_real_token']:.3f}"}
+                 for size in BATCHES for x, p in [(e["exact_length"][str(size)], e["padded"][str(size)])]]))]
     lines += ["", "- `SentenceEncoder(device=\"cuda\").embed` (tokenisation included, no disk cache): "
               + ", ".join(f"**{v['texts_per_s']:,.0f} texts/s** at batch size {k}"
                           + (" (the default)" if int(k) == e["default_batch_size"] else "") for k, v in whole.items()),
@@ -493,9 +494,10 @@ def markdown(r: dict[str, object]) -> str:
         sc = r["score"]
         lines += [f"## `tsteval score` on {sc['pairs']:,} DualRL Yelp pairs (`{' '.join(sc['args'])}`, no style "
                   "classifier; a fresh process and an empty cache each)", "",
-                  "| device | threads | wall s | CPU s | pairs / wall s |", "|---|---|---:|---:|---:|"]
-        lines += [f"| {x['device']} | {x['threads']} | {x['wall_s']:.1f} | {x['cpu_s']:.1f} | {x['pairs_per_s']:,.0f} |"
-                  for x in sc["runs"]]
+                  md.table(pd.DataFrame([{
+                      "device": x["device"], "threads": x["threads"], "wall s": f"{x['wall_s']:.1f}",
+                      "CPU s": f"{x['cpu_s']:.1f}", "pairs / wall s": f"{x['pairs_per_s']:,.0f}"}
+                      for x in sc["runs"]]))]
         worst = max(sc["max_abs_diff_between_devices"].items(), key=lambda item: item[1])
         lines += ["", f"The two scorecards agree on all {len(sc['max_abs_diff_between_devices'])} score columns to "
                   f"{worst[1]:.1e} (largest: `{worst[0]}`).", ""]

@@ -23,9 +23,11 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from rouge_score import rouge_scorer
 from sacrebleu.metrics import BLEU, CHRF
 
+from tsteval.core import markdown as md
 from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content.overlap import rouge_l, sentence_bleu, sentence_chrf
 from tsteval.readers.dualrl import load_dualrl
@@ -100,8 +102,9 @@ def main() -> None:
               "tokenize_s": tokenize_s, "rows": rows, "bleu_peak_memory": memory}
     OUT.mkdir(exist_ok=True)
     (OUT / "speed_lexical.json").write_text(json.dumps(report, indent=2))
-    (OUT / "speed_lexical.md").write_text(markdown(report))
-    print(markdown(report))
+    page = markdown(report)
+    (OUT / "speed_lexical.md").write_text(page)
+    print(page)
 
 
 def markdown(r: dict[str, object]) -> str:
@@ -110,15 +113,16 @@ def markdown(r: dict[str, object]) -> str:
              f"Same tokens on both sides; CPU seconds, best of {REPEATS} interleaved repeats; "
              f"{r['machine']['cpus']} CPUs shared with other work. Tokenising both texts of every pair once "
              f"(shared by all metrics): {r['tokenize_s']:.2f} s.", "",
-             "| metric | tsteval (s) | library call | library (s) | speed-up | max abs diff | identical |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {x['metric']} | {x['ours_s']:.2f} | `{x['library_call']}` per pair | {x['library_s']:.2f} | "
-              f"{x['speedup']:.2f}x | {x['max_abs_diff']:.1e} | {x['identical']} |" for x in r["rows"]]
-    lines += ["", "Peak memory allocated while computing sentence BLEU (tracemalloc):", "",
-              "| pairs | tsteval, chunks of 4,096 (MB) | sacreBLEU statistics of all pairs at once (MB) |",
-              "|---|---|---|"]
-    lines += [f"| {int(n):,} | {m['ours_mb']:.1f} | {m['all_at_once_mb']:.1f} |"
-              for n, m in r["bleu_peak_memory"].items()]
+             md.table(pd.DataFrame([{
+                 "metric": x["metric"], "tsteval (s)": f"{x['ours_s']:.2f}",
+                 "library call": f"{x['library_call']} per pair",
+                 "library (s)": f"{x['library_s']:.2f}", "speed-up": f"{x['speedup']:.2f}x",
+                 "max abs diff": f"{x['max_abs_diff']:.1e}", "identical": x["identical"]} for x in r["rows"]])), "",
+             "Peak memory allocated while computing sentence BLEU (tracemalloc):", "",
+             md.table(pd.DataFrame([{
+                 "pairs": f"{int(n):,}", "tsteval, chunks of 4,096 (MB)": f"{m['ours_mb']:.1f}",
+                 "sacreBLEU statistics of all pairs at once (MB)": f"{m['all_at_once_mb']:.1f}"}
+                 for n, m in r["bleu_peak_memory"].items()]))]
     lines += ["", "BLEU differs from sacreBLEU in the last bits only (vectorised `compute_bleu`); chrF and ROUGE-L "
               "are bit-identical. tsteval's memory grows only by the output array (8 bytes per pair).", ""]
     return "\n".join(lines)

@@ -28,7 +28,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
+from tsteval.core import markdown as md
 from tsteval.core.devices import length_batches
 from tsteval.core.text_form import as_written
 from tsteval.metrics.judges.answers import answer_tokens
@@ -216,13 +218,14 @@ def markdown(report: dict) -> str:
              f"second over the peak ({meta['peak']})." + (
                  " cond_lp scores each output twice (with and without the input)."
                  if any(r["metric"].startswith("cond_lp") for r in report["rows"]) else ""), "",
-             "| metric | pairs/s (wall) | pairs/CPU-s | plain pairs/s (wall) | speed-up wall | speed-up CPU | "
-             "max abs diff | positions computed / whole | share of peak |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in report["rows"]:
-        lines.append(f"| {r['metric']} | {r['pairs_per_wall_s']} | {r['pairs_per_cpu_s']} | "
-                     f"{round(r['pairs'] / r['plain_wall_s'], 1)} | {r['speedup_wall']}x | {r['speedup_cpu']}x | "
-                     f"{r['max_abs_diff']:.1e} | {r['positions_computed']:,} / {r['positions_whole']:,} | "
-                     f"{r['share_of_peak']} |")
+             md.table(pd.DataFrame([{
+                 "metric": r["metric"], "pairs/s (wall)": str(r["pairs_per_wall_s"]),
+                 "pairs/CPU-s": str(r["pairs_per_cpu_s"]),
+                 "plain pairs/s (wall)": str(round(r["pairs"] / r["plain_wall_s"], 1)),
+                 "speed-up wall": f"{r['speedup_wall']}x", "speed-up CPU": f"{r['speedup_cpu']}x",
+                 "max abs diff": f"{r['max_abs_diff']:.1e}",
+                 "positions computed / whole": f"{r['positions_computed']:,} / {r['positions_whole']:,}",
+                 "share of peak": str(r["share_of_peak"])} for r in report["rows"]]))]
     return "\n".join(lines) + "\n"
 
 

@@ -26,8 +26,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from benchmarks.speed.speed_lm_judges import _pairs
+from tsteval.core import markdown as md
 from tsteval.core.devices import cpu_capability, native_bf16
 from tsteval.metrics.judges.logprop import logprop_from_log_probs, logprop_prompts, logprop_scores
 from tsteval.metrics.judges.prompts import end_of_turn
@@ -109,6 +111,17 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _row(r: dict) -> dict[str, str]:
+    """One model's row of the page's table."""
+    b, q = r.get("bf16", {}), r.get("int8-dynamic", {})
+    return {"model": r["model"], "pairs/s": str(r["pairs_per_s"]), "plain pairs/s": str(r["plain_pairs_per_s"]),
+            "speed-up": f"{r['speedup']}x", "max diff vs plain": f"{r['max_abs_diff_plain']:.1e}",
+            "bf16 pairs/s (x fp32)": f"{b.get('pairs_per_s')} ({b.get('speedup_vs_fp32')}x)",
+            "bf16 max diff": f"{b.get('max_abs_diff', float('nan')):.3f}",
+            "int8 pairs/s (x fp32)": f"{q.get('pairs_per_s')} ({q.get('speedup_vs_fp32')}x)",
+            "int8 max diff": f"{q.get('max_abs_diff', float('nan')):.3f}"}
+
+
 def markdown(report: dict) -> str:
     """The results page of ``report`` (what :func:`main` writes to ``speed_logprop.json``)."""
     meta = report["meta"]
@@ -121,14 +134,7 @@ def markdown(report: dict) -> str:
              f"{PLAIN_BATCH} in length order, fp32, nothing shared. bf16 and int8: the same model cast to bfloat16 / "
              "with int8 dynamic quantisation of its linear layers, scored by tsteval's code; their difference is "
              f"from tsteval's fp32 values.{recorded}", "",
-             "| model | pairs/s | plain pairs/s | speed-up | max diff vs plain | bf16 pairs/s (x fp32) | "
-             "bf16 max diff | int8 pairs/s (x fp32) | int8 max diff |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in report["rows"]:
-        b, q = r.get("bf16", {}), r.get("int8-dynamic", {})
-        lines.append(f"| {r['model']} | {r['pairs_per_s']} | {r['plain_pairs_per_s']} | {r['speedup']}x | "
-                     f"{r['max_abs_diff_plain']:.1e} | {b.get('pairs_per_s')} ({b.get('speedup_vs_fp32')}x) | "
-                     f"{b.get('max_abs_diff', float('nan')):.3f} | {q.get('pairs_per_s')} ({q.get('speedup_vs_fp32')}x)"
-                     f" | {q.get('max_abs_diff', float('nan')):.3f} |")
+             md.table(pd.DataFrame([_row(r) for r in report["rows"]]))]
     return "\n".join(lines) + "\n"
 
 

@@ -29,12 +29,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import sklearn
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
 from sklearn.pipeline import make_pipeline
 
+from tsteval.core import markdown as md
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.naturalness.adversarial import HUMAN, SYSTEM, UnigramFolds, assign_folds, cross_fit, human_sample
 from tsteval.readers.dualrl import load_dualrl
@@ -148,9 +150,9 @@ def smollm2(threads: int) -> None:
               "python": platform.python_version()}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "speed_smollm2.json").write_text(json.dumps(result, indent=2))
-    md = smollm2_markdown(result)
-    (RESULTS / "speed_smollm2.md").write_text(md)
-    print(md)
+    page = smollm2_markdown(result)
+    (RESULTS / "speed_smollm2.md").write_text(page)
+    print(page)
 
 
 def smollm2_markdown(r: dict[str, object]) -> str:
@@ -160,27 +162,30 @@ def smollm2_markdown(r: dict[str, object]) -> str:
     busy = load > 1.5
     first = cached["import_s"] + cached["load_s"]
     once = converted["import_s"] + converted["load_s"]
-    md = [
+    lines = [
         "# SmolLM2-135M scoring: load time and throughput", "",
         f"{r['threads']} torch threads on a 2-core machine, 1-minute load average {load:.1f} at the end of the run "
         f"({'shared with other jobs: wall times are inflated by them' if busy else 'otherwise idle'}); torch "
         f"{r['torch']}, Python {r['python']}.  Load times are measured in fresh interpreters; import is "
         "`import torch, transformers`.", "",
-        "| load | import: wall s | import: CPU s | load: wall s | load: CPU s |", "|---|---:|---:|---:|---:|",
-        *[f"| {label} | {t['import_s']:.1f} | {t['import_cpu_s']:.1f} | {t['load_s']:.1f} | {t['load_cpu_s']:.1f} |"
-          for label, t in (("GGUF through transformers (de-quantised on every load; the old path)", gguf),
-                           ("first run: convert into the cache, then load (once)", converted),
-                           ("later runs: cached safetensors copy (verified)", cached))], "",
+        md.table(pd.DataFrame([{
+            "load": label, "import: wall s": f"{t['import_s']:.1f}", "import: CPU s": f"{t['import_cpu_s']:.1f}",
+            "load: wall s": f"{t['load_s']:.1f}", "load: CPU s": f"{t['load_cpu_s']:.1f}"}
+            for label, t in (("GGUF through transformers (de-quantised on every load; the old path)", gguf),
+                             ("first run: convert into the cache, then load (once)", converted),
+                             ("later runs: cached safetensors copy (verified)", cached))])), "",
         f"A run's first load (import + cached copy): **{first:.1f} s wall**; the one-off conversion on a machine's "
         f"very first run: {once:.1f} s wall.", "",
         f"Scoring {n:,} distinct DualRL Yelp outputs (seeded sample; {r['mean_tokens']:.1f} subword tokens "
         "on average):", "",
-        "| method | texts | wall s | CPU s | texts / wall s | texts / CPU s |", "|---|---:|---:|---:|---:|---:|",
-        f"| CausalLM.sentence_log_probs (length-sorted batches of <= {r['batch_tokens']} tokens) | {n:,} | "
-        f"{r['ours_seconds']:.1f} | {r['ours_cpu_seconds']:.1f} | **{r['ours_texts_per_s']:.1f}** | "
-        f"{r['ours_texts_per_cpu_s']:.1f} |",
-        f"| per-text transformers forward pass + log-softmax | {base} | {r['per_text_seconds']:.1f} | "
-        f"{r['per_text_cpu_seconds']:.1f} | {r['per_text_texts_per_s']:.1f} | {r['per_text_texts_per_cpu_s']:.1f} |",
+        md.table(pd.DataFrame([
+            {"method": f"CausalLM.sentence_log_probs (length-sorted batches of <= {r['batch_tokens']} tokens)",
+             "texts": f"{n:,}", "wall s": f"{r['ours_seconds']:.1f}", "CPU s": f"{r['ours_cpu_seconds']:.1f}",
+             "texts / wall s": f"{r['ours_texts_per_s']:.1f}", "texts / CPU s": f"{r['ours_texts_per_cpu_s']:.1f}"},
+            {"method": "per-text transformers forward pass + log-softmax", "texts": f"{base}",
+             "wall s": f"{r['per_text_seconds']:.1f}", "CPU s": f"{r['per_text_cpu_seconds']:.1f}",
+             "texts / wall s": f"{r['per_text_texts_per_s']:.1f}",
+             "texts / CPU s": f"{r['per_text_texts_per_cpu_s']:.1f}"}])),
         "",
         f"Speed-up: {r['ours_texts_per_s'] / r['per_text_texts_per_s']:.1f}x per wall second, "
         f"{r['speedup_cpu']:.1f}x per CPU-second.  Mean token log-probabilities agree to "
@@ -191,7 +196,7 @@ def smollm2_markdown(r: dict[str, object]) -> str:
         "CPU-second on SmolLM2's MLP shape (same run, 1 thread, best of 20), so one core scores at most "
         f"{r['gemm_gflops_per_cpu_s'] / r['gflop_per_text']:.1f} texts per second; the batched scorer reaches "
         f"{r['fraction_of_roofline']:.2f} of it per CPU-second.", ""]
-    return "\n".join(md)
+    return "\n".join(lines)
 
 
 def unigram() -> None:
@@ -229,26 +234,33 @@ def unigram() -> None:
     }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "speed_naturalness.json").write_text(json.dumps(result, indent=2))
-    md = [
+    page = unigram_markdown(result)
+    (RESULTS / "speed_naturalness.md").write_text(page)
+    print(page)
+
+
+def unigram_markdown(result: dict[str, object]) -> str:
+    """The committed summary of :func:`unigram`'s measurements ``result``."""
+    n = result["n_pairs"]
+    table = md.table(pd.DataFrame([
+        {"method": f"tsteval.metrics.naturalness.adversarial.cross_fit (unigram; also scores the {n:,} inputs)",
+         "seconds": f"{result['ours_seconds']:.1f}",
+         "texts fitted-and-scored / s": f"{result['ours_texts_per_s']:,.0f}"},
+        {"method": "sklearn cross_val_predict(CountVectorizer + LogisticRegression)",
+         "seconds": f"{result['cross_val_predict_seconds']:.1f}",
+         "texts fitted-and-scored / s": f"{result['cross_val_predict_texts_per_s']:,.0f}"}]))
+    return "\n".join([
         "# Cross-fitted unigram adversarial classifier: speed", "",
-        f"{N_PAIRS:,} DualRL Yelp outputs + {N_PAIRS:,} human Yelp sentences, {K} seeded folds (the same for both); "
-        f"2 shared CPU cores, Python {result['python']}, scikit-learn {result['sklearn']}.", "",
-        "| method | seconds | texts fitted-and-scored / s |", "|---|---:|---:|",
-        f"| tsteval.metrics.naturalness.adversarial.cross_fit (unigram; also scores the {N_PAIRS:,} inputs) "
-        f"| {ours_s:.1f} | "
-        f"{result['ours_texts_per_s']:,.0f} |",
-        f"| sklearn cross_val_predict(CountVectorizer + LogisticRegression) | {base_s:.1f} | "
-        f"{result['cross_val_predict_texts_per_s']:,.0f} |", "",
+        f"{n:,} DualRL Yelp outputs + {n:,} human Yelp sentences, {result['k']} seeded folds (the same for both); "
+        f"2 shared CPU cores, Python {result['python']}, scikit-learn {result['sklearn']}.", "", table, "",
         f"Speed-up: {result['speedup']:.1f}x (ours does 50% more scoring).  P(human | output) differs from "
         f"cross_val_predict by at most {result['max_abs_diff_p_output']:.2g} (median "
         f"{result['median_abs_diff_p_output']:.2g}; {result['outputs_differing_gt_1e-4']} outputs differ by more "
         f"than 1e-4) because ours drops from each fold's training set every text that the fold scores, inputs "
-        f"included ({copies} outputs equal some input, {repeated} repeat another output; the 15 systems share "
+        f"included ({result['outputs_equal_to_an_input']} outputs equal some input, {result['repeated_outputs']} "
+        "repeat another output; the 15 systems share "
         "1,000 inputs, so each fold scores nearly all of them), while cross_val_predict trains on them.  With "
-        "nothing to drop the two agree to 1e-6 (tests/test_naturalness.py).", "",
-    ]
-    (RESULTS / "speed_naturalness.md").write_text("\n".join(md))
-    print("\n".join(md))
+        "nothing to drop the two agree to 1e-6 (tests/test_naturalness.py).", ""])
 
 
 def parser() -> argparse.ArgumentParser:

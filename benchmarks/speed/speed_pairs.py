@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, CrossEncoderPairClassifier, FeaturePairClassifier, PairClassifier
+from tsteval.core import markdown as md
 from tsteval.readers.bible import parallel_verses
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -56,18 +58,21 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     meta = {"cpu": platform.processor() or platform.machine(), "torch_threads": 2}
     (RESULTS / "speed_pairs.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
-    lines = ["# Pair classifier throughput (KJV x BBE verse pairs)\n",
-             f"{meta['cpu']}, 2 torch threads, shared machine. Cross-encoder timed on fewer pairs and "
-             "extrapolated to 10,000 (linear).\n",
-             "| backend | batched pairs/s (n) | one-at-a-time pairs/s (n) | speed-up | s for 10k pairs |",
-             "|---|---|---|---|---|"]
-    for r in results:
-        mark = " (extrapolated)" if r["extrapolated"] else ""
-        lines.append(f"| {r['backend']} | {r['batched_per_s']:.1f} ({r['batched_pairs']}) | "
-                     f"{r['single_per_s']:.1f} ({r['single_pairs']}) | {r['speedup']:.1f}x | "
-                     f"{r['seconds_for_10k']:.1f}{mark} |")
-    (RESULTS / "speed_pairs.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "speed_pairs.md").write_text(page({"meta": meta, "results": results}))
 
+
+def page(report: dict) -> str:
+    """The results page of ``speed_pairs.json``."""
+    table = md.table(pd.DataFrame([{
+        "backend": r["backend"], "batched pairs/s (n)": f"{r['batched_per_s']:.1f} ({r['batched_pairs']})",
+        "one-at-a-time pairs/s (n)": f"{r['single_per_s']:.1f} ({r['single_pairs']})",
+        "speed-up": f"{r['speedup']:.1f}x",
+        "s for 10k pairs": f"{r['seconds_for_10k']:.1f}" + (" (extrapolated)" if r["extrapolated"] else "")}
+        for r in report["results"]]))
+    meta = report["meta"]
+    return "\n".join(["# Pair classifier throughput (KJV x BBE verse pairs)\n",
+                      f"{meta['cpu']}, {meta['torch_threads']} torch threads, shared machine. Cross-encoder timed on "
+                      "fewer pairs and extrapolated to 10,000 (linear).\n", table]) + "\n"
 
 if __name__ == "__main__":
     main()

@@ -22,8 +22,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from tsteval.classifiers.training import train_classifier
+from tsteval.core import markdown as md
 from tsteval.core.records import Transfers
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import execute
@@ -99,25 +101,31 @@ def main(argv: list[str] | None = None) -> None:
             "max_abs_difference_from_local": differences}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "speed_ray.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=2))
-    local_rate = rows[0]["pairs_per_s"]
-    busy = ("shared with other jobs: the figures are under load" if load_before[0] > 1.5
-            else "otherwise idle before the run; the load after includes its own workers")
-    lines = ["# The local engine vs Ray Data (1 and 2 workers), end to end\n",
-             f"{n} DualRL Yelp transfers ({meta['systems']} systems x {meta['items']} items, both directions); "
-             f"fastText style + content {', '.join(CONTENT)} at `none`; one torch thread per process. "
-             f"{meta['cores']} cores ({meta['cpu']}), "
-             f"1-minute load average {meta['load_average_1min']['before']} before and "
-             f"{meta['load_average_1min']['after']} after ({busy}); all three were taken in one run, each from an "
-             "empty embedding cache. Ray times include starting each worker and loading its models; a local "
-             f"cluster took {meta['ray_cluster_start_s']} s to start (mean of the two; not included).\n",
-             "| engine | workers | seconds | pairs/s | vs local |", "|---|---|---|---|---|"]
-    lines += [f"| {r['engine']} | {r['workers']} | {r['seconds']:.1f} | {r['pairs_per_s']:.1f} | "
-              f"{r['pairs_per_s'] / local_rate:.2f}x |" for r in rows]
-    lines += ["", "Largest absolute difference from the local scorecard (either worker count):", ""]
-    lines += [f"- `{column}`: {value:.3g}" for column, value in differences.items()]
-    (RESULTS / "speed_ray.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    text = page({"meta": meta, "results": rows})
+    (RESULTS / "speed_ray.md").write_text(text)
+    print(text, end="")
 
+
+def page(results: dict) -> str:
+    """The results page of ``speed_ray.json``."""
+    meta, rows = results["meta"], results["results"]
+    local_rate = rows[0]["pairs_per_s"]
+    load = meta["load_average_1min"]
+    busy = ("shared with other jobs: the figures are under load" if load["before"] > 1.5
+            else "otherwise idle before the run; the load after includes its own workers")
+    table = md.table(pd.DataFrame([{
+        "engine": r["engine"], "workers": r["workers"], "seconds": f"{r['seconds']:.1f}",
+        "pairs/s": f"{r['pairs_per_s']:.1f}", "vs local": f"{r['pairs_per_s'] / local_rate:.2f}x"} for r in rows]))
+    lines = ["# The local engine vs Ray Data (1 and 2 workers), end to end\n",
+             f"{meta['pairs']} DualRL Yelp transfers ({meta['systems']} systems x {meta['items']} items, both "
+             f"directions); fastText style + content {', '.join(meta['content'])} at `none`; one torch thread per "
+             f"process. {meta['cores']} cores ({meta['cpu']}), 1-minute load average {load['before']} before and "
+             f"{load['after']} after ({busy}); all three were taken in one run, each from an "
+             "empty embedding cache. Ray times include starting each worker and loading its models; a local "
+             f"cluster took {meta['ray_cluster_start_s']} s to start (mean of the two; not included).\n", table,
+             "", "Largest absolute difference from the local scorecard (either worker count):", ""]
+    lines += [f"- `{column}`: {value:.3g}" for column, value in meta["max_abs_difference_from_local"].items()]
+    return "\n".join(lines) + "\n"
 
 if __name__ == "__main__":
     main()

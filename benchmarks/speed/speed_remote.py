@@ -23,10 +23,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from benchmarks.speed.speed_lm_judges import _pairs
 from tsteval.backends.llama_server import LlamaServer
 from tsteval.backends.remote import RemoteLM
+from tsteval.core import markdown as md
 from tsteval.metrics.judges.rating import judge_matrix
 from tsteval.metrics.naturalness.causal_lm import CausalLM, smollm2_path
 
@@ -74,6 +76,17 @@ def server_ms(server: LlamaServer, since: int) -> tuple[float, int]:
     return sum(float(v) for v in SERVER_TIME.findall(data.decode("utf-8", "replace"))), since + len(data)
 
 
+def _row(row: dict[str, object]) -> dict[str, str]:
+    """One row of the page's table (the HTTP columns blank for the in-process backend)."""
+    remote = row["backend"] == "server"
+    ms = {name: f"{row[key]:.1f}" if remote else "" for name, key in (
+        ("client ms/request", "client_ms"), ("HTTP ms/request", "http_ms"),
+        ("client overhead ms/request", "overhead_ms"), ("server-reported ms/request", "server_ms"))}
+    return {"metric": row["metric"], "backend": row["backend"], "concurrency": row.get("concurrency", ""),
+            "pairs/s": f"{row['pairs_per_s']:.2f}", "requests": row.get("requests", ""), **ms,
+            "load avg": f"{row['load']:.2f}"}
+
+
 def page(results: dict[str, object]) -> str:
     """The Markdown page of ``results``."""
     lines = ["# The remote LM backend's speed (llama-cpp-python 0.2.62 server against in-process)", "",
@@ -81,15 +94,7 @@ def page(results: dict[str, object]) -> str:
              f"Instruct Q4_1, {results['threads']} threads on each side, {results['machine']}.  Client overhead: the "
              "client's wall time per request less the time inside its HTTP call; server: the time llama.cpp reports "
              "per request (`llama_print_timings`).", "",
-             "| metric | backend | concurrency | pairs/s | requests | client ms/request | HTTP ms/request | client "
-             "overhead ms/request | server-reported ms/request | load avg |", "|---|---|---:|---:|---:|---:|---:|---:|"
-             "---:|---:|"]
-    for row in results["rows"]:
-        remote = row["backend"] == "server"
-        cells = [f"{row[k]:.1f}" if remote else "" for k in ("client_ms", "http_ms", "overhead_ms", "server_ms")]
-        lines.append(f"| {row['metric']} | {row['backend']} | {row.get('concurrency', '')} | "
-                     f"{row['pairs_per_s']:.2f} | {row.get('requests', '')} | " + " | ".join(cells) +
-                     f" | {row['load']:.2f} |")
+             md.table(pd.DataFrame([_row(row) for row in results["rows"]]))]
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import ot
+import pandas as pd
 
+from tsteval.core import markdown as md
 from tsteval.metrics.style.intensity import ground_matrix, normalized_sti, signed_emd
 
 N_PAIRS = 100_000
@@ -70,26 +72,21 @@ def machine() -> dict[str, str | int | None]:
             "numpy": np.__version__, "POT": ot.__version__}
 
 
-def to_markdown(info: dict, cases: list[dict]) -> str:
-    """Results as a Markdown report."""
-    lines = [
-        "# STI speed: vectorised closed form vs per-pair `ot.emd2`",
-        "",
+def page(results: dict) -> str:
+    """The results page of ``speed_sti.json``."""
+    columns = ["classes", "signed_emd s", "pairs/s", "POT loop s", "pairs/s", "speed-up", "normalized_sti s",
+               "pairs/s", "max abs diff vs POT"]
+    table = md.table(pd.DataFrame([[
+        c["classes"], f"{c['signed_emd_s']:.4f}", f"{c['signed_emd_pairs_per_s']:,.0f}", f"{c['pot_loop_s']:.2f}",
+        f"{c['pot_loop_pairs_per_s']:,.0f}", f"{c['speedup']:,.0f}x", f"{c['normalized_sti_s']:.4f}",
+        f"{c['normalized_sti_pairs_per_s']:,.0f}", f"{c['max_abs_diff_vs_pot']:.1e}"] for c in results["cases"]],
+        columns=columns))
+    return "\n".join([
+        "# STI speed: vectorised closed form vs per-pair `ot.emd2`", "",
         f"{N_PAIRS:,} random pairs per row (Dirichlet(1), seed {SEED}), nominal ground distance, random targets. "
         f"Vectorised timings are the best of {REPEATS} runs; the POT loop ran once over all pairs (no extrapolation). "
-        "Produced by `python -m benchmarks.speed.speed_sti`.",
-        "",
-        "| classes | signed_emd s | pairs/s | POT loop s | pairs/s | speed-up | normalized_sti s | pairs/s "
-        "| max abs diff vs POT |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for c in cases:
-        lines.append(
-            f"| {c['classes']} | {c['signed_emd_s']:.4f} | {c['signed_emd_pairs_per_s']:,.0f} | {c['pot_loop_s']:.2f} "
-            f"| {c['pot_loop_pairs_per_s']:,.0f} | {c['speedup']:,.0f}x | {c['normalized_sti_s']:.4f} "
-            f"| {c['normalized_sti_pairs_per_s']:,.0f} | {c['max_abs_diff_vs_pot']:.1e} |")
-    lines += ["", "Machine: " + ", ".join(f"{key} {value}" for key, value in info.items()), ""]
-    return "\n".join(lines)
+        "Produced by `python -m benchmarks.speed.speed_sti`.", "", table, "",
+        "Machine: " + ", ".join(f"{key} {value}" for key, value in results["machine"].items()), ""])
 
 
 def main() -> None:
@@ -98,8 +95,9 @@ def main() -> None:
     cases = [run_case(k, rng) for k in CLASSES]
     info = machine()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "speed_sti.json").write_text(json.dumps({"machine": info, "cases": cases}, indent=2) + "\n")
-    report = to_markdown(info, cases)
+    results = {"machine": info, "cases": cases}
+    (RESULTS / "speed_sti.json").write_text(json.dumps(results, indent=2) + "\n")
+    report = page(results)
     (RESULTS / "speed_sti.md").write_text(report)
     print(report)
 

@@ -22,10 +22,12 @@ import platform
 import time
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from benchmarks.common import mir_and_yelp
 from tsteval.classifiers.training import train_classifier
+from tsteval.core import markdown as md
 from tsteval.core.devices import cpu_capability
 from tsteval.metrics.style.scorer import style_columns
 from tsteval.readers.dualrl import load_dualrl
@@ -89,10 +91,11 @@ def markdown(report: dict) -> str:
              f"{m['torch_threads']} threads. **Shared and loaded**: the 1-minute load average at the start of each "
              "timing is in its row; above the core count, other work shared the CPUs. Five style columns per "
              f"classifier, each distinct text classified once (in fp32); the best of {REPEATS} timing(s).", "",
-             "| classifier | pairs | distinct texts | seconds | CPU seconds | pairs/s | load avg |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['classifier']} | {r['pairs']:,} | {r['distinct_texts']:,} | {r['seconds']:.2f} | "
-              f"{r['cpu_seconds']:.2f} | {r['pairs_per_s']:,.0f} | {r['load_average']:.2f} |" for r in rows]
+             md.table(pd.DataFrame([{
+                 "classifier": r["classifier"], "pairs": f"{r['pairs']:,}",
+                 "distinct texts": f"{r['distinct_texts']:,}",
+                 "seconds": f"{r['seconds']:.2f}", "CPU seconds": f"{r['cpu_seconds']:.2f}",
+                 "pairs/s": f"{r['pairs_per_s']:,.0f}", "load avg": f"{r['load_average']:.2f}"} for r in rows]))]
     if len(rows) == 2:
         lines += ["", f"fastText is {rows[1]['seconds'] / rows[0]['seconds']:.0f}x faster than the transformer here."]
     return "\n".join(lines) + "\n"

@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.model_selection import train_test_split
 
@@ -49,6 +50,7 @@ from tsteval.classifiers.transformer import (
     fine_tune,
     freeze_lower,
 )
+from tsteval.core import markdown as md
 from tsteval.core.devices import native_bf16
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -254,22 +256,23 @@ def markdown(report: dict) -> str:
             lines += ["", f"## Training speed, step by step (`{name}`)", "",
                       f"Seconds per batch of {BATCH} (mean of {SPEED_BATCHES} after {WARM_BATCHES} untimed), MiniLM; "
                       f"projected minutes for one epoch over {N_TRAIN:,} sentences.", "",
-                      "| step | max tokens | frozen layers | bf16 | s/batch | CPU s/batch | projected min | load avg |",
-                      "|---|---:|---:|---|---:|---:|---:|---:|"]
-            lines += [f"| {r['step']} | {r['max_length']} | {r['frozen_layers']} | {'yes' if r['bf16'] else 'no'} | "
-                      f"{r['seconds_per_batch']:.3f} | {r['cpu_seconds_per_batch']:.3f} | "
-                      f"{r['projected_minutes']:.1f} | {r['load_average']:.2f} |" for r in run["speed"]]
+                      md.table(pd.DataFrame([{
+                          "step": r["step"], "max tokens": r["max_length"], "frozen layers": r["frozen_layers"],
+                          "bf16": "yes" if r["bf16"] else "no", "s/batch": f"{r['seconds_per_batch']:.3f}",
+                          "CPU s/batch": f"{r['cpu_seconds_per_batch']:.3f}",
+                          "projected min": f"{r['projected_minutes']:.1f}", "load avg": f"{r['load_average']:.2f}"}
+                          for r in run["speed"]]))]
     for name, run in report["runs"].items():
         lines += curve_markdown(name, run)
     accuracy = [r for run in report["runs"].values() for r in run.get("accuracy", [])]
     lines += [] if not accuracy else ["", "## Accuracy, trained end to end", "",
               f"One epoch unless said; held-out accuracy on {N_HELDOUT:,} other Yelp sentences.", "",
-              "| run | setting | parameters | n train | wall min | CPU min | held-out acc | load avg (start, end) |",
-              "|---|---|---|---:|---:|---:|---:|---|"]
-    lines += [f"| {name} | {r['setting']} | `{json.dumps(r['params'])}` | {r['n_train']:,} | "
-              f"{r['train_seconds'] / 60:.2f} | {r['cpu_seconds'] / 60:.1f} | {r['heldout_accuracy']:.3f} | "
-              f"{r['load_average']:.2f}, {r['load_average_after']:.2f} |"
-              for name, run in report["runs"].items() for r in run.get("accuracy", [])]
+              md.table(pd.DataFrame([{
+                  "run": name, "setting": r["setting"], "parameters": json.dumps(r["params"]),
+                  "n train": f"{r['n_train']:,}", "wall min": f"{r['train_seconds'] / 60:.2f}",
+                  "CPU min": f"{r['cpu_seconds'] / 60:.1f}", "held-out acc": f"{r['heldout_accuracy']:.3f}",
+                  "load avg (start, end)": f"{r['load_average']:.2f}, {r['load_average_after']:.2f}"}
+                  for name, run in report["runs"].items() for r in run.get("accuracy", [])]))]
     v = verdict(report)
     if v:
         lines += ["", f"The recipe on `{v['recipe_run']}`: {v['recipe_accuracy']:.3f} in {v['recipe_minutes']:.1f} "
@@ -278,6 +281,19 @@ def markdown(report: dict) -> str:
                   f"{'within' if v['within_one_point'] else 'not within'} 1 point, "
                   f"{'within' if v['within_five_minutes'] else 'over'} 5 minutes."]
     return "\n".join(lines) + "\n"
+
+
+def _curve_cells(curve: dict, row: dict) -> dict[str, str]:
+    """One curve's row of the page's table (``row``: its entry in :func:`curve_verdict`)."""
+    first = row["first_within"]
+    at = ("never" if first is None else f"{first['minutes']:.1f} min (epoch {first['epochs']:g}, "
+          f"{first['accuracy']:.3f}): {'within' if first['within_five_minutes'] else 'over'} 5 min")
+    return {"setting": curve["setting"],
+            "load avg (start, end)": f"{curve['load_average']:.2f}, {curve['load_average_after']:.2f}",
+            f"first within {WITHIN:g} point of best": at,
+            "at the end": f"{row['final_accuracy']:.3f} after {row['final_minutes']:.1f} min "
+                          f"({row['final_points_below_best']:.2f} points below best)",
+            "min per epoch": f"{row['final_minutes'] / curve['checkpoints'][-1]['epochs']:.1f}"}
 
 
 def curve_markdown(name: str, run: dict) -> list[str]:
@@ -291,17 +307,7 @@ def curve_markdown(name: str, run: dict) -> list[str]:
              "(loading and tokenising included, the checkpoints' scoring excluded). Best over every checkpoint of "
              f"every curve below: **{v['best_accuracy']:.3f}** ({v['best_setting']}, epoch {v['best_epochs']:g}, "
              f"{v['best_minutes']:.1f} min).", "",
-             f"| setting | load avg (start, end) | first within {WITHIN:g} point of best | at the end "
-             "| min per epoch |",
-             "|---|---|---|---|---:|"]
-    for c, r in zip(run["curve"], v["settings"], strict=True):
-        first = r["first_within"]
-        at = ("never" if first is None else f"{first['minutes']:.1f} min (epoch {first['epochs']:g}, "
-              f"{first['accuracy']:.3f}): {'within' if first['within_five_minutes'] else 'over'} 5 min")
-        epochs = c["checkpoints"][-1]["epochs"]
-        lines.append(f"| {c['setting']} | {c['load_average']:.2f}, {c['load_average_after']:.2f} | {at} | "
-                     f"{r['final_accuracy']:.3f} after {r['final_minutes']:.1f} min "
-                     f"({r['final_points_below_best']:.2f} points below best) | {r['final_minutes'] / epochs:.1f} |")
+             md.table(pd.DataFrame([_curve_cells(c, r) for c, r in zip(run["curve"], v["settings"], strict=True)]))]
     lines += ["", "Every checkpoint (epochs: wall minutes, held-out accuracy):", ""]
     lines += [f"- {c['setting']}: " + "; ".join(f"{p['epochs']:g}: {p['train_seconds'] / 60:.1f} min, "
                                                 f"{p['heldout_accuracy']:.3f}" for p in c["checkpoints"])
