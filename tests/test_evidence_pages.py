@@ -87,3 +87,61 @@ def test_the_page_is_its_json_rendered_and_one_figure_is_recomputed(path: Path, 
     assert render(data) == (folder / "study.md").read_text()
     assert data["signature"]["resamples"] == 1000
     INDEPENDENT[path.stem](folder, data_root)
+
+
+def _v2_picks(group: str = "all sets") -> dict[str, str]:
+    """Rule v2's pick per aspect on the sets of ``group``, from the committed profile pages that have been run."""
+    picks = {}
+    for aspect in ("style", "content", "naturalness"):
+        path = RESULTS / f"profile_{aspect}" / "study.json"
+        if path.is_file():
+            data = json.loads(path.read_text())
+            found = next((g for g in data["rule"]["groups"] if g["group"] == group), None)
+            if found is not None:
+                picks[aspect] = next(p for p in found["picks"] if p["aspect"] == aspect)["chosen"]
+    return picks
+
+
+def test_the_profile_in_force_is_rule_v2_on_the_committed_pages() -> None:
+    """``--metrics recommended`` scores rule v2's pick of every aspect whose page has been run, and each task
+    family's own pick where it differs from that."""
+    from tsteval.metaeval.recommended import RECOMMENDED, TASK_FAMILIES
+
+    picks = _v2_picks()
+    assert set(picks) >= {"content", "naturalness"}
+    in_force = {r.aspect: r.evidence_column() for r in RECOMMENDED}
+    for aspect, column in picks.items():
+        assert in_force[aspect] == column, aspect
+    for family, own in TASK_FAMILIES.items():
+        family_picks = _v2_picks(f"task {family}")
+        expected = {a: c for a, c in family_picks.items() if c != picks[a]}
+        assert {a: r.evidence_column() for a, r in own.items() if a in picks} == expected, family
+
+
+def test_the_rule_v2_pick_is_recomputed_from_the_page_figures() -> None:
+    """The naturalness pick, by hand from the page's per-set figures and the committed costs: the candidates (mean
+    gain >= .02, interval above 0, worse on no set) tied with the best go to the cheapest."""
+    data = json.loads((RESULTS / "profile_naturalness" / "study.json").read_text())
+    costs = {c: row["cpu_s_per_1000"] for c, row in json.loads(
+        (ROOT / "benchmarks" / "results" / "column_costs.json").read_text())["columns"].items()}
+    pick = next(p for p in data["rule"]["groups"][0]["picks"] if p["aspect"] == "naturalness")
+    sets = pick["sets"]
+    for row in pick["columns"]:
+        per_set = [_figure(data, set=s, column=row["column"], level="sentence", statistic="pearson")["r"]
+                   - _figure(data, set=s, column="lp_mean@kn3", level="sentence", statistic="pearson")["r"]
+                   for s in sets]
+        assert row["gain"] == pytest.approx(np.mean(per_set))
+        assert row["candidate"] == (row["gain"] >= 0.02 and row["lo"] > 0 and not row["worse_on"])
+    tied = [r for r in pick["columns"] if r["candidate"] and r["tied"]]
+    cheapest = min(tied, key=lambda r: (costs[r["column"]], -r["gain"]))
+    assert pick["chosen"] == cheapest["column"] == "lp_mean@gemma3-270m"
+
+
+def test_the_readme_profile_table_is_generated_from_the_pages() -> None:
+    from benchmarks.evidence.profile import profile_table
+
+    table = profile_table(RESULTS)
+    assert table in (ROOT / "README.md").read_text(encoding="utf-8")
+    data = json.loads((RESULTS / "profile_naturalness" / "study.json").read_text())
+    lai = _figure(data, set="Lai", column="lp_mean@gemma3-270m", level="sentence", statistic="pearson")
+    assert f"Lai {lai['r']:.3f} \\[{lai['lo']:.3f}, {lai['hi']:.3f}\\] (720)" in table

