@@ -55,7 +55,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 STYLE_COLUMNS = ("sti", "sti_norm", "target_prob", "style_strength", "target_acc")
 LM_SCORES = ("ppl", "lp_mean", "slor")
 LOGPROP = ("logprop_content", "logprop_style")
-CONTENT = ("bleu", "chrf", "sbert", "bertscore_f1")
+CONTENT = ("bleu", "chrf", "sbert", "bertscore_f1", "e5")
 PRECISION = "fp32"
 # OpenMP threads that wait sleep instead of spinning: on a shared machine a spinning thread, waiting for its
 # descheduled partner, counts the wait as the process's CPU time (unless OMP_WAIT_POLICY is set already).
