@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
-from tsteval.metaeval.recommended import RECOMMENDED
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "meta_eval_lm"
 PAGE = RESULTS.parents[2] / "docs" / "meta-evaluation.md"  # where the evidence tables are quoted
@@ -84,9 +83,7 @@ def test_the_committed_profile_is_the_rule_on_the_committed_tables(data_root: Pa
     complete = all(profile["sets"][n]["inputs"] >= min(100, read_rated_set(n).frame["input"].nunique())
                    for n in RULE_SETS)
     assert profile["complete"] == complete and (not complete or profile["in_force"] == profile["chosen"])
-    # --metrics recommended scores this rule's style pick (the backend it was chosen with) until rule v2's style page
-    # is run; content and naturalness are rule v2's (tests/test_evidence_pages.py)
-    assert {r.aspect: r.evidence_column() for r in RECOMMENDED}["style"] == profile["in_force"]["style"]
+    # --metrics recommended scores rule v2's picks now (tests/test_evidence_pages.py), not this first version's
 
 
 def test_every_rule_set_is_scored_on_its_declared_inputs_by_the_three_lms(data_root: Path) -> None:

@@ -18,10 +18,9 @@ ASPECTS = ("style", "content", "naturalness")
 ALL = "all sets"
 
 
-def page(aspect: str, results: Path = RESULTS) -> dict | None:
-    """The profile page of ``aspect`` (its study.json), None while it has not been run."""
-    path = results / f"profile_{aspect}" / "study.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+def page(aspect: str, results: Path = RESULTS) -> dict:
+    """The profile page of ``aspect`` (its study.json)."""
+    return json.loads((results / f"profile_{aspect}" / "study.json").read_text(encoding="utf-8"))
 
 
 def pick(data: dict, aspect: str, group: str = ALL) -> dict:
@@ -43,18 +42,10 @@ def _sets_cell(data: dict, column: str, aspect: str, labels: list[str]) -> str:
 
 
 def profile_table(results: Path = RESULTS) -> str:
-    """The table (module notes); an aspect whose page has not been run says so."""
+    """The table (module notes)."""
     rows = []
     for aspect in ASPECTS:
         data = page(aspect, results)
-        if data is None:
-            from tsteval.metaeval.recommended import RECOMMENDED
-
-            column = next(r for r in RECOMMENDED if r.aspect == aspect).evidence_column()
-            rows.append({"aspect": aspect, "recommended column": f"{column} (rule v1; its v2 page is not run yet)",
-                         "CPU s per 1,000 pairs": "", "sentence r per set [95%] (rows)": "see rule v1's tables",
-                         "mean gain over the fast profile [95%]": "", "fast profile (CPU s per 1,000 pairs)": ""})
-            continue
         chosen = pick(data, aspect)
         gain = next((c for c in chosen["columns"] if c["column"] == chosen["chosen"]), None)
         rows.append({"aspect": aspect, "recommended column": chosen["chosen"],

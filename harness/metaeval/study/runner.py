@@ -247,7 +247,8 @@ def signature(study: Study) -> dict:
     from tsteval.core.signature import package_version
 
     return {"statistics": list(study.statistics), "levels": list(study.levels), "cluster": study.cluster,
-            "resamples": study.resamples, "seed": study.seed, "confidence": CONFIDENCE, "tsteval": package_version("tsteval")}
+            "resamples": study.resamples, "seed": study.seed, "confidence": CONFIDENCE,
+            "tsteval": package_version("tsteval")}
 
 
 def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None = None) -> StudyResult:
