@@ -25,10 +25,12 @@ def test_smoke_run_measures_every_figure_on_the_cpu() -> None:
     for x in lm.values():  # every pair's tokens planned once in the first pass, none dropped
         positions = x["fp32"]["positions"]
         assert positions["computed"] >= positions["real"] > 0 and positions["sequences"] >= sizes["lm"]
-    assert report["bertscore"]["max_abs_diff_subset_vs_whole"] < 1e-12
+    # a subset is encoded in other batches (other padded lengths, so other GEMM shapes): float32 summation order only
+    # (1.2e-8 seen beside three other jobs)
+    assert report["bertscore"]["max_abs_diff_subset_vs_whole"] < 1e-6
     gaps = report["score"]["max_abs_diff_vs_cpu"]  # the recommended profile's neural columns, CPU vs CPU (each run
-    assert gaps["sbert@none"] < 1e-6 and gaps["bertscore_f1@none"] < 1e-5 and gaps["lp_mean@gemma3-270m"] < 1e-5
-    assert len(gaps) == 3  # (each run encodes anew)
+    assert gaps["sbert@none"] < 1e-6 and gaps["lp_mean@gemma3-270m"] < 1e-5
+    assert len(gaps) == 2  # (each run encodes anew)
     phases = report["score"]["runs"]["fp32"]["profile"]["host_phases_s"]
     assert {"run", "sentence encoder", "LM forward (host)", "writing"} <= set(phases)
     assert phases["LM forward (host)"] < phases["LM scores"] < phases["run"]  # nested phases inside parents

@@ -9,9 +9,8 @@ On the GPU (CUDA, a SmolLM2-shaped model for the LM metrics):
   (:data:`tsteval.metrics.judges.prefix_scoring.CALIBRATIONS`);
 * BERTScore (F1, P and R from one call, no IDF) on 15,000 pairs, pairs/s;
 * ``--metrics recommended:formality`` (:data:`PROFILE`: ``style_strength@ft`` from a fastText classifier trained
-  beforehand, ``bertscore_f1@none``, J's ``sbert@none`` and ``naturalness@unigram``, and Gemma 3 270M's columns
-  with a Gemma-3-270M-shaped model of random weights; the pooled profile's naturalness column is Qwen2.5-Coder-1.5B's
-  judge, whose 6 GB do not fit an upload: ``results/speed_lm_judges_qwen2.5-coder-1.5b.md``) on 20,000
+  beforehand, ``sbert@none`` (the content column and J's), ``naturalness@unigram``, and Gemma 3 270M's columns
+  with a Gemma-3-270M-shaped model of random weights; the profile's naturalness column is Gemma's too) on 20,000
   pairs (:data:`SIZES`) in fp32 and in bf16 (what ``--precision auto`` picks on a GPU that computes it natively),
   from the table read to the scorecard written, the models loaded by a warm-up run before the clock; then a bf16
   run profiled (:data:`SCORE_PHASES` clocked on the host, the GPU's kernels summed by ``torch.profiler``), and a
@@ -436,7 +435,7 @@ def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str
         return card.frame
 
     n, check = sizes["score"], sizes["check"]
-    columns = ("sbert@none", "bertscore_f1@none", f"lp_mean@{GEMMA}")
+    columns = ("sbert@none", f"lp_mean@{GEMMA}")
     converted = causal_lm.converted_gguf
     stand_in = {GEMMA: lambda: gemma / "stand-in"} if gemma is not None else {}  # read as a folder, not converted
     warm = frame.tail(sizes["warm"]).assign(system="warm-up")
