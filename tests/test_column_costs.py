@@ -1,6 +1,6 @@
-"""The committed column-cost benchmark (``benchmarks/results/column_costs.json``): every candidate column measured,
-each figure per 1,000 pairs recomputed from the raw seconds and pairs stored beside it, the page its JSON rendered.
-No model runs."""
+"""The committed column-cost benchmark (``harness/metaeval/column_costs.json``, the package's data): every candidate
+column measured, each figure per 1,000 pairs recomputed from the raw seconds and pairs stored beside it, the page its
+JSON rendered.  No model runs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import json
 import pytest
 
 from benchmarks.speed import column_costs
+from tsteval.metaeval.study.rule import COSTS
 
-REPORT = json.loads((column_costs.RESULTS / "column_costs.json").read_text())
+REPORT = json.loads(COSTS.read_text())
 LMS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
 CLASSIFIERS = ("fasttext", "transformer", "fasttext_transformer")
 STYLE = ("sti", "sti_norm", "target_prob", "style_strength", "target_acc")

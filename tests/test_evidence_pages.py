@@ -154,7 +154,7 @@ def test_the_rule_v2_pick_is_recomputed_from_the_page_figures() -> None:
     gain >= .02, interval above 0, worse on no set) tied with the best go to the cheapest."""
     data = json.loads((RESULTS / "profile_naturalness" / "study.json").read_text())
     costs = {c: row["cpu_s_per_1000"] for c, row in json.loads(
-        (ROOT / "benchmarks" / "results" / "column_costs.json").read_text())["columns"].items()}
+        (ROOT / "harness" / "metaeval" / "column_costs.json").read_text())["columns"].items()}
     pick = next(p for p in data["rule"]["groups"][0]["picks"] if p["aspect"] == "naturalness")
     sets = pick["sets"]
     for row in pick["columns"]:

@@ -69,6 +69,7 @@ def test_the_wheel_holds_only_tsteval(installed: tuple[Path, Path]) -> None:
     assets = [f"tsteval/experiment/report/assets/{name}" for name in (*ASSETS, "explorer.html", "LICENSE-tabulator")]
     assert not [a for a in assets if a not in files], "the explorer's assets are package data (pyproject.toml)"
     assert {"tsteval/annotate/template.yaml", "tsteval/annotate/assets/page.html"} <= files, "the rating page's files"
+    assert "tsteval/metaeval/column_costs.json" in files, "the costs the profile rule's ties read (rule.COSTS)"
 
 
 def test_every_subpackage_imports_from_the_installed_wheel(installed: tuple[Path, Path], tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ a shared machine the seconds a thread waits for its descheduled partner are not 
 
 Run (nice'd, once, alone: about half an hour on a shared 2-core machine): ``nice -n 10 python -m
 benchmarks.speed.column_costs [--pairs 200] [--qwen-pairs 40] [--warmup-pairs 4]``.  Results:
-``results/column_costs.{json,md}``.
+the JSON as the package's data, ``harness/metaeval/column_costs.json`` (:data:`tsteval.metaeval.study.rule.COSTS`:
+the one copy, which the profile rule reads, in the wheel and in the declarations' ``costs:``), the page
+``results/column_costs.md``; with ``--out DIR`` both into DIR (a measurement of another machine).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from tsteval.metaeval.rated.lm_subset import (
     SUBSET_CLASSIFIERS,
 )
 from tsteval.metaeval.rated.lm_subset import PRECISION as SUBSET_PRECISION
+from tsteval.metaeval.study.rule import COSTS
 from tsteval.metrics.naturalness.packaged import QWEN_CODER
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -325,7 +328,8 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", help="the tsteval cache to use (default: a fresh temporary folder, removed after)")
-    parser.add_argument("--out", default=str(RESULTS), help="folder of column_costs.{json,md} (default: results/)")
+    parser.add_argument("--out", help="folder of column_costs.{json,md} (default: the JSON as the package's data, "
+                        "the page into results/)")
     return parser
 
 
@@ -351,10 +355,11 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         if fresh:
             shutil.rmtree(cache, ignore_errors=True)
-    out = Path(args.out)
-    (out / "column_costs.json").write_text(json.dumps(report, indent=1) + "\n")
+    json_path, page_path = ((COSTS, RESULTS / "column_costs.md") if args.out is None else
+                            (Path(args.out) / "column_costs.json", Path(args.out) / "column_costs.md"))
+    json_path.write_text(json.dumps(report, indent=1) + "\n")
     page = markdown(report)
-    (out / "column_costs.md").write_text(page)
+    page_path.write_text(page)
     print(page)
 
 

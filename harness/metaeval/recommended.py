@@ -99,7 +99,7 @@ TRAIN = {"fasttext_transformer": "ensemble --param members=fasttext,transformer"
 # not listed takes the profile's column.
 _FAMILY_STYLE = ("the calibrated mean of fastText and the fine-tuned MiniLM (train-classifier ensemble --param "
                  "members=fasttext,transformer), the cheapest of the columns tied with the family's best; its cost "
-                 "below the transformer's own is a measurement artifact (benchmarks/results/column_costs.json)")
+                 "below the transformer's own is a measurement artifact (harness/metaeval/column_costs.json)")
 TASK_FAMILIES: dict[str, dict[str, Recommendation]] = {
     "sentiment": {"style": Recommendation(
         "style", "sti", "fasttext_transformer", f"{RULE_V2.format('style')}, \"task sentiment\": STI by "

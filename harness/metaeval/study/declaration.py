@@ -32,7 +32,7 @@ and line)::
     aggregates: [mean, pooled]       # over sets: the mean of per-set figures, and all sets' rows pooled
     published:                       # figures from the literature, shown beside ours
       - {column: BLEURT, set: mean, statistic: spearman, level: sentence, value: 0.537, source: Babakov et al. 2022}
-    rule: {version: 2, reference: {content: sbert@none}, min_gain: 0.02, costs: ../results/column_costs.json}
+    rule: {version: 2, reference: {content: sbert@none}, min_gain: 0.02, costs: column_costs.json}
     out: ../results/studies/content_sets   # relative to this file
 
 >>> import tempfile, pathlib

@@ -11,7 +11,9 @@ primary rating; every set weighs the same, never by its rows):
    worse than the reference on no set;
 3. the candidates whose difference from the best candidate (the largest gain) has an interval containing zero are
    **tied** with it, and the cheapest tied column is chosen: CPU seconds per 1,000 pairs on 2 cores from the
-   committed speed benchmark the declaration names (``costs``);
+   committed speed benchmark the declaration names (``costs``; tsteval carries one, :data:`COSTS`); a page's
+   candidate without a measured cost is an error, while the user-study loop (``measured_only=False``,
+   :mod:`tsteval.metaeval.rated.loop`) prices it above every measured column: never preferred in a tie over one;
 4. no candidate: the reference stays.
 
 The same is applied to the sets of each task family and each language the declaration asks for (``per``).
@@ -33,6 +35,8 @@ import numpy as np
 from tsteval.core.errors import InputError, read_json
 from tsteval.metaeval.statistics import LEVELS, percentile_interval
 from tsteval.metaeval.study.declaration import Rule, Study
+
+COSTS = Path(__file__).resolve().parents[1] / "column_costs.json"  # the committed speed benchmark, package data
 
 
 def load_costs(path: Path) -> dict[str, float]:
@@ -65,7 +69,7 @@ def choose(gain: np.ndarray, low: np.ndarray, not_worse: np.ndarray, tie_low: np
 
 
 def _apply(rule: Rule, aspect: str, reference: str, evidence: Sequence, statistic: int, costs: Mapping[str, float],
-           costs_path: str) -> dict | None:
+           costs_path: str, measured_only: bool) -> dict | None:
     from tsteval.metaeval.study.runner import common_columns, stacked
 
     evidence = [e for e in evidence if reference in [c.column for c in e.columns]]
@@ -89,7 +93,7 @@ def _apply(rule: Rule, aspect: str, reference: str, evidence: Sequence, statisti
     best = int(np.argmax(np.where(candidate, safe_gain, -np.inf))) if candidate.any() else r
     tie_low, tie_high = percentile_interval((boot - boot[..., best:best + 1]).mean(axis=0))
     missing = [names[j] for j in np.flatnonzero(candidate) if names[j] not in costs]
-    if missing:
+    if missing and measured_only:
         raise InputError(f"no cost for the candidate {missing[0]!r}", path=costs_path,
                          fix="measure it: python -m benchmarks.speed.column_costs")
     cost = np.array([costs.get(n, np.inf) for n in names])
@@ -116,8 +120,9 @@ def _num(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-def apply_rule(study: Study, evidence: Sequence, sets: Mapping[str, dict]) -> dict:
-    """The rule of ``study`` on its evidence: every set, then each group of :attr:`Rule.per` (module notes)."""
+def apply_rule(study: Study, evidence: Sequence, sets: Mapping[str, dict], *, measured_only: bool = True) -> dict:
+    """The rule of ``study`` on its evidence: every set, then each group of :attr:`Rule.per` (module notes); without
+    ``measured_only`` a candidate lacking a measured cost is priced last instead of being an error."""
     rule = study.rule
     assert rule is not None
     if rule.statistic not in study.statistics:
@@ -134,8 +139,8 @@ def apply_rule(study: Study, evidence: Sequence, sets: Mapping[str, dict]) -> di
     for name, labels in groups:
         picks = []
         for aspect, reference in rule.reference.items():
-            chosen = _apply(rule, aspect, reference, [e for e in evidence if e.primary and e.aspect == aspect
-                                                      and e.label in labels], statistic, costs, str(rule.costs))
+            judged = [e for e in evidence if e.primary and e.aspect == aspect and e.label in labels]
+            chosen = _apply(rule, aspect, reference, judged, statistic, costs, str(rule.costs), measured_only)
             if chosen is not None:
                 picks.append(chosen)
         if picks:

@@ -17,7 +17,7 @@ aggregates and the rule read each set's first rating of an aspect (its primary o
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from tsteval.metaeval.statistics import (
 )
 from tsteval.metaeval.study.declaration import Study
 from tsteval.metaeval.study.scoring import SetData, load_set, score_group
-from tsteval.metaeval.tables import JUDGED_BY, MetricColumn, default_baseline
+from tsteval.metaeval.tables import JUDGED_BY, MetricColumn, Rating, default_baseline
 
 Log = Callable[[str], None]
 GROUP = ("system", "setting")
@@ -88,14 +88,17 @@ def _interval(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return percentile_interval(samples, CONFIDENCE)
 
 
-def _judge(data: SetData, values: dict[str, np.ndarray], judged: dict[str, MetricColumn], study: Study,
-           index: int) -> list[SetEvidence]:
-    frame = data.frame
+def judge_ratings(frame: pd.DataFrame, ratings: Sequence[Rating], values: Mapping[str, np.ndarray],
+                  judged: Mapping[str, MetricColumn], study: Study, index: int, label: str,
+                  origin: str) -> list[SetEvidence]:
+    """Every column of ``judged`` (``values`` per row of ``frame``) against each of ``ratings`` of a matching aspect:
+    the figures of ``study``'s statistics and their resamples, drawn for the set at position ``index`` (module
+    notes); ``label`` and ``origin`` name the set."""
     cluster_codes, _ = pd.factorize(frame[study.cluster].astype(str), sort=True)
     draws = cluster_resamples(cluster_codes, study.resamples, [study.seed, index])
     out = []
     seen_aspects: set[str] = set()
-    for rating in data.ratings:
+    for rating in ratings:
         columns = [c for c in judged.values() if c.aspect in JUDGED_BY[rating.aspect]]
         if not columns:
             continue
@@ -103,8 +106,8 @@ def _judge(data: SetData, values: dict[str, np.ndarray], judged: dict[str, Metri
         x_all = np.column_stack([values[c.column] for c in columns])
         complete = np.isfinite(y_all) & np.isfinite(x_all).all(axis=1)
         if complete.sum() < 3:
-            raise InputError(f"set {data.entry.label}: only {int(complete.sum())} rows have the rating "
-                             f"{rating.column!r} and every {rating.aspect} column", path=data.source or data.entry.name)
+            raise InputError(f"set {label}: only {int(complete.sum())} rows have the rating "
+                             f"{rating.column!r} and every {rating.aspect} column", path=origin)
         sign = np.array([1.0 if c.higher_is_better else -1.0 for c in columns])
         x, y = x_all[complete] * sign, y_all[complete]
         groups, group_index = pd.factorize(pd.MultiIndex.from_frame(frame.loc[complete, list(GROUP)].astype(str)),
@@ -115,7 +118,7 @@ def _judge(data: SetData, values: dict[str, np.ndarray], judged: dict[str, Metri
         counts = {"rows": len(frame), "rated": int(np.isfinite(y_all).sum()), "used": int(complete.sum()),
                   "missing_metric": int((np.isfinite(y_all) & ~complete).sum()),
                   "inputs": int(len(np.unique(clusters))), "groups": len(group_index)}
-        out.append(SetEvidence(data.entry.label, rating.column, rating.aspect, columns, point, boot, counts,
+        out.append(SetEvidence(label, rating.column, rating.aspect, columns, point, boot, counts,
                                rating.aspect not in seen_aspects))
         seen_aspects.add(rating.aspect)
     return out
@@ -283,7 +286,8 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
             signatures.update(scored.signatures)
             for column in scored.values:
                 seconds[column] = round(scored.seconds, 2)
-        set_evidence = _judge(data, values, judged, study, index)
+        set_evidence = judge_ratings(data.frame, data.ratings, values, judged, study, index, entry.label,
+                                     data.source or entry.name)
         for e in set_evidence:
             figures += _figure_rows(e.label, e.rating, e.aspect, e.columns, e.point, e.boot, study)
             comparisons += _comparisons(e.label, e.rating, e.aspect, e.columns, e.point, e.boot, study)
