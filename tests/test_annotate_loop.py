@@ -300,3 +300,69 @@ def test_printed_reports_carry_no_markdown_escapes(looped: dict, capsys: pytest.
     assert main(["meta-eval", str(tmp / "run"), "--ratings", str(tmp / "study"), "--resamples", "20"]) == 0
     printed = capsys.readouterr().out
     assert "| human_content |" in printed and "\\_" not in printed
+
+
+TWO_CONTENT_QUESTIONS = """title: Rate rewritten sentences
+instructions: Answer each question on the 1-5 scale.
+scale: [1, 5]
+cant_judge: "can't judge"
+questions:
+  - {name: content, aspect: content, prompt: "How much of the meaning does the rewrite keep?"}
+  - {name: meaning, aspect: content, prompt: "Does the rewrite say the same thing?"}
+"""
+
+
+def test_the_profile_is_rule_v2_recomputed_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Two content questions (each weighs the same), the default sbert@none noisy, bleu@none, chrf@none and
+    meteor@none the same values (the true quality plus a little noise: their differences are 0, so tied): the gain is
+    the mean over questions of each column's Pearson r minus sbert's, recomputed here with scipy; the tie goes to the
+    cheapest by the committed costs, and meteor@none, which has none, is never preferred (the reason says so)."""
+    from tsteval.metaeval.study.rule import COSTS
+
+    card, quality = scorecard(inputs=12)
+    rng = np.random.default_rng(5)
+    close = 50 + 10 * quality + rng.normal(scale=2, size=len(quality))
+    card.frame["bleu@none"], card.frame["chrf@none"], card.frame["meteor@none"] = close, close, close
+    card.frame["sbert@none"] = 0.5 + 0.1 * quality + rng.normal(scale=0.15, size=len(quality))
+    card.signatures["meteor@none"] = "metric:meteor"
+    card.save(tmp_path / "run")
+    (tmp_path / "questions.yaml").write_text(TWO_CONTENT_QUESTIONS, encoding="utf-8")
+    assert main(["annotate", "plan", str(tmp_path / "run"), "--out", str(tmp_path / "study"), "--items", "16",
+                 "--template", str(tmp_path / "questions.yaml")]) == 0
+    assert main(["annotate", "invite", str(tmp_path / "study"), "--annotators", "3"]) == 0
+    study = Study.open(tmp_path / "study")
+    keyed = card.frame.assign(q=quality).astype({"item": str}).set_index(["system", "item", "source_style"])["q"]
+    _rate(study, {p.pair_id: keyed[(p.system, p.item, p.source_style)] for p in study.pairs.itertuples()
+                  if p.kind != "check"}, noise=0.6, seed=6)
+    assert main(["meta-eval", str(tmp_path / "run"), "--ratings", str(tmp_path / "study"), "--resamples", "200",
+                 "--choose-profile", str(tmp_path / "p.json"), "--quiet"]) == 0
+    profile = json.loads((tmp_path / "p.json").read_text())
+    evidence = profile["evidence"]["content"]
+    assert profile["rule"] == {"version": 2, "min_gain": 0.02, "statistic": "pearson", "level": "sentence",
+                               "costs": "column_costs.json"}
+    assert evidence["reference"] == "sbert@none" and evidence["questions"] == ["human_content", "human_meaning"]
+
+    frame, _ = study_ratings(study)
+    joined = card.frame.astype({"item": str}).merge(frame, on=["system", "setting", "item", "source_style",
+                                                               "target_style"])
+    r = {(c, q): stats.pearsonr(joined[c], joined[q]).statistic for c in ("bleu@none", "chrf@none", "meteor@none",
+                                                                          "sbert@none")
+         for q in ("human_content", "human_meaning")}
+    rows = {row["column"]: row for row in evidence["columns"]}
+    for column in ("bleu@none", "chrf@none", "meteor@none"):
+        by_hand = np.mean([r[column, q] - r["sbert@none", q] for q in ("human_content", "human_meaning")])
+        assert rows[column]["gain"] == pytest.approx(by_hand, abs=1e-9)
+        assert rows[column]["candidate"] == (by_hand >= 0.02 and rows[column]["lo"] > 0
+                                             and not rows[column]["worse_on"]) is True
+        assert rows[column]["tied"]
+    costs = {c: row["cpu_s_per_1000"] for c, row in json.loads(COSTS.read_text())["columns"].items()}
+    assert "meteor@none" not in costs and evidence["costs"]["meteor@none"] is None
+    cheapest = min(("bleu@none", "chrf@none"), key=lambda c: costs[c])
+    assert profile["profile"] == {"content": cheapest} and evidence["chosen"] == cheapest
+    assert evidence["gain"] == rows[cheapest]["gain"] and evidence["interval"] == [rows[cheapest]["lo"],
+                                                                                   rows[cheapest]["hi"]]
+    assert sorted(evidence["tied"]) == ["bleu@none", "chrf@none", "meteor@none"]
+    reason = profile["reasons"]["content"]
+    assert reason.startswith(f"{cheapest} gains {rows[cheapest]['gain']:+.3f}") and "tied with" in reason
+    assert f"the cheapest ({costs[cheapest]:g} CPU s per 1,000 pairs)" in reason
+    assert "meteor@none has no measured cost" in reason and "never preferred in a tie" in reason

@@ -76,7 +76,11 @@ def test_unknown_reliability_chooses_on_enough_pairs_and_a_significant_gain(tmp_
     assert len(study.pairs.query("kind == 'rated'")) >= MIN_PAIRS_UNKNOWN
     assert profile["profile"] == {"content": "bleu@none"} and profile["default"] == {"content": "sbert@none"}
     assert profile["reliability_unknown"] == ["content"]
-    assert "bleu@none beats sbert@none with 95% confidence; reliability unknown" in profile["reasons"]["content"]
+    reason = profile["reasons"]["content"]
+    assert reason.startswith("bleu@none gains +") and "over sbert@none" in reason
+    assert reason.endswith("worse on no question); reliability unknown (one rating per pair: the gain's interval is "
+                           "the evidence)")
+    assert profile["evidence"]["content"]["interval"][0] > 0
     assert "reliability unknown" in out
 
 

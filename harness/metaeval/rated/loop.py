@@ -3,12 +3,20 @@ STUDY``) and choose the run's profile by the committed rule (``--choose-profile 
 
 The ratings a metric is judged against are each rated pair's **mean over annotators** of each question (the
 quality-control pairs left out; an output identical to another system's for the same input takes that pair's),
-joined to the run's rows on system, setting, item and direction; the statistics are
+joined to the run's rows on system, setting, item and direction; the tables are
 :func:`tsteval.metaeval.engine.meta_evaluate`'s (bootstrap clustered by input, Williams' test).  Each metric is
 compared with the current recommendation of its aspect (:data:`tsteval.metaeval.recommended.RECOMMENDED`) where
-the run has that column, else the earlier one (:data:`~tsteval.metaeval.recommended.EARLIER`), and
-:func:`tsteval.metaeval.profile_rule.choose` applies the rule with the study's questions of an aspect as its
-datasets.
+the run has that column, else the earlier one (:data:`~tsteval.metaeval.recommended.EARLIER`).
+
+The profile is chosen by the rule the evidence pages apply, version 2 (:func:`tsteval.metaeval.study.rule.apply_rule`,
+the same function), with the study's questions of an aspect as its sets (every question weighs the same) and the
+recommendation as the reference: a column's gain is the mean over questions of its sentence-level Pearson r minus
+the reference's, its interval from the study engine's resampler
+(:func:`tsteval.metaeval.study.runner.judge_ratings`: clustered by input, the draws shared by every column and
+question); a candidate gains at least +.02 with the interval above 0 and is significantly worse on no question; the
+candidates tied with the best (their difference's interval holds 0) go to the cheapest by CPU seconds per 1,000
+pairs of the committed speed benchmark (:data:`tsteval.metaeval.study.rule.COSTS`), where a column without a measured
+cost is priced above every measured one (never preferred in a tie over one; the reason says so).
 
 The rule is not applied to an aspect, and the default column is kept, when its ratings cannot carry the decision:
 fewer than :data:`MIN_PAIRS` rated pairs (the intervals are then too wide for a difference to mean anything), or a
@@ -143,14 +151,42 @@ def meta_evaluate_study(run: str | Path, study: Study, *, n_resamples: int = N_R
     result.info["excluded"], result.info["collected"] = collected.excluded, collected.lines()
     result.info["study"] = study.info["signature"]
     result.info["params"] = {c: p for c in card.metrics if (p := column_params(c, card.signatures.get(c)))}
+    result.info["rule"] = rule_evidence(card, frame, aspects, baselines, study, n_resamples, seed)
     return result
+
+
+def rule_evidence(card: Scorecard, ratings: pd.DataFrame, aspects: dict[str, str], reference: dict[str, str],
+                  study: Study, n_resamples: int, seed: int) -> dict:
+    """Rule v2 (:func:`tsteval.metaeval.study.rule.apply_rule`) on the run's columns against ``ratings`` (the mean
+    rating of each pair per question, ``aspects``: question column -> aspect), each question a set of an in-memory
+    study, ``reference``: aspect -> column (module notes)."""
+    from dataclasses import replace
+
+    from tsteval.metaeval.study.declaration import Rule, StudySet
+    from tsteval.metaeval.study.declaration import Study as Declaration
+    from tsteval.metaeval.study.rule import COSTS, apply_rule
+    from tsteval.metaeval.study.runner import judge_ratings
+    from tsteval.metaeval.tables import Rating, join_ratings, registered_columns
+
+    frame, _ = join_ratings(card.frame, ratings, list(KEYS), str(study.path), list(aspects))
+    columns = registered_columns(card)
+    label = str(study.info["signature"])
+    declared = Declaration(study.path, f"study {label}", (StudySet(label, label, study=study.path),), (),
+                           statistics=("pearson",), levels=("sentence",), resamples=n_resamples, seed=seed,
+                           rule=Rule({a: c for a, c in reference.items() if a in aspects.values()}, COSTS))
+    evidence = judge_ratings(frame, [Rating(c, a) for c, a in aspects.items()],
+                             {c.column: frame[c.column].to_numpy(dtype=float) for c in columns},
+                             {c.column: c for c in columns}, declared, 0, label, str(study.path))
+    questions = [replace(e, label=e.rating, primary=True) for e in evidence]
+    return apply_rule(declared, questions, {e.label: {} for e in questions}, measured_only=False)
 
 
 @dataclass
 class ProfileChoice:
     """The profile chosen on a study: ``profile`` (aspect -> column), the ``default`` it started from, per aspect
-    the reason, the annotators ``excluded`` from the ratings it rests on and ``params``: per aspect, the parameters
-    its column was scored with away from the defaults (an LM judge's template)."""
+    the reason, the annotators ``excluded`` from the ratings it rests on, ``params``: per aspect, the parameters
+    its column was scored with away from the defaults (an LM judge's template), the ``rule``'s settings and, per
+    aspect it decided, its ``evidence`` (:func:`_evidence`)."""
 
     profile: dict[str, str]
     default: dict[str, str]
@@ -158,23 +194,25 @@ class ProfileChoice:
     reliability_unknown: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
     params: dict[str, dict[str, str]] = field(default_factory=dict)
+    rule: dict = field(default_factory=dict)
+    evidence: dict[str, dict] = field(default_factory=dict)
 
     def to_json(self, study: Study, run: str) -> dict:
         """The profile file's content (read back by ``tsteval score --metrics profile:FILE``)."""
         return {"kind": PROFILE_KIND, "profile": self.profile, "params": self.params, "default": self.default,
                 "reasons": self.reasons, "reliability_unknown": self.reliability_unknown, "excluded": self.excluded,
-                "study": study.info["signature"], "run": run,
+                "study": study.info["signature"], "run": run, "rule": self.rule, "evidence": self.evidence,
                 "min_pairs": MIN_PAIRS, "min_reliability": MIN_RELIABILITY, "min_pairs_unknown": MIN_PAIRS_UNKNOWN}
 
 
 def choose_profile(result: MetaEvaluation) -> ProfileChoice:
-    """Apply the committed rule (:func:`tsteval.metaeval.profile_rule.choose`) to ``result`` of
-    :func:`meta_evaluate_study`, aspect by aspect, where the ratings can carry it (module notes)."""
-    from tsteval.metaeval.profile_rule import choose
-
+    """Apply rule v2 (``result.info["rule"]``, :func:`rule_evidence`) to ``result`` of :func:`meta_evaluate_study`,
+    aspect by aspect, where the ratings can carry it (module notes)."""
     default = {a: c for a, c in result.info["baselines"].items() if c is not None}
     default = {result.info["ratings"][rating]: column for rating, column in default.items()}
-    profile, reasons, unknown = dict(default), {}, []
+    profile, reasons, unknown, evidence = dict(default), {}, [], {}
+    rule = result.info["rule"]
+    picks = {p["aspect"]: p for group in rule["groups"] for p in group["picks"]}
     ceiling_of = {row["rating"]: row for row in result.info["ceiling"]}
     used = result.counts.set_index("rating")["used"].to_dict() if len(result.counts) else {}
     for aspect, column in default.items():
@@ -183,19 +221,59 @@ def choose_profile(result: MetaEvaluation) -> ProfileChoice:
             unknown.append(aspect)
         weak = next((reason for r in ratings if (reason := _too_weak(r, used.get(r, 0), ceiling_of[r]["split_half"]))),
                     None)
-        if weak:
-            reasons[aspect] = f"kept {column}: {weak}"
+        if weak or aspect not in picks:
+            reasons[aspect] = f"kept {column}: {weak or 'its ratings judge no other column of the run'}"
             continue
-        tables = {r: result.baseline[result.baseline["rating"] == r] for r in ratings}
-        chosen = choose(tables, {aspect: column})[aspect]
-        profile[aspect] = chosen
-        reasons[aspect] = (f"{chosen} beats {column} with 95% confidence" if chosen != column else
-                           f"kept {column}: no column beats it with 95% confidence")
+        pick = picks[aspect]
+        profile[aspect], evidence[aspect] = pick["chosen"], _evidence(pick)
+        reasons[aspect] = _reason(pick, rule["min_gain"])
         if aspect in unknown:
             reasons[aspect] += "; reliability unknown (one rating per pair: the gain's interval is the evidence)"
     params = {aspect: result.info["params"][column] for aspect, column in profile.items()
               if column in result.info.get("params", {})}
-    return ProfileChoice(profile, default, reasons, unknown, dict(result.info.get("excluded", {})), params)
+    settings = {k: rule[k] for k in ("version", "min_gain", "statistic", "level", "costs")}
+    return ProfileChoice(profile, default, reasons, unknown, dict(result.info.get("excluded", {})), params,
+                         settings, evidence)
+
+
+def _evidence(pick: dict) -> dict:
+    """What the profile file keeps of the rule's decision on an aspect: the reference, the chosen column's gain
+    over it with its interval (None where the reference stays), the columns tied with the best candidate, the costs
+    of these (None: not measured), the questions, and every column's row as the rule computed it."""
+    row = next((r for r in pick["columns"] if r["column"] == pick["chosen"]), None)
+    tied = [r["column"] for r in pick["columns"] if r["tied"]]
+    named = dict.fromkeys([pick["reference"], pick["chosen"], *tied])
+    costs = {c: pick["reference_cost"] if c == pick["reference"] else
+             next(r["cost"] for r in pick["columns"] if r["column"] == c) for c in named}
+    return {"reference": pick["reference"], "chosen": pick["chosen"], "gain": None if row is None else row["gain"],
+            "interval": None if row is None else [row["lo"], row["hi"]], "tied": tied, "costs": costs,
+            "questions": pick["sets"], "columns": pick["columns"]}
+
+
+def _reason(pick: dict, min_gain: float) -> str:
+    """The rule's decision on an aspect in words."""
+    rows, reference, chosen = pick["columns"], pick["reference"], pick["chosen"]
+    questions = len(pick["sets"])
+    measure = (f"mean over {questions} question{'s' if questions != 1 else ''} of the sentence-level Pearson r; "
+               f"rule v2: at least {min_gain:+.2f}, the interval above 0, worse on no question")
+    if chosen == reference:
+        best = next((r for r in rows if r["gain"] is not None), None)
+        lead = "" if best is None else (f"; the largest gain: {best['column']} {best['gain']:+.3f} "
+                                        f"[{best['lo']:+.3f}, {best['hi']:+.3f}]")
+        return f"kept {reference}: no column qualifies ({measure}){lead}"
+    row = next(r for r in rows if r["column"] == chosen)
+    text = f"{chosen} gains {row['gain']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}] over {reference} ({measure})"
+    tied = [r for r in rows if r["tied"]]
+    others = [r["column"] for r in tied if r["column"] != chosen]
+    if others:
+        cost = "no measured cost" if row["cost"] is None else f"{row['cost']:g} CPU s per 1,000 pairs"
+        text += (f"; tied with {', '.join(others)} (the difference from the best candidate holds 0): the cheapest "
+                 f"({cost})")
+    unmeasured = [r["column"] for r in tied if r["cost"] is None]
+    if unmeasured:
+        text += (f"; {', '.join(unmeasured)} {'has' if len(unmeasured) == 1 else 'have'} no measured cost "
+                 "(column_costs.json): priced above every measured column, never preferred in a tie over one")
+    return text
 
 
 def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:
