@@ -1,5 +1,7 @@
-"""The rule that decides the recommended profile, fixed before the numbers it is applied to (README: "Which column
-is recommended: a rule fixed before the numbers").
+"""The profile rule's first version, fixed before the numbers it was applied to (docs/meta-evaluation.md: "The first
+version of the rule"); superseded by version 2 (:mod:`tsteval.metaeval.study.rule`), which the evidence pages and the
+user-study loop apply.  Kept for the two pages not yet declared as studies, ``benchmarks/studies/meta_eval_lm.py`` and
+``benchmarks/studies/multilingual.py``, which import it.
 
 Input: per dataset, the meta-evaluation's comparison of every column with the aspect's *current recommendation*
 (a ``baseline.csv`` whose baseline is the recommendation).  Each dataset's sentence-level Pearson difference d_i
