@@ -218,3 +218,27 @@ def test_an_annotate_study_folder_is_a_set(tmp_path: Path) -> None:
     assert len(scores) == len(means) == 48
     figure = _figure(result.data, set="mine", column="chrf@none", level="sentence", statistic="pearson")
     assert figure["r"] == pytest.approx(stats.pearsonr(scores["chrf@none"], scores["human_content"]).statistic)
+
+
+def test_a_column_without_a_measured_cost_is_an_error_on_a_page_and_last_in_the_loop(study: tuple,
+                                                                                    tmp_path: Path) -> None:
+    """A page's candidate needs a measured cost; ``measured_only=False`` (the study loop) prices it above every
+    measured column, so a tie never goes to it."""
+    from dataclasses import replace
+
+    from tsteval.core.errors import InputError
+    from tsteval.metaeval.study.rule import apply_rule
+
+    _, result = study
+    sets = {s["label"]: s for s in result.data["sets"]}
+    (tmp_path / "costs.json").write_text(json.dumps({"columns": {"meteor@none": {"cpu_s_per_1000": 3.0}}}))
+    rule = replace(result.study.rule, reference={"content": "meteor@none"}, costs=tmp_path / "costs.json")
+    unmeasured = replace(result.study, rule=rule)  # meteor, the reference, is the worst column here
+    with pytest.raises(InputError, match="no cost for the candidate"):
+        apply_rule(unmeasured, result.evidence, sets)
+    pick = apply_rule(unmeasured, result.evidence, sets, measured_only=False)["groups"][0]["picks"][0]
+    tied = [r for r in pick["columns"] if r["candidate"] and r["tied"]]
+    assert tied and all(r["cost"] is None for r in pick["columns"]) and pick["reference_cost"] == 3.0
+    assert pick["chosen"] == max(tied, key=lambda r: r["gain"])["column"]  # all unmeasured: the larger gain
+    gain, low, ok = np.array([0.05, 0.06]), np.array([0.01, 0.02]), np.array([True, True])
+    assert choose(gain, low, ok, np.array([-0.02, 0.0]), np.array([0.01, 0.0]), np.array([np.inf, 9.0])) == 1
