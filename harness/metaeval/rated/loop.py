@@ -242,9 +242,8 @@ def _evidence(pick: dict) -> dict:
     of these (None: not measured), the questions, and every column's row as the rule computed it."""
     row = next((r for r in pick["columns"] if r["column"] == pick["chosen"]), None)
     tied = [r["column"] for r in pick["columns"] if r["tied"]]
-    named = dict.fromkeys([pick["reference"], pick["chosen"], *tied])
-    costs = {c: pick["reference_cost"] if c == pick["reference"] else
-             next(r["cost"] for r in pick["columns"] if r["column"] == c) for c in named}
+    cost_of = {r["column"]: r["cost"] for r in pick["columns"]} | {pick["reference"]: pick["reference_cost"]}
+    costs = {c: cost_of[c] for c in dict.fromkeys([pick["reference"], pick["chosen"], *tied])}
     return {"reference": pick["reference"], "chosen": pick["chosen"], "gain": None if row is None else row["gain"],
             "interval": None if row is None else [row["lo"], row["hi"]], "tied": tied, "costs": costs,
             "questions": pick["sets"], "columns": pick["columns"]}
@@ -258,11 +257,10 @@ def _reason(pick: dict, min_gain: float) -> str:
                f"rule v2: at least {min_gain:+.2f}, the interval above 0, worse on no question")
     if chosen == reference:
         best = next((r for r in rows if r["gain"] is not None), None)
-        lead = "" if best is None else (f"; the largest gain: {best['column']} {best['gain']:+.3f} "
-                                        f"[{best['lo']:+.3f}, {best['hi']:+.3f}]")
+        lead = "" if best is None else f"; the largest gain: {best['column']} {_gain(best)}"
         return f"kept {reference}: no column qualifies ({measure}){lead}"
     row = next(r for r in rows if r["column"] == chosen)
-    text = f"{chosen} gains {row['gain']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}] over {reference} ({measure})"
+    text = f"{chosen} gains {_gain(row)} over {reference} ({measure})"
     tied = [r for r in rows if r["tied"]]
     others = [r["column"] for r in tied if r["column"] != chosen]
     if others:
@@ -274,6 +272,12 @@ def _reason(pick: dict, min_gain: float) -> str:
         text += (f"; {', '.join(unmeasured)} {'has' if len(unmeasured) == 1 else 'have'} no measured cost "
                  "(column_costs.json): priced above every measured column, never preferred in a tie over one")
     return text
+
+
+def _gain(row: dict) -> str:
+    """A rule row's gain and interval as text (an interval end the resamples did not give: n/a)."""
+    lo, hi = ("n/a" if v is None else f"{v:+.3f}" for v in (row["lo"], row["hi"]))
+    return f"{row['gain']:+.3f} [{lo}, {hi}]"
 
 
 def _too_weak(rating: str, pairs: int, reliability: float) -> str | None:
