@@ -126,7 +126,8 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
 
 def _meta_eval_study(args: argparse.Namespace) -> int:
     """``meta-eval RUN --ratings STUDY [--choose-profile OUT.json]``: the study's mean ratings against every column
-    of the run, the noise ceiling of each rating beside them, and the profile chosen by the committed rule."""
+    of the run, the noise ceiling of each rating beside them, and the profile chosen by rule v2
+    (:mod:`tsteval.metaeval.study.rule`)."""
     from tsteval.annotate.study import Study
     from tsteval.core.atomic import check_output_file
     from tsteval.core.errors import TstevalError
@@ -191,7 +192,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "and direction); without it the rating columns are read from the scorecard")
     add_exclusion(parser)
     parser.add_argument("--choose-profile", metavar="OUT.json", help="with --ratings STUDY: apply the profile rule "
-                        "to the study and write the chosen profile (score it with --metrics profile:OUT.json)")
+                        "(version 2, the evidence pages') to the study and write the chosen profile (score it with "
+                        "--metrics profile:OUT.json)")
     parser.add_argument("--rating", action="append", default=[], metavar="ASPECT=COLUMN",
                         help="a rating column and its aspect (style, content, naturalness); repeat for several")
     parser.add_argument("--key", default="item,system", help="comma-separated join keys present in both tables "
