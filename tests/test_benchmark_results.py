@@ -120,28 +120,6 @@ def test_dualrl_report_matrices_are_per_direction_and_the_docs_counts_follow_fro
     assert f"| {name} | — | {cell} |" in (folder / "report.md").read_text()
 
 
-def test_lm_style_probe_page_is_its_json_and_its_baseline_is_the_meta_evaluations() -> None:
-    from pathlib import Path
-
-    import pandas as pd
-
-    from benchmarks.studies import lm_style_probe
-
-    report = json.loads((lm_style_probe.RESULTS / "lm_style_probe.json").read_text())
-    assert (lm_style_probe.RESULTS / "lm_style_probe.md").read_text() == lm_style_probe.markdown(report)
-    lai, mir = report["datasets"]
-    assert report["chosen"] == lm_style_probe.chosen(lai)  # chosen on Lai, the only template scored on Mir
-    assert [c["metric"] for c in mir["columns"]] == [f"style_lp@smollm2-t{report['chosen']}", lm_style_probe.BASELINE]
-    for part in (lai, mir):  # the probe's baseline, trained apart, gives the committed meta-evaluation's r
-        table = pd.read_csv(Path(lm_style_probe.RESULTS) / "meta_eval" / part["dataset"] / "metaeval.csv")
-        committed = table[(table["metric"] == lm_style_probe.BASELINE) & (table["level"] == "sentence")
-                          & (table["method"] == "pearson") & (table["rating"] == part["rating"])]["r"].item()
-        base = part["columns"][-1]
-        assert base["metric"] == lm_style_probe.BASELINE and base["r"] == pytest.approx(committed, abs=1e-4)
-        for column in part["columns"][:-1]:
-            assert column["diff"] == pytest.approx(column["r"] - base["r"], abs=2e-4)
-
-
 GEMMA = "gemma3-270m"
 RATING_OF = {"cond_lp": "human_content_src", "judge_style": "human_style", "judge_content": "human_content_src",
              "judge_fluency": "human_fluency"}

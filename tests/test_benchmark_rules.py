@@ -26,10 +26,8 @@ NOT_YET = {
     "studies/detox_tox600.py": {"scipy"},
     "studies/detox_tox600_page.py": {"table"},
     "studies/fluency_measures.py": {"table", "scipy"},
-    "studies/judge_language.py": {"table"},
     "studies/lai_case.py": {"table"},
     "studies/lai_style_investigation.py": {"table", "scipy"},
-    "studies/lm_style_probe.py": {"table"},
     "studies/mask_placeholder.py": {"table"},
     "studies/meta_eval_lm.py": {"table"},
     "studies/meta_eval_style.py": {"table"},
@@ -39,7 +37,7 @@ NOT_YET = {
 # Python lines under benchmarks/ after the speed and reproduction pages went through the one renderer and the column
 # cost benchmark and the evidence package came in; issue 55
 # asks for 8,000.  Lower it as modules shrink, never raise it.
-CEILING = 11_621
+CEILING = 11_460
 MODULES = sorted(path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.py"))
 
 

@@ -85,20 +85,66 @@ def _style(folder: Path, data_root: Path) -> None:
     """fastText's target-style probability on Mir: the page's scores joined to the raw ratings file by system,
     setting and item, correlated with the raters' style intensity by scipy."""
     data = json.loads((folder / "study.json").read_text())
-    raw = pd.read_csv(data_root / "mir2019" / "human_ratings.csv")
-    raw["setting"] = raw["param"] + "=" + raw["value"].map("{:g}".format)
-    scores = pd.read_parquet(folder / "scores.parquet")
-    mir = scores[scores["set"] == "Mir"].astype({"item": int}).merge(raw.rename(columns={"model": "system"}),
-                                                                     on=["system", "setting", "item"])
-    assert len(mir) == (scores["set"] == "Mir").sum() == 1212
+    mir = _mir_rows(folder, data_root)
+    assert len(mir) == 1212
     expected = stats.pearsonr(mir["target_prob@fasttext"], mir["human_style_intensity"]).statistic
     figure = _figure(data, set="Mir", column="target_prob@fasttext", level="sentence", statistic="pearson")
     assert figure["r"] == pytest.approx(expected, abs=1e-9)
 
 
+def _judge_language(folder: Path, data_root: Path) -> None:
+    """The seeded RUSSE rows joined to the raw CSV (40 inputs, every output), and the Qwen content judge's Pearson
+    in each language and the Russian template's paired difference from the English one, by scipy on the page's
+    scores and the raw judgments."""
+    data = json.loads((folder / "study.json").read_text())
+    raw = pd.read_csv(data_root / "russe2022" / "test_all_metrics_russe2022.csv")
+    scores = pd.read_parquet(folder / "scores.parquet")
+    rows = scores.merge(raw, left_on=["input", "system"], right_on=["original", "participant_name"], validate="1:1")
+    assert len(rows) == len(scores) == 200 and rows["input"].nunique() == 40
+    r = {k: stats.pearsonr(rows[f"judge_content@qwen2.5-coder-1.5b-{k}"], rows["content"]).statistic
+         for k in ("en", "ru")}
+    for k, value in r.items():
+        figure = _figure(data, set="RUSSE-2022", column=f"judge_content@qwen2.5-coder-1.5b-{k}", level="sentence",
+                         statistic="pearson")
+        assert figure["r"] == pytest.approx(value, abs=1e-9)
+    diff = next(d for d in data["comparisons"] if d["comparison"] == "pairwise" and d["statistic"] == "pearson"
+                and {d["column"], d["against"]} == {"judge_content@qwen2.5-coder-1.5b-en",
+                                                     "judge_content@qwen2.5-coder-1.5b-ru"})
+    sign = 1 if diff["column"].endswith("-ru") else -1
+    assert diff["diff"] == pytest.approx(sign * (r["ru"] - r["en"]), abs=1e-9)
+
+
+def _mir_rows(folder: Path, data_root: Path) -> pd.DataFrame:
+    """The page's Mir scores joined to the raw ratings file by system, setting and item."""
+    raw = pd.read_csv(data_root / "mir2019" / "human_ratings.csv")
+    raw["setting"] = raw["param"] + "=" + raw["value"].map("{:g}".format)
+    scores = pd.read_parquet(folder / "scores.parquet")
+    mir = scores[scores["set"] == "Mir"].astype({"item": int}).merge(raw.rename(columns={"model": "system"}),
+                                                                     on=["system", "setting", "item"])
+    assert len(mir) == (scores["set"] == "Mir").sum()
+    return mir
+
+
+def _lm_style_probe(folder: Path, data_root: Path) -> None:
+    """The probe on Mir and its difference from the fastText baseline: scipy's Pearson on the page's scores joined
+    to the raw ratings file."""
+    data = json.loads((folder / "study.json").read_text())
+    mir = _mir_rows(folder, data_root)
+    assert len(mir) == 2928
+    probe, base = (stats.pearsonr(mir[c], mir["human_style_intensity"]).statistic
+                   for c in ("style_lp@smollm2-t3", "target_prob@fasttext"))
+    figure = _figure(data, set="Mir", column="style_lp@smollm2-t3", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(probe, abs=1e-9)
+    diff = next(r for r in data["comparisons"] if r["set"] == "Mir" and r["column"] == "style_lp@smollm2-t3"
+                and r["statistic"] == "pearson" and r["comparison"] == "baseline")
+    assert diff["against"] == "target_prob@fasttext" and diff["diff"] == pytest.approx(probe - base, abs=1e-9)
+
+
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
-                                                         "multilingual": _multilingual}
+                                                         "multilingual": _multilingual,
+                                                         "judge_language": _judge_language,
+                                                         "lm_style_probe": _lm_style_probe}
 
 
 @pytest.mark.parametrize("path", DECLARATIONS, ids=[p.stem for p in DECLARATIONS])

@@ -189,7 +189,7 @@ def test_the_text_form_is_detected_from_the_texts() -> None:
 
 
 def test_the_lm_style_probe_is_the_log_odds_of_two_hand_built_prompts(lm: CausalLM) -> None:
-    from benchmarks.studies.lm_style_probe import style_log_odds
+    from benchmarks.evidence.lm_style_probe import style_log_odds
 
     sources = ["negative"] * len(OUTPUTS)
     for template in templates()["cond_lp"]:

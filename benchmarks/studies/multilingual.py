@@ -28,11 +28,11 @@ lists (:func:`tsteval.metrics.languages.coverage`), with the other columns recom
 ``judge_samples``): ``judge_content`` (template 1) and LogProp's content score against the content judgment, and on
 RUSSE ``judge_fluency`` (template 2) against fluency beside the model's ``lp_mean`` and ``slor`` (its unigram table
 the model's subwords over the set's distinct inputs, what a run without ``--human`` fits) and LogProp's style score
-against non-toxicity; the English templates (a Russian one was measured in :mod:`benchmarks.studies.judge_language`) and
-each model's precision as in the rated three-LM tables, the per-row scores kept in the JSON.  A style column for
-InFormal's "which is more formal" (``--formality-lm MODEL=PAIRS``): the style judge of the rated tables asked how
-"formal" each sentence is, the pair ordered by the two ratings (:func:`judge_formality`).  ``--extra-only`` adds
-such samples to the committed results without scoring the rest again.
+against non-toxicity; the English templates (a Russian one is measured by
+``benchmarks/evidence/judge_language.yaml``) and each model's precision as in the rated three-LM tables, the per-row
+scores kept in the JSON.  A style column for InFormal's "which is more formal" (``--formality-lm MODEL=PAIRS``): the
+style judge of the rated tables asked how "formal" each sentence is, the pair ordered by the two ratings
+(:func:`judge_formality`).  ``--extra-only`` adds such samples to the committed results without scoring the rest again.
 
 Run: ``python -m benchmarks.studies.multilingual [--lm gemma3-270m --lm-sample 400] [--extra-lm
 qwen2.5-coder-1.5b=100] [--judge-lm gemma3-270m=400 --judge-lm qwen2.5-coder-1.5b=100]`` (chrF, BLEU, MiniLM and

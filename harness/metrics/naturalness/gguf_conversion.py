@@ -25,7 +25,7 @@ import numpy as np
 
 from tsteval.core.cache import cached_dir
 from tsteval.core.errors import TstevalError
-from tsteval.core.integrity import integrity_hash, sha256_file
+from tsteval.core.integrity import integrity_hash, sha256_once
 from tsteval.core.progress import is_quiet, progress
 from tsteval.core.signature import package_version
 
@@ -148,6 +148,6 @@ class _Shards:
 
 def converted_gguf(gguf: Path) -> Path:
     """The cached safetensors copy of the GGUF file ``gguf`` (built on first use)."""
-    key = integrity_hash({"gguf_sha256": sha256_file(gguf), "transformers": package_version("transformers"),
+    key = integrity_hash({"gguf_sha256": sha256_once(gguf), "transformers": package_version("transformers"),
                           "gguf": package_version("gguf"), "dtype": "float32"})[:32]
     return cached_dir("lm", key, lambda out: _convert(gguf, out))
