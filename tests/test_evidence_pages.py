@@ -5,6 +5,7 @@ data root's file, not tsteval's readers or statistics)."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,14 +32,21 @@ def _figure(data: dict, **where: object) -> dict:
     return rows[0]
 
 
-def _content(folder: Path, data_root: Path) -> None:
-    """chrF on PG_YELP from sacrebleu on the raw CSV, correlated with its human column by scipy."""
+def _chrf(inputs: pd.Series, outputs: pd.Series) -> list[float]:
+    """sacreBLEU's sentence chrF of each output against its input, both NFC-normalised and lower-cased as tsteval's
+    tokenizer reads every text (chrF ignores whitespace, so the tokenisation itself does not matter)."""
     from sacrebleu.metrics import CHRF
 
+    chrf = CHRF()
+    fold = lambda text: unicodedata.normalize("NFC", text).lower()  # noqa: E731
+    return [chrf.sentence_score(fold(b), [fold(a)]).score for a, b in zip(inputs, outputs, strict=True)]
+
+
+def _content(folder: Path, data_root: Path) -> None:
+    """chrF on PG_YELP from sacrebleu on the raw CSV, correlated with its human column by scipy."""
     data = json.loads((folder / "study.json").read_text())
     raw = pd.read_csv(data_root / "mis_benchmark" / "datasets" / "PG_YELP.csv")
-    chrf = CHRF()
-    ours = [chrf.sentence_score(b, [a]).score for a, b in zip(raw["text1"], raw["text2"], strict=True)]
+    ours = _chrf(raw["text1"], raw["text2"])
     expected = stats.pearsonr(ours, raw["human"]).statistic
     figure = _figure(data, set="PG_YELP", column="chrf@none", level="sentence", statistic="pearson")
     assert figure["r"] == pytest.approx(expected, abs=1e-9)
@@ -69,12 +77,9 @@ def _naturalness(folder: Path, data_root: Path) -> None:
 def _multilingual(folder: Path, data_root: Path) -> None:
     """chrF on RUSSE-2022 from sacrebleu on the raw CSV (output against its toxic input), Spearman with the content
     judgment by scipy; and the authors' published chrF column of the same file."""
-    from sacrebleu.metrics import CHRF
-
     data = json.loads((folder / "study.json").read_text())
     raw = pd.read_csv(data_root / "russe2022" / "test_all_metrics_russe2022.csv")
-    chrf = CHRF()
-    ours = [chrf.sentence_score(b, [a]).score for a, b in zip(raw["original"], raw["method_output"], strict=True)]
+    ours = _chrf(raw["original"], raw["method_output"])
     figure = _figure(data, set="RUSSE-2022", column="chrf@none", level="sentence", statistic="spearman")
     assert figure["r"] == pytest.approx(stats.spearmanr(ours, raw["content"]).statistic, abs=1e-9)
     authors = _figure(data, set="RUSSE-2022", column="russe2022.chrf@authors", level="sentence", statistic="spearman")
@@ -93,7 +98,8 @@ def _style(folder: Path, data_root: Path) -> None:
 
 
 def _judge_language(folder: Path, data_root: Path) -> None:
-    """The seeded RUSSE rows joined to the raw CSV (40 inputs, every output), and the Qwen content judge's Pearson
+    """The seeded RUSSE rows joined to the raw CSV (40 inputs, every output); chrF from sacreBLEU on them, Spearman
+    with the content judgment by scipy; and the Qwen content judge's Pearson
     in each language and the Russian template's paired difference from the English one, by scipy on the page's
     scores and the raw judgments."""
     data = json.loads((folder / "study.json").read_text())
@@ -101,6 +107,9 @@ def _judge_language(folder: Path, data_root: Path) -> None:
     scores = pd.read_parquet(folder / "scores.parquet")
     rows = scores.merge(raw, left_on=["input", "system"], right_on=["original", "participant_name"], validate="1:1")
     assert len(rows) == len(scores) == 200 and rows["input"].nunique() == 40
+    figure = _figure(data, set="RUSSE-2022", column="chrf@none", level="sentence", statistic="spearman")
+    chrf = _chrf(rows["original"], rows["method_output"])
+    assert figure["r"] == pytest.approx(stats.spearmanr(chrf, rows["content"]).statistic, abs=1e-9)
     r = {k: stats.pearsonr(rows[f"judge_content@qwen2.5-coder-1.5b-{k}"], rows["content"]).statistic
          for k in ("en", "ru")}
     for k, value in r.items():
