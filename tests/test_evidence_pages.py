@@ -121,6 +121,9 @@ def _judge_language(folder: Path, data_root: Path) -> None:
                                                      "judge_content@qwen2.5-coder-1.5b-ru"})
     sign = 1 if diff["column"].endswith("-ru") else -1
     assert diff["diff"] == pytest.approx(sign * (r["ru"] - r["en"]), abs=1e-9)
+    shown = f"{sign * (r['ru'] - r['en']):+.3f} \\[{diff['lo']:+.3f}, {diff['hi']:+.3f}\\]"
+    names = [f"judge\\_content@qwen2.5-coder-1.5b-{k}" for k in (("ru", "en") if sign == 1 else ("en", "ru"))]
+    assert f"| {names[0]} | {names[1]} | {shown} |" in (folder / "study.md").read_text()  # the pairwise table
 
 
 def _mir_rows(folder: Path, data_root: Path) -> pd.DataFrame:

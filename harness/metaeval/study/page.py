@@ -79,6 +79,39 @@ def figure_table(data: dict, rows: list[dict], where: str, rating: str, statisti
     return pd.DataFrame(table)
 
 
+def pairwise_table(data: dict, where: str, rating: str, statistic: str) -> pd.DataFrame:
+    """The pairwise comparisons of ``where`` and ``rating`` (``comparisons: [pairwise]``): a row per pair, the
+    column's figure minus the other's at each level, with the verdict at sentence level (empty without them)."""
+    levels = data["signature"]["levels"]
+    part = [r for r in data["comparisons"] if r["comparison"] == "pairwise" and r["set"] == where
+            and r["rating"] == rating and r["statistic"] == statistic]
+    by = {(r["column"], r["against"], r["level"]): r for r in part}
+    table = []
+    for column, against in dict.fromkeys((r["column"], r["against"]) for r in part):
+        row = {"column": column, "minus": against}
+        for level in levels:
+            figure = by.get((column, against, level), {})
+            row[LEVEL_NAMES[level]] = cell(figure.get("diff"), figure.get("lo"), figure.get("hi"), signed=True)
+        row["verdict (sentence)"] = by.get((column, against, "sentence"), {}).get("verdict", "")
+        table.append(row)
+    return pd.DataFrame(table)
+
+
+def _tables(data: dict, rows: list[dict], where: str, rating: str) -> list[str]:
+    """Each statistic's figure table of ``where`` and ``rating``, then its pairwise table where there is one, each
+    with its signature line."""
+    signature, lines = data["signature"], []
+    for statistic in signature["statistics"]:
+        lines += [md.table(figure_table(data, rows, where, rating, statistic)), "",
+                  signature_line(signature, statistic, signature["levels"]), ""]
+    for statistic in signature["statistics"]:
+        pairs = pairwise_table(data, where, rating, statistic)
+        if len(pairs):
+            lines += [f"Pairwise ({md.escape(statistic)}): each column minus the other, on the same resamples.", "",
+                      md.table(pairs), "", signature_line(signature, statistic, signature["levels"]), ""]
+    return lines
+
+
 def _sets_table(data: dict) -> pd.DataFrame:
     return pd.DataFrame([{"set": s["label"], "source": s["source"] or s["name"], "task": s["task"],
                           "language": s["language"], "rows": s["rows"], "inputs": s["inputs"],
@@ -121,7 +154,6 @@ def _cost(value: float | None) -> str:
 
 def render(data: dict) -> str:
     """The whole page of a study's JSON (module notes)."""
-    signature = data["signature"]
     lines = [f"# {md.escape(data['title'])}", ""]
     if data.get("text"):
         lines += [data["text"], ""]
@@ -136,17 +168,12 @@ def render(data: dict) -> str:
                       md.inline(f"{counts.get('used', 0)} of {counts.get('rated', 0)} rated rows "
                                 f"({counts.get('inputs', 0)} inputs, {counts.get('groups', 0)} system settings); "
                                 f"{counts.get('missing_metric', 0)} left out for a missing metric value."), ""]
-            for statistic in signature["statistics"]:
-                lines += [md.table(figure_table(data, data["figures"], info["label"], rating, statistic)), "",
-                          signature_line(signature, statistic, signature["levels"]), ""]
+            lines += _tables(data, data["figures"], info["label"], rating)
     for where in ("mean", "pooled"):
         rows = [r for r in data["aggregates"] if r["set"] == where]
         for aspect in dict.fromkeys(r["aspect"] for r in rows):
             title = "Mean over sets" if where == "mean" else "All sets pooled"
-            lines += [f"## {title}: {md.escape(aspect)}", ""]
-            for statistic in signature["statistics"]:
-                lines += [md.table(figure_table(data, rows, where, aspect, statistic)), "",
-                          signature_line(signature, statistic, signature["levels"]), ""]
+            lines += [f"## {title}: {md.escape(aspect)}", "", *_tables(data, rows, where, aspect)]
     if data.get("published"):
         lines += ["## Published figures beside ours", "",
                   md.table(pd.DataFrame([{"column": p["column"], "set": p["set"], "aspect": p["aspect"],
