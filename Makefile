@@ -107,7 +107,7 @@ meta-eval: $(STAMP) content-benchmark detox evidence
 # Every page declared under benchmarks/evidence/ (docs/studies.md), run by the one engine into
 # benchmarks/results/evidence/NAME/; each set's columns cached, so a rerun takes minutes.
 evidence: $(STAMP)
-	$(BIN)/tsteval meta-eval --study benchmarks/evidence
+	PYTHONPATH=. $(BIN)/tsteval meta-eval --study benchmarks/evidence
 
 # The mis_benchmark content sets: every content column against the human similarity (benchmarks/results/
 # content_benchmark.md; about an hour on 2 cores, the LM columns most of it; scores cached under runs/).

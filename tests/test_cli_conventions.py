@@ -174,8 +174,8 @@ def test_every_subcommand_has_quiet() -> None:
             quiet[f"{name} {step}".strip()] = "quiet" in {a.dest for a in command._actions}
     annotate = [f"annotate {s}" for s in ("plan", "invite", "serve", "status", "export", "import", "agreement",
                                       "export-ratings")]
-    assert quiet == dict.fromkeys(["train-classifier", "build-lexicon", "score", "run", "train-pairs", "compliancy",
-                                   "compare", "explore", "meta-eval", *annotate], True)
+    assert quiet == dict.fromkeys(["train-classifier", "train-metric", "build-lexicon", "score", "run", "train-pairs",
+                                   "compliancy", "compare", "explore", "meta-eval", *annotate], True)
 
 
 def test_quiet_silences_library_bars(capsys) -> None:

@@ -21,6 +21,7 @@ from tsteval.experiment.report.report import worst_examples
 from tsteval.experiment.run.execute import execute
 from tsteval.metrics.content.policy import MAX_DISTANCE
 from tsteval.metrics.judges.declarations import JUDGES
+from tsteval.metrics.learned.training import Recipe
 from tsteval.metrics.registry import METRICS, metric_of
 from tsteval.scorecard import Scorecard
 
@@ -38,7 +39,14 @@ def mir() -> Transfers:
 
 
 @pytest.fixture(scope="module")
-def scored(mir: Transfers) -> Scorecard:
+def learned(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A learned content metric: the packaged encoder saved as one (no epoch: the contract is not its quality)."""
+    return str(tsteval.train_metric("content", tmp_path_factory.mktemp("learned") / "m", sets=["lai"],
+                                    recipe=Recipe(epochs=0), log=lambda _m: None))
+
+
+@pytest.fixture(scope="module")
+def scored(mir: Transfers, learned: str) -> Scorecard:
     """Every metric on the slice with cheap resources; smollm2 perplexity is left out of this per-row run (a
     135M-parameter LM on CPU is too slow for the suite); ``ppl``, ``lp_mean`` and ``slor`` are covered by ``kn3``."""
     frame = mir.frame
@@ -49,7 +57,8 @@ def scored(mir: Transfers) -> Scorecard:
     pair = make_pair_classifier("features", seed=0).fit(pairs + shuffled, [MATCH] * len(pairs) +
                                                         [NO_MATCH] * len(shuffled))
     plan = Plan(mir, classifiers={"lr": style}, content=tuple(n for n in SCORED if METRICS[n].aspect == "content"),
-                naturalness=("unigram", "unigram-pooled", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair})
+                naturalness=("unigram", "unigram-pooled", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair},
+                learned=learned)
     return execute(plan).card
 
 
@@ -93,13 +102,13 @@ def test_signature_names_parameters_and_identities() -> None:
 
 @pytest.mark.parametrize("name", [n for n in SCORED
                                   if METRICS[n].aspect == "content" and "pair_classifier" not in METRICS[n].needs])
-def test_content_metric_follows_empty_policy(name: str) -> None:
+def test_content_metric_follows_empty_policy(name: str, learned: str) -> None:
     from tsteval.metrics.content.word_vectors import WordVectors
     from tsteval.metrics.resources import ResourceOptions, Resources
 
     metric = METRICS[name]
     toy = WordVectors({"a": 0, "b": 1}, np.eye(2, dtype=np.float32), "toy")
-    kwargs, _ = Resources(ResourceOptions(vectors=toy)).scorer_arguments(metric)
+    kwargs, _ = Resources(ResourceOptions(vectors=toy, learned=learned)).scorer_arguments(metric)
     result = metric.function()(["", "", "a b"], ["", "a", ""], **kwargs)
     best, worst = (metric.range[0], MAX_DISTANCE) if not metric.higher_is_better else (metric.range[1], 0.0)
     if name in ("embed_avg", "greedy", "extrema", "sbert"):
@@ -203,7 +212,7 @@ def test_manifest_plan_keys_are_validated(tmp_path, metrics: str, fragment: str)
 
 
 @pytest.fixture(scope="module")
-def failed_run(mir: Transfers) -> tuple[Scorecard, object]:
+def failed_run(mir: Transfers, learned: str) -> tuple[Scorecard, object]:
     """The ``scored`` run with three outputs a system's failure (empty, spaces, a newline), and its classifier."""
     frame = mir.frame.copy()
     frame.loc[[0, 5, 9], "output"] = ["", "   ", "\n"]
@@ -215,7 +224,8 @@ def failed_run(mir: Transfers) -> tuple[Scorecard, object]:
                                                         [NO_MATCH] * len(shuffled))
     plan = Plan(Transfers(frame, "<mir slice, 3 failed>"), classifiers={"lr": style},
                 content=tuple(n for n in SCORED if METRICS[n].aspect == "content"),
-                naturalness=("unigram", "unigram-pooled", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair})
+                naturalness=("unigram", "unigram-pooled", "kn3"), folds=2, hh={"pc": pair}, ah={"pc": pair},
+                learned=learned)
     return execute(plan).card, style
 
 

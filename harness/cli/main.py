@@ -46,9 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tsteval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    from tsteval.cli import annotate, compare, explore, lexicon, metaeval, pairs, run, score, train
+    from tsteval.cli import annotate, compare, explore, lexicon, metaeval, pairs, run, score, train, train_metric
 
-    for command in (train, lexicon, score, run):
+    for command in (train, train_metric, lexicon, score, run):
         command.add_parser(sub)
     pairs.add_train_pairs_parser(sub)
     pairs.add_compliancy_parser(sub)

@@ -37,7 +37,7 @@ EPILOG_SCORE = """examples:
 """
 
 # The run options shown in a group of their own in --help; every other one is among the general flags.
-GROUPED = {"content": ("modifications", "placeholder", "vectors", "attribution_threshold"),
+GROUPED = {"content": ("modifications", "placeholder", "vectors", "attribution_threshold", "learned"),
            "naturalness": ("folds", "language_model", "text_form"), "ranking": ("baselines", "joint"),
            "engine": ("engine", "address", "workers")}
 

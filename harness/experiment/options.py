@@ -279,6 +279,8 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
            "all-MiniLM-L6-v2 (default; English) or a Hugging Face id or local folder (LaBSE, multilingual-e5, ...: "
            "its mean-pooled last hidden states; its languages are yours to know)", _address, "--encoder",
            "metrics.content.encoder", "ID_OR_DIR"),
+    Option("learned", None, "the folder of a learned content metric (tsteval train-metric): scored by the metric "
+           "learned", _address, "--learned", "metrics.content.learned", "DIR"),
     Option("attribution_threshold", 0.2, "share of a text's attribution mass masked by attribution-mask/-delete",
            _share, "--attribution-threshold", "metrics.content.attribution.threshold", "SHARE"),
     Option("baselines", (), "trivial systems scored beside the real ones: copy, delete-lexicon, retrieve-nearest",

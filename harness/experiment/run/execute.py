@@ -147,7 +147,8 @@ def _execute(plan: Plan, log: Log) -> Run:
         return result
     models = {name: tuple(resources.get("style_classifier", name)) for name in plan.classifiers}  # (model, id)
     result.trained = resources.trained
-    result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references)
+    learned = resources.get("learned_metric").value.folder if "learned" in plan.content else None
+    result.leakage = leakage(card, {name: model for name, (model, _) in models.items()}, plan.references, learned)
     for line in result.leakage.warnings:
         result.notice(line)
     failures = failure_notice(card.frame)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tsteval.classifiers.training_texts import normalised, overlap
 from tsteval.experiment.manifest.specs import HUB
 from tsteval.scorecard import Scorecard
@@ -35,10 +37,12 @@ class Leakage:
 
 
 def leakage(card: Scorecard, classifiers: Mapping[str, object],
-            references: Sequence[Sequence[str]] | None = None) -> Leakage:
+            references: Sequence[Sequence[str]] | None = None, learned: object = None) -> Leakage:
     """Count, over the rows of ``card`` that are not baselines: per classifier of ``classifiers`` (name -> fitted
     model, its ``training_texts_`` the hash set or None), the scored outputs and the distinct references in its
-    training texts; per system, the rows whose output equals one of its references (normalised as the hash set)."""
+    training texts; per system, the rows whose output equals one of its references (normalised as the hash set);
+    for a ``learned`` metric (:class:`~tsteval.metrics.learned.folder.LearnedFolder`), the pairs whose input or
+    output it was trained on (its score there is a training score)."""
     frame = card.frame
     keep = ~frame["system"].astype(str).str.startswith(BASELINE_PREFIX).to_numpy()
     outputs = frame["output"].to_numpy()[keep].tolist()
@@ -64,6 +68,9 @@ def leakage(card: Scorecard, classifiers: Mapping[str, object],
         if references and entry["references_in_training"]:
             result.warnings.append(f"leakage: {entry['references_in_training']:,} of {len(distinct):,} references "
                                    f"are in the training texts of classifier {name}")
+    if learned is not None:
+        result.counts["learned"], line = _learned(frame, keep, learned)
+        result.warnings += [line] if line else []
     if references:
         same, own = _reference_is_output(card, references, keep)
         result.counts |= {"reference_is_output": same, "own_reference": own}
@@ -72,6 +79,19 @@ def leakage(card: Scorecard, classifiers: Mapping[str, object],
                                    f"{', '.join(map(str, sets))}) on {same[system]:,} rows: its @ref scores compare a "
                                    "text with itself")
     return result
+
+
+def _learned(frame: object, keep: Sequence[bool], learned: object) -> tuple[dict[str, object], str | None]:
+    """The learned metric's count of scored pairs with a text in its training data, and the warning line."""
+    from tsteval.metrics.learned.folder import in_training
+
+    kept = np.asarray(keep, dtype=bool)
+    seen = int(in_training(learned, frame["input"].astype(str)[kept], frame["output"].astype(str)[kept]).sum())
+    counts = {"identity": learned.identity, "sets": learned.sets, "pairs": int(kept.sum()), "pairs_in_training": seen}
+    line = (f"leakage: {seen:,} of {int(kept.sum()):,} scored pairs have their input or output in the training data of "
+            f"the learned metric {learned.identity} (trained on {', '.join(learned.sets)}): its score there is a "
+            "training score") if seen else None
+    return counts, line
 
 
 def _count(texts: Sequence[str], digests: frozenset[bytes] | None) -> int | str:

@@ -218,6 +218,14 @@ def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[d
         kwargs["classifier"] = {name: specs[backend] for name, backend in group.classifier.items()}
         if data.style_view is not None:
             transfers = data.style_view(transfers)
+    if any(m.partition(":")[0] == "learned" for m in group.metrics):
+        from tsteval.metrics.learned.folder import load, refuse_in_set
+
+        if options.get("learned") is None:
+            raise InputError(f"set {data.entry.label}: the learned column needs its model", path=data.entry.label,
+                             fix="give the column options: {learned: DIR} (a folder from tsteval train-metric)")
+        refuse_in_set(load(str(options["learned"])), transfers.frame["input"].astype(str).tolist(),
+                      transfers.frame["output"].astype(str).tolist(), data.entry.label, data.entry.name)
     log(f"{data.entry.label}: scoring {len(transfers.frame)} rows with {list(group.metrics)}"
         f"{' and ' + str(dict(group.classifier)) if group.classifier else ''}")
     card = evaluate(transfers=transfers, metrics=group.metrics, **kwargs, **options)

