@@ -438,12 +438,18 @@ def score_figures(frame: pd.DataFrame, minilm: str, training: dict[str, list[str
     columns = ("sbert@none", f"lp_mean@{GEMMA}")
     converted = causal_lm.converted_gguf
     stand_in = {GEMMA: lambda: gemma / "stand-in"} if gemma is not None else {}  # read as a folder, not converted
+    copies: dict[Path, Path] = {}
+    if gemma is None:  # the packaged Gemma (the smoke run): joined and converted once, here, in the process's cache;
+        packaged = causal_lm.gemma3_path()  # in each run's own cache every run would join, convert and load it anew
+        copies[packaged] = converted(packaged)
+        stand_in = {GEMMA: lambda: packaged}
     warm = frame.tail(sizes["warm"]).assign(system="warm-up")
     precisions = ("fp32", "bf16") if device != "cpu" else ("fp32",)
     # the packed MiniLM (its package need not be installed there)
     with (mock.patch.object(sentence_embedding, "default_model", lambda: minilm),
           mock.patch.dict(causal_lm.PACKAGED_GGUF, stand_in),
-          mock.patch.object(causal_lm, "converted_gguf", lambda p: p.parent if p.name == "stand-in" else converted(p))):
+          mock.patch.object(causal_lm, "converted_gguf",
+                            lambda p: p.parent if p.name == "stand-in" else copies.get(p) or converted(p))):
         runs, cards = {}, {}
         for precision in precisions:
             _, load_s = timed(lambda p=precision: run(warm, f"warm-{p}", device, p), device)
