@@ -107,3 +107,20 @@ def test_cli_trains_and_refuses_an_unknown_set(tmp_path: Path, capsys: pytest.Ca
     assert main(["train-metric", "content", "--sets", "lia", "--out", str(tmp_path / "m"), "--quiet"]) == 2
     assert "no content ratings in rated set 'lia'" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
+
+
+def test_training_that_never_beats_the_base_saves_the_base_encoder(tmp_path: Path, data_root: Path) -> None:
+    """A learning rate that wrecks the encoder: no held-out evaluation beats the state it came in, so that state is
+    what is saved (not the last one), and its held-out history says so."""
+    from safetensors.numpy import load_file
+
+    from tsteval.metrics.content.sentence_embedding import default_model
+
+    wrecked = train_metric("content", tmp_path / "m", recipe=Recipe(per_set=48, batch_size=16, evaluations=1,
+                                                                   learning_rate=1.0), sets=["lai"],
+                           log=lambda _m: None)
+    report = json.loads((wrecked / MANIFEST).read_text())["report"]
+    assert report["kept"]["epoch"] == 0.0 and report["history"][1]["mean"] < report["history"][0]["mean"]
+    saved, base = load_file(wrecked / "model.safetensors"), load_file(Path(default_model()) / "model.safetensors")
+    key = next(k for k in base if k.endswith("encoder.layer.5.output.dense.weight"))
+    assert np.array_equal(saved[next(k for k in saved if k.endswith("encoder.layer.5.output.dense.weight"))], base[key])

@@ -186,9 +186,10 @@ def test_evaluate_scores_or_refuses_every_registered_metric(name: str, equipped:
 def test_what_is_refused_and_what_is_scored() -> None:
     refused = {n for n in METRICS if _outcome(n, False)[0] == "refused"}
     assert refused == {"sti", "sti_norm", "target_prob", "style_strength", "target_acc", "hh", "ah", "hh_content",
-                       "joint"}
-    # with a classifier and a pair classifier: AH still needs source documents, J its content and fluency columns
-    assert {n for n in METRICS if _outcome(n, True)[0] == "refused"} == {"ah", "joint"}
+                       "joint", "learned"}
+    # with a classifier and a pair classifier: AH still needs source documents, J its content and fluency columns,
+    # the learned metric its trained folder (tests/test_learned_metric.py scores one)
+    assert {n for n in METRICS if _outcome(n, True)[0] == "refused"} == {"ah", "joint", "learned"}
     assert "a content column" in _outcome("joint", True)[1]
     card = tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", folds=2, classifier="tfidf-lr",
                             corpus=CORPUS, metrics=["joint", "sbert", "naturalness"])
@@ -223,8 +224,8 @@ def test_cli_and_manifest_route_or_refuse_every_registered_metric(name: str, fil
 
 # --- 7. one call per metric --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [n for n, m in METRICS.items() if m.aspect == "content"
-                                  and m.scorer and not {"pair_classifier", "language_model"} & m.needs])
+@pytest.mark.parametrize("name", [n for n, m in METRICS.items() if m.aspect == "content" and m.scorer
+                                  and not {"pair_classifier", "language_model", "learned_metric"} & m.needs])
 def test_compute_gives_values_and_a_corpus_figure(name: str) -> None:
     result = METRICS[name].compute(INPUTS, OUTPUTS)
     assert len(result.values) == 3 and np.isfinite(result.values).all() and np.isfinite(result.corpus)

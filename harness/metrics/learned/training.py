@@ -194,7 +194,8 @@ def fine_tune(pairs: pd.DataFrame, encoder: str, recipe: Recipe, log: Log) -> tu
             return mean
 
         base = evaluate(0.0)  # the encoder as it came (a cross-encoder's head untrained: no bar to beat)
-        best, best_state = (base if recipe.shape == "bi" else -np.inf), None
+        best, best_state = ((base, copy.deepcopy(model.model.state_dict())) if recipe.shape == "bi" else
+                            (-np.inf, None))
         model.model.train()
         for epoch in range(recipe.epochs):
             order = batches(train, recipe, rng)
@@ -209,9 +210,8 @@ def fine_tune(pairs: pd.DataFrame, encoder: str, recipe: Recipe, log: Log) -> tu
                 optimiser.zero_grad()
                 if step in marks and (mean := evaluate(epoch + step / len(order))) > best:
                     best, best_state = mean, copy.deepcopy(model.model.state_dict())
-        if best_state is not None:
-            model.model.load_state_dict(best_state)
-        else:
+        model.model.load_state_dict(best_state)
+        if best == base and recipe.shape == "bi":
             log("no held-out evaluation beat the encoder as it came: the learned metric is the base encoder")
         model.model.eval()
     finally:
