@@ -8,7 +8,8 @@ Its identity in signatures is ``learned-SHAPE@HASH``, the hash over the aspect, 
 same files give one identity wherever the folder lies.  The score of a pair is, for the ``bi`` shape, the cosine
 of the two mean-pooled embeddings (the ``sbert`` code path with this encoder, its embedding cache included); for
 ``cross``, the sigmoid of the head's output on the pair read together (in (0, 1): monotone in the logit, and
-bounded so that the empty-text policy's maximum, 1, is the top of the scale).  A pair longer than the model reads
+bounded so that the empty-text policy's maximum, 1, is the top of the scale), always in float32 (the identity does
+not name a precision).  A pair longer than the model reads
 (256 word pieces a text for ``bi``, 512 the pair for ``cross``) is counted as cut.
 """
 
@@ -183,7 +184,8 @@ def build_learned(resources: object, variant: str) -> object:
         raise TstevalError("the learned metric needs a trained model: give --learned DIR (from tsteval "
                            "train-metric; learned= in evaluate; metrics.content.learned in a manifest)")
     folder = load(options.learned)
-    scorer = LearnedScorer(folder, device=options.device if options.device != "auto" else "cpu",
-                           threads=options.threads)
+    from tsteval.core.devices import resolve_device
+
+    scorer = LearnedScorer(folder, device=resolve_device(options.device), threads=options.threads)
     resources.log(f"learned metric {folder.identity} ({folder.shape}, trained on {', '.join(folder.sets)})")
     return Built(scorer, folder.identity)

@@ -3,7 +3,6 @@ function behind ``tsteval train-metric``, ``tsteval.train_metric`` and the out-o
 model per held-out group, each kept in the cache: ``learned-metrics/KEY``, the key hashing the training sets'
 files, the base encoder's files and the recipe).
 
->>> from tsteval.metrics.learned.training import Recipe
 >>> training_sets("content", exclude=["content_cae"])[:3]
 ['mir', 'lai', 'tox600']
 """

@@ -171,7 +171,7 @@ def fine_tune(pairs: pd.DataFrame, encoder: str, recipe: Recipe, log: Log) -> tu
 
     from tsteval.core.progress import progress
 
-    if pairs["set"].nunique() < 1 or len(pairs) < 10:
+    if len(pairs) < 10:
         raise TstevalError(f"too few rated pairs to train on ({len(pairs)})")
     torch.manual_seed(recipe.seed)
     previous = torch.get_num_threads()
