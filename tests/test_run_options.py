@@ -41,6 +41,7 @@ CASES: dict[str, tuple[str, object, object, object, dict[str, object]]] = {
     "placeholder": ("<x>", "<x>", "<x>", " ", {}),
     "vectors": ("VECTORS", "VECTORS", "VECTORS", "/no/such/folder", {}),
     "encoder": ("sentence-transformers/LaBSE", "sentence-transformers/LaBSE", "sentence-transformers/LaBSE", " ", {}),
+    "learned": ("runs/learned", "runs/learned", "runs/learned", " ", {}),  # a folder, read when the run builds it
     "attribution_threshold": ("0.5", 0.5, 0.5, 1.5, {}),
     "baselines": ("copy", ["copy"], ("copy",), ["magic"], {}),
     "joint": ("none", "none", "none", "x", {}),
