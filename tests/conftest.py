@@ -94,15 +94,41 @@ def data_root() -> Path:
     return root
 
 
+# Cache kinds of the packaged LMs, joined (gguf) and converted to safetensors (lm): what a test's own empty cache
+# links to the run's (fresh_cache), so that a model is converted once per run, not once per test.
+MODEL_KINDS = ("gguf", "lm")
+
+
+def _run_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's cache: one for all workers of a parallel run (beside their temporary folders), so that each model is
+    converted once, not once per worker (concurrent builds of one entry are safe: tsteval.core.cache)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "cache"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Keep trained-model caches of tests out of the user's cache (session-wide, so module fixtures too), and make
     ``--precision auto`` mean fp32 whatever the host's CPU (in the processes tests start too): values compared with
     fp32 references must not depend on the machine (test_precision.py fakes each capability)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("TSTEVAL_CACHE", str(_run_cache(tmp_path_factory)))
         patch.setenv("TSTEVAL_NATIVE_BF16", "0")
         yield
+
+
+@pytest.fixture
+def fresh_cache(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty ``TSTEVAL_CACHE`` for one test (nothing scored, answered or trained in it) whose packaged LMs are the
+    run's (:data:`MODEL_KINDS` linked)."""
+    root = tmp_path / "cache"
+    root.mkdir()
+    for kind in MODEL_KINDS:
+        shared = _run_cache(tmp_path_factory) / kind
+        shared.mkdir(parents=True, exist_ok=True)
+        (root / kind).symlink_to(shared, target_is_directory=True)
+    monkeypatch.setenv("TSTEVAL_CACHE", str(root))
+    return root
 
 
 def read_slice(path: Path, n: int, start: int = 0) -> list[str]:

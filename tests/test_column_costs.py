@@ -16,7 +16,8 @@ LMS = ("smollm2", "gemma3-270m", "qwen2.5-coder-1.5b")
 CLASSIFIERS = ("fasttext", "transformer", "fasttext_transformer")
 STYLE = ("sti", "sti_norm", "target_prob", "style_strength", "target_acc")
 # The candidate columns as the evidence tables name them (written out here, not taken from the benchmark).
-COLUMNS = ["bleu@none", "chrf@none", "sbert@none", "bertscore_f1@none", "e5@none", "ppl@kn3", "lp_mean@kn3", "slor@kn3",
+COLUMNS = ["bleu@none", "chrf@none", "sbert@none", "bertscore_f1@none", "e5@none", "learned@bi-loso", "ppl@kn3",
+           "lp_mean@kn3", "slor@kn3",
            *(f"{s}@{c}" for c in CLASSIFIERS for s in STYLE),
            *(f"{name}@{lm}" for lm in LMS for name in ("ppl", "lp_mean", "slor", "logprop_content", "logprop_style")),
            *(f"{judge}@{lm}-t{k}" for lm in LMS for judge, k in (("judge_style", 3), ("judge_content", 1),
@@ -24,7 +25,7 @@ COLUMNS = ["bleu@none", "chrf@none", "sbert@none", "bertscore_f1@none", "e5@none
 
 
 def test_every_candidate_column_is_measured_with_a_positive_cost() -> None:
-    assert len(COLUMNS) == 47
+    assert len(COLUMNS) == 48
     assert sorted(REPORT["columns"]) == sorted(COLUMNS)
     for column in COLUMNS:
         entry = REPORT["columns"][column]
@@ -51,6 +52,18 @@ def test_each_figure_follows_from_the_raw_seconds(column: str) -> None:
     assert column in scorer["columns"]
     assert (scorer["pairs"], scorer["cpu_s"], scorer["wall_s"]) == (n, entry["cpu_s"], entry["wall_s"])
     assert (scorer["warm_call"]["pairs"], scorer["warm_call"]["cpu_s"]) == (w, entry["warm_call_cpu_s"])
+
+
+def test_a_group_measured_alone_is_merged_with_a_note() -> None:
+    earlier = {"notes": ["first"], "columns": {"a@none": {"cpu_s_per_1000": 1.0}}, "scorers": {"a": {}},
+               "one_time": {"x": {}}}
+    later = {"machine": {"load_average_before": 3.5}, "cache": "a fresh temporary cache",
+             "columns": {"b@none": {"cpu_s_per_1000": 2.0}}, "scorers": {"b": {}}, "one_time": {"y": {}}}
+    out = column_costs.merged(earlier, later, ["b"])
+    assert sorted(out["columns"]) == ["a@none", "b@none"] and sorted(out["one_time"]) == ["x", "y"]
+    assert out["notes"][0] == "first"
+    assert out["notes"][1].startswith("The column group b was measured later, alone (--only)")
+    assert "load average 3.5 before" in out["notes"][1] and earlier["notes"] == ["first"]
 
 
 def test_one_time_costs_are_each_classifier_training_and_each_lm_load() -> None:

@@ -52,9 +52,8 @@ def _content(folder: Path, data_root: Path) -> None:
     assert figure["r"] == pytest.approx(expected, abs=1e-9)
 
 
-def _naturalness(folder: Path, data_root: Path) -> None:
-    """The Kneser-Ney reference on Lai: the page's scores joined to the raw fluency file's mean of its two raters."""
-    data = json.loads((folder / "study.json").read_text())
+def _lai_fluency(folder: Path, data_root: Path) -> pd.DataFrame:
+    """The page's scores on Lai joined to the raw fluency file's mean of its two raters (``rating``)."""
     rows = []
     with open(data_root / "lai2022" / "fluency.json", encoding="utf-8") as handle:
         for item, line in enumerate(handle):
@@ -64,6 +63,12 @@ def _naturalness(folder: Path, data_root: Path) -> None:
     scores = pd.read_parquet(folder / "scores.parquet")
     lai = scores[scores["set"] == "Lai"].astype({"item": int}).merge(raw, on=["item", "system"])
     assert len(lai) == len(raw) == 720
+    return lai
+
+
+def _naturalness(folder: Path, data_root: Path) -> None:
+    """The Kneser-Ney reference on Lai: the page's scores joined to the raw fluency file's mean of its two raters."""
+    data, lai = json.loads((folder / "study.json").read_text()), _lai_fluency(folder, data_root)
     expected = stats.pearsonr(lai["lp_mean@kn3"], lai["rating"]).statistic
     figure = _figure(data, set="Lai", column="lp_mean@kn3", level="sentence", statistic="pearson")
     assert figure["r"] == pytest.approx(expected, abs=1e-9)
@@ -169,12 +174,27 @@ def _learned_content(folder: Path, data_root: Path) -> None:
                                                        statistic="spearman")["r"] for s in mean["sets"]]))
 
 
+def _learned_naturalness(folder: Path, data_root: Path) -> None:
+    """The out-of-set learned column on Lai and its difference from Gemma's SLOR: scipy's Spearman on the page's
+    scores joined to the raw fluency file."""
+    data, lai = json.loads((folder / "study.json").read_text()), _lai_fluency(folder, data_root)
+    learned, slor = (stats.spearmanr(lai[c], lai["rating"]).statistic
+                     for c in ("learned@single-loso", "slor@gemma3-270m"))
+    figure = _figure(data, set="Lai", column="learned@single-loso", level="sentence", statistic="spearman")
+    assert figure["r"] == pytest.approx(learned, abs=1e-9)
+    diff = next(r for r in data["comparisons"] if r["set"] == "Lai" and r["column"] == "learned@single-loso"
+                and r["statistic"] == "spearman" and r["level"] == "sentence" and r["comparison"] == "baseline")
+    assert diff["against"] == "slor@gemma3-270m" and diff["diff"] == pytest.approx(learned - slor, abs=1e-9)
+    assert diff["diff"] < 0  # the page's verdict: it loses to SLOR on Lai
+
+
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
                                                          "multilingual": _multilingual,
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,
-                                                         "learned_content": _learned_content}
+                                                         "learned_content": _learned_content,
+                                                         "learned_naturalness": _learned_naturalness}
 
 
 @pytest.mark.parametrize("path", DECLARATIONS, ids=[p.stem for p in DECLARATIONS])

@@ -144,7 +144,7 @@ def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
     original = AutoTokenizer.from_pretrained(smollm2_path().parent, gguf_file=smollm2_path().name)
     assert original.bos_token_id == smollm2.start_id
     assert original(TEXTS, add_special_tokens=False)["input_ids"] == smollm2.token_ids(TEXTS)
-    entries = set((cache_root() / "lm").iterdir())  # converted by the fixture (other LMs too, by this worker's tests)
+    entries = set((cache_root() / "lm").iterdir())  # converted by the fixture (other LMs too, by this run's tests)
     built = converted_gguf(smollm2_path())
     assert built in entries
     before = (built / "model.safetensors.index.json").stat().st_mtime_ns

@@ -124,3 +124,33 @@ def test_training_that_never_beats_the_base_saves_the_base_encoder(tmp_path: Pat
     saved, base = load_file(wrecked / "model.safetensors"), load_file(Path(default_model()) / "model.safetensors")
     key = next(k for k in base if k.endswith("encoder.layer.5.output.dense.weight"))
     assert np.array_equal(saved[next(k for k in saved if k.endswith("encoder.layer.5.output.dense.weight"))], base[key])
+
+
+def test_a_naturalness_model_reads_the_output_alone(tmp_path: Path, data_root: Path) -> None:
+    """The ``single`` shape: the four naturalness sets share no text (four groups), the score is the sigmoid of
+    the head on the output alone (recomputed with transformers; the input changes nothing), a content shape is
+    refused for naturalness, and --learned refuses a naturalness model."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from tsteval import evaluate
+    from tsteval.metrics.learned.folder import LearnedScorer
+
+    assert sorted(map(sorted, groups(rated_pairs("naturalness").frame))) == [["cae_t5"], ["lai"], ["mir"],
+                                                                            ["tox600"]]
+    with pytest.raises(TstevalError, match="a learned naturalness metric has the shape single, not 'bi'"):
+        train_metric("naturalness", tmp_path / "bi", recipe=TINY, sets=["tox600"], log=lambda _m: None)
+    folder = load(train_metric("naturalness", tmp_path / "m", recipe=Recipe(shape="single", per_set=48,
+                                                                           batch_size=16, evaluations=1),
+                               sets=["tox600"], log=lambda _m: None))
+    assert folder.identity.startswith("learned-single@") and folder.sets == ["tox600"]
+    outputs = ["the food was warm .", "food warm the was"]
+    got = LearnedScorer(folder).scores(["any input", "another"], outputs)[0]
+    assert np.array_equal(got, LearnedScorer(folder).scores(["x", "y"], outputs)[0])
+    tokenizer = AutoTokenizer.from_pretrained(folder.path)
+    model = AutoModelForSequenceClassification.from_pretrained(folder.path).eval()
+    with torch.inference_mode():
+        expected = torch.sigmoid(model(**tokenizer(outputs, padding=True, return_tensors="pt")).logits[:, 0])
+    assert np.allclose(got, expected.numpy(), atol=1e-6)
+    with pytest.raises(TstevalError, match="scores naturalness, not content"):
+        evaluate(["a"], ["b"], source_style="a", target_style="b", metrics=["learned"], learned=str(folder.path))

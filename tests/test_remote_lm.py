@@ -201,15 +201,13 @@ def test_continuations_match_in_process(server: LlamaServer, pairs: tuple[list[s
     lm.close()
 
 
-def test_a_dry_run_sends_nothing_and_counts_what_the_run_sends(server: LlamaServer, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch,
+def test_a_dry_run_sends_nothing_and_counts_what_the_run_sends(server: LlamaServer, tmp_path: Path, fresh_cache: Path,
                                                               capsys: pytest.CaptureFixture) -> None:
     """``tsteval score --dry-run`` asks the server nothing (counted at a proxy), writes nothing, and prints per
     metric the requests that the real run then sends (counted at the proxy) and their prompt tokens (counted again
     here by the tokenizer); after the run, a dry run finds every request cached."""
     from tsteval.cli import main
 
-    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "cache"))
     (tmp_path / "in.txt").write_text("the food was cold .\nthe staff was rude .\n", encoding="utf-8")
     (tmp_path / "out.txt").write_text("the food was warm .\nthe staff was kind .\n", encoding="utf-8")
     proxy = Proxy(server.url.removesuffix("/v1"))
@@ -269,12 +267,11 @@ def check_recorded_cost(cost: dict, proxy: Proxy, printed: str) -> None:
 
 
 def test_a_manifest_dry_run_asks_no_server_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                                              fresh_cache: Path) -> None:
     """``metrics.lm.dry_run`` in a manifest: nothing listens at the endpoint and nothing is needed there; no run
     folder; without a tokenizer the prompt tokens are estimated at 4 characters per token (recomputed here)."""
     from tsteval.cli import main
 
-    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "cache"))
     rows = [("the food was cold .", "the food was warm ."), ("rude staff !", "kind staff !"),
             ("the food was cold .", "the food was hot .")]
     (tmp_path / "t.csv").write_text("input,output,source_style,target_style\n" +
@@ -424,13 +421,11 @@ def test_failures_are_one_line_naming_the_fix(server: LlamaServer, tmp_path: Pat
     assert "cond_lp" in one_line(no_tokenizer) and "--lm-tokenizer" in one_line(no_tokenizer)
 
 
-def test_evaluate_scores_through_the_server(server: LlamaServer, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_evaluate_scores_through_the_server(server: LlamaServer, tmp_path: Path, fresh_cache: Path) -> None:
     """evaluate(..., lm_endpoint=...) without a model name: the one the server lists, the columns under the served
     name (``lp_mean`` named alone too: the served model scores it, not the Kneser-Ney default), signatures naming the
     server and the model; an explicit ``smollm2`` the server does not serve is refused, not swapped for its model; a
     metric the server cannot give is refused before anything is sent."""
-    monkeypatch.setenv("TSTEVAL_CACHE", str(tmp_path / "cache"))
     with pytest.raises(TstevalError, match=f"serves \\['{ALIAS}'\\], not 'smollm2': give --language-model {ALIAS}"):
         tsteval.evaluate(["a"], ["b"], source_style="negative", target_style="positive", metrics=["lp_mean"],
                          lm_endpoint=server.url, language_model="smollm2")

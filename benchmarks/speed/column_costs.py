@@ -22,7 +22,11 @@ Run (nice'd, once, alone: about half an hour on a shared 2-core machine): ``nice
 benchmarks.speed.column_costs [--pairs 200] [--qwen-pairs 40] [--warmup-pairs 4]``.  Results:
 the JSON as the package's data, ``harness/metaeval/column_costs.json`` (:data:`tsteval.metaeval.study.rule.COSTS`:
 the one copy, which the profile rule reads, in the wheel and in the declarations' ``costs:``), the page
-``results/column_costs.md``; with ``--out DIR`` both into DIR (a measurement of another machine).
+``results/column_costs.md``; with ``--out DIR`` both into DIR (a measurement of another machine).  ``--only
+SCORER,...`` measures those column groups alone and merges them into the existing JSON, with a note saying so (a
+column added later).  The learned content column (``learned@bi-loso``, the evidence's name) is measured on a
+bi-encoder saved by ``train-metric`` with no epochs (the base encoder's weights: a bi model's scoring cost does not
+depend on its weights), trained outside the timed calls.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class Group:
     classifier: str | None = None
     human: bool = False
     loads: str | None = None
+    learned: bool = False
 
 
 def _same(*columns: str) -> dict[str, str]:
@@ -90,6 +95,7 @@ def groups() -> list[Group]:
     """Every column group, in the order they are scored (each LM's groups together: one LM is loaded at a time)."""
     out = [Group(name, (name,), _same(f"{name}@none"), loads="sentence encoder: load" if name == "sbert" else None)
            for name in CONTENT]
+    out.append(Group("learned", ("learned",), {"learned@none": "learned@bi-loso"}, learned=True))
     out.append(Group("kn3", ("kn3",), _same(*(f"{f}@kn3" for f in LM_SCORES)), human=True))
     out += [Group(f"classifier {name}", ("sti",), _same(*(f"{c}@{name}" for c in STYLE_COLUMNS)), classifier=name)
             for name in SUBSET_CLASSIFIERS]
@@ -173,6 +179,7 @@ class Bench:
         self.columns: dict[str, dict] = {}
         self.scorers: dict[str, dict] = {}
         self.one_time: dict[str, dict] = {}
+        self.learned: str | None = None
 
     def train(self, name: str) -> None:
         """Train style classifier ``name`` by the evidence's recipe (through the cache, as a run trains it)."""
@@ -204,6 +211,19 @@ class Bench:
             "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
             "what": f"CausalLM({model!r}, precision={PRECISION!r}) built as a run builds it (once per process)"}
 
+    def prepare_learned(self) -> None:
+        """A bi-encoder learned metric with no epochs (Lai's pairs, its held-out figure only), in the cache."""
+        from tsteval.metrics.learned.learn import train_metric
+        from tsteval.metrics.learned.training import Recipe
+
+        folder, cpu, wall = timed(lambda: train_metric("content", None, recipe=Recipe(epochs=0), sets=["lai"],
+                                                       log=lambda _m: None))
+        self.learned = str(folder)
+        self.one_time["learned: train-metric (no epochs)"] = {
+            "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
+            "what": "tsteval train-metric content --sets lai --epochs 0 (the base encoder saved, its held-out figure "
+                    "computed): the folder the learned column is scored with"}
+
     def evaluate(self, group: Group, rows: list[int]) -> object:
         """``tsteval.evaluate`` of ``group`` on ``rows``; every column it should give is there and scored."""
         import tsteval
@@ -214,6 +234,8 @@ class Bench:
             kwargs["classifier"] = {group.classifier: self.classifiers[group.classifier]}
         if group.human:
             kwargs["human"] = self.human
+        if group.learned:
+            kwargs["learned"] = self.learned
         card = tsteval.evaluate(frame["input"].tolist(), frame["output"].tolist(),
                                 source_style=frame["source_style"].astype(str).tolist(),
                                 target_style=frame["target_style"].astype(str).tolist(), metrics=list(group.metrics),
@@ -263,6 +285,17 @@ class Bench:
                 "human_texts": len(self.human), "training_texts": len(self.training), "cache": cache,
                 "load_average_after": round(os.getloadavg()[0], 2), "notes": notes(), "columns": self.columns,
                 "scorers": self.scorers, "one_time": self.one_time}
+
+
+def merged(earlier: dict[str, object], report: dict[str, object], scorers: list[str]) -> dict[str, object]:
+    """``earlier`` with the columns, scorers and one-time entries of ``report`` (a run of ``scorers`` alone) in it,
+    and a note of when and how they were measured."""
+    out = {**earlier, **{key: {**earlier[key], **report[key]} for key in ("columns", "scorers", "one_time")}}
+    load = report["machine"]["load_average_before"]
+    out["notes"] = [*earlier["notes"], f"The column group {', '.join(scorers)} was measured later, alone (--only), "
+                    "with the same pairs, "
+                    f"seed and threads, in {report['cache']} (load average {load} before), and merged into this file."]
+    return out
 
 
 def notes() -> list[str]:
@@ -328,6 +361,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", help="the tsteval cache to use (default: a fresh temporary folder, removed after)")
+    parser.add_argument("--only", metavar="SCORER,...", help="measure only these column groups (their scorer "
+                        "names: sbert, learned, gemma3-270m ppl/lp_mean/slor, ...) and merge them into the existing "
+                        "JSON")
     parser.add_argument("--out", help="folder of column_costs.{json,md} (default: the JSON as the package's data, "
                         "the page into results/)")
     return parser
@@ -345,11 +381,17 @@ def main(argv: list[str] | None = None) -> None:
     os.environ["TSTEVAL_CACHE"] = cache
     try:
         bench = Bench(args)
-        for group in groups():
+        chosen = groups() if args.only is None else [g for g in groups() if g.scorer in args.only.split(",")]
+        if not chosen:
+            raise SystemExit(f"--only {args.only}: no such column group (the groups: "
+                             f"{', '.join(g.scorer for g in groups())})")
+        for group in chosen:
             if group.classifier and group.classifier not in bench.classifiers:
                 bench.train(group.classifier)
             if group.language_model and f"{group.language_model}: model load" not in bench.one_time:
                 bench.prepare(group.language_model)
+            if group.learned and bench.learned is None:
+                bench.prepare_learned()
             bench.measure(group)
         report = bench.report("a fresh temporary cache" if fresh else "an existing cache (--cache)")
     finally:
@@ -357,6 +399,8 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(cache, ignore_errors=True)
     json_path, page_path = ((COSTS, RESULTS / "column_costs.md") if args.out is None else
                             (Path(args.out) / "column_costs.json", Path(args.out) / "column_costs.md"))
+    if args.only is not None:
+        report = merged(json.loads(json_path.read_text()), report, [g.scorer for g in chosen])
     json_path.write_text(json.dumps(report, indent=1) + "\n")
     page = markdown(report)
     page_path.write_text(page)

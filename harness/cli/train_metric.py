@@ -40,13 +40,13 @@ def cmd_train_metric(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``train-metric`` to the subcommands and return its parser."""
-    from tsteval.metrics.learned.training import SHAPES, Recipe
+    from tsteval.metrics.learned.training import ASPECT_SHAPES, Recipe
 
     parser = sub.add_parser("train-metric", help="fine-tune a learned metric on the rated sets' human judgements",
                             epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("aspect", choices=["content"], help="what the metric scores (content: input against output)")
     parser.add_argument("--out", required=True, help="directory to save the learned metric to")
-    parser.add_argument("--shape", choices=SHAPES, default="bi",
+    parser.add_argument("--shape", choices=ASPECT_SHAPES["content"], default="bi",
                         help="bi: cosine of two embeddings (cost of sbert, cached); cross: input and output read "
                              "together (one forward a pair)")
     parser.add_argument("--encoder", metavar="ID_OR_DIR", help="the encoder to fine-tune (default: the packaged "

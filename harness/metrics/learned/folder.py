@@ -8,9 +8,10 @@ Its identity in signatures is ``learned-SHAPE@HASH``, the hash over the aspect, 
 same files give one identity wherever the folder lies.  The score of a pair is, for the ``bi`` shape, the cosine
 of the two mean-pooled embeddings (the ``sbert`` code path with this encoder, its embedding cache included); for
 ``cross``, the sigmoid of the head's output on the pair read together (in (0, 1): monotone in the logit, and
-bounded so that the empty-text policy's maximum, 1, is the top of the scale), always in float32 (the identity does
-not name a precision).  A pair longer than the model reads
-(256 word pieces a text for ``bi``, 512 the pair for ``cross``) is counted as cut.
+bounded so that the empty-text policy's maximum, 1, is the top of the scale); for ``single`` (naturalness), the
+sigmoid of the head's output on the output alone; always in float32 (the identity does not name a precision).  A
+text longer than the model reads (256 word pieces a text for ``bi``, 512 the pair for ``cross``, 512 the output for
+``single``) is counted as cut.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def refuse_in_set(folder: LearnedFolder, inputs: Sequence[str], outputs: Sequenc
 
 
 @lru_cache(maxsize=4)
-def _cross_model(folder: str, device: str) -> tuple[object, object]:
+def _head_model(folder: str, device: str) -> tuple[object, object]:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     model = AutoModelForSequenceClassification.from_pretrained(folder).to(device).eval()
@@ -129,14 +130,13 @@ def _cross_model(folder: str, device: str) -> tuple[object, object]:
 
 
 class LearnedScorer:
-    """A loaded learned content metric, ready to score pairs (the resource the ``learned`` metric receives)."""
+    """A loaded learned metric, ready to score pairs (the resource the ``learned`` metric receives; a ``single``
+    model reads the outputs alone)."""
 
     def __init__(self, folder: LearnedFolder, *, device: str = "cpu", threads: int | None = None,
                  batch_size: int = 32) -> None:
         from tsteval.metrics.content.sentence_embedding import SentenceEncoder
 
-        if folder.aspect != "content":
-            raise TstevalError(f"the learned metric in {folder.path} scores {folder.aspect}, not content")
         self.folder, self.device, self.threads, self.batch_size = folder, device, threads, batch_size
         self.encoder = (SentenceEncoder(str(folder.path), device=device, threads=threads, precision="fp32")
                         if folder.shape == "bi" else None)
@@ -151,14 +151,15 @@ class LearnedScorer:
 
         from tsteval.core.devices import torch_threads
 
-        tokenizer, model = _cross_model(str(self.folder.path), self.device)
+        tokenizer, model = _head_model(str(self.folder.path), self.device)
         values, cut = np.empty(len(refs)), np.zeros(len(refs), dtype=bool)
         with torch_threads(self.threads), torch.inference_mode():
             for start in range(0, len(refs), self.batch_size):
                 a, b = list(refs[start:start + self.batch_size]), list(hyps[start:start + self.batch_size])
-                lengths = [len(ids) for ids in tokenizer(a, b)["input_ids"]]
+                texts = (b,) if self.folder.shape == "single" else (a, b)
+                lengths = [len(ids) for ids in tokenizer(*texts)["input_ids"]]
                 cut[start:start + len(a)] = np.array(lengths) > PAIR_LIMIT
-                batch = tokenizer(a, b, padding=True, truncation="longest_first", max_length=PAIR_LIMIT,
+                batch = tokenizer(*texts, padding=True, truncation="longest_first", max_length=PAIR_LIMIT,
                                   return_tensors="pt").to(self.device)
                 values[start:start + len(a)] = torch.sigmoid(model(**batch).logits[:, 0].float()).cpu().numpy()
         return values, cut, PAIR_LIMIT
@@ -183,8 +184,12 @@ def build_learned(resources: object, variant: str) -> object:
     if options.learned is None:
         raise TstevalError("the learned metric needs a trained model: give --learned DIR (from tsteval "
                            "train-metric; learned= in evaluate; metrics.content.learned in a manifest)")
-    folder = load(options.learned)
     from tsteval.core.devices import resolve_device
+
+    folder = load(options.learned)
+    if folder.aspect != "content":
+        raise TstevalError(f"the learned metric in {folder.path} scores {folder.aspect}, not content: --learned "
+                           "takes a content model (tsteval train-metric content)")
 
     scorer = LearnedScorer(folder, device=resolve_device(options.device), threads=options.threads)
     resources.log(f"learned metric {folder.identity} ({folder.shape}, trained on {', '.join(folder.sets)})")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tsteval.core.errors import TstevalError, did_you_mean
 from tsteval.metrics.learned.rated_pairs import SCORED_ONLY, SOURCES, check_aspect, group_of, groups, rated_pairs
-from tsteval.metrics.learned.training import Recipe
+from tsteval.metrics.learned.training import ASPECT_SHAPES, Recipe
 
 Log = Callable[[str], None]
 KIND = "learned-metric"
@@ -58,7 +58,10 @@ def train_metric(aspect: str, out: str | Path | None = None, *, recipe: Recipe |
     from tsteval.metrics.learned.folder import save
     from tsteval.metrics.learned.training import fine_tune
 
-    recipe = recipe or Recipe()
+    recipe = recipe or Recipe(shape=ASPECT_SHAPES[check_aspect(aspect)][0])
+    if recipe.shape not in ASPECT_SHAPES[aspect]:
+        raise TstevalError(f"a learned {aspect} metric has the shape {' or '.join(ASPECT_SHAPES[aspect])}, not "
+                           f"{recipe.shape!r}")
     names = training_sets(aspect, sets, exclude)
     if not names:
         raise TstevalError(f"no {aspect} set is left to train on once {list(exclude)} and their groups are out")

@@ -5,7 +5,9 @@ The English content sources are the content questions of Mir (2019), Lai (2022, 
 Tox600, CAE-T5 and Babakov et al.'s Pang & Gimpel and Yamshchikov sets; Babakov's ``CAE`` and ``tox600`` files are
 the CAE-T5 and Tox600 ratings again (the same outputs, their mean content), so they are scored, never trained on
 twice: they join their source's group.  Lai's content against the reference compares an output with another text
-than its input and is not a source.
+than its input and is not a source.  The naturalness sources are the questions that rate an output's fluency or
+naturalness: Mir (the output's naturalness, 1-5), Lai, Tox600 and CAE-T5 (fluency); RUSSE-2022's fluency is Russian,
+which the packaged English encoder does not read.
 
 Two sets that share any text (an input or an output, compared as :func:`~tsteval.classifiers.training_texts.
 normalised`) are one group, closed transitively: Mir, PG_YELP and yamsh_yelp (Yelp test sentences), Lai and
@@ -34,10 +36,13 @@ SOURCES: Mapping[str, Mapping[str, str]] = {
                 "cae_t5": "human_content", "content_pg_yelp": "human_content",
                 "content_yamsh_bible": "human_content", "content_yamsh_gyafc": "human_content",
                 "content_yamsh_yelp": "human_content", "content_yamsh_para": "human_content"},
+    "naturalness": {"mir": "human_naturalness_output", "lai": "human_fluency", "tox600": "human_fluency",
+                    "cae_t5": "human_fluency"},
 }
 # Sets scored out of set but never trained on: copies of a source's ratings (Babakov et al.'s files).
 SCORED_ONLY: Mapping[str, Mapping[str, str]] = {
     "content": {"content_cae": "human_content", "content_tox600": "human_content"},
+    "naturalness": {},
 }
 # Babakov et al.'s six style-transfer sets, whose mean Spearman their benchmark publishes.
 BABAKOV_SIX = ("content_cae", "content_pg_yelp", "content_tox600", "content_yamsh_bible", "content_yamsh_gyafc",

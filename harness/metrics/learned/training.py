@@ -1,9 +1,13 @@
 """Fine-tuning a sentence encoder on human judgements: the recipe of ``tsteval train-metric``.
 
-Two shapes.  ``bi``: the encoder embeds input and output apart (mean pooling, L2 norm, as ``sbert`` reads
-all-MiniLM-L6-v2) and the score is their cosine, so scoring costs what ``sbert`` costs and embeddings are cached.
-``cross``: the encoder reads input and output together, one ``[CLS] input [SEP] output [SEP]`` sequence, and a
-linear head on the pooled output gives the score (one forward per pair, nothing cached).
+Three shapes, two for content and one for naturalness.  ``bi``: the encoder embeds input and output apart (mean
+pooling, L2 norm, as ``sbert`` reads all-MiniLM-L6-v2) and the score is their cosine, so scoring costs what
+``sbert`` costs and embeddings are cached.  ``cross``: the encoder reads input and output together, one ``[CLS]
+input [SEP] output [SEP]`` sequence, and a linear head on the pooled output gives the score (one forward per pair,
+nothing cached).  ``single``: the encoder reads the output alone and a linear head gives its score (naturalness, a
+property of the output; the input is not read).  The naturalness shape is for the evidence
+(``benchmarks/evidence/learned_naturalness.yaml``): out of set it is below Gemma 3's LM scores, so the command line
+trains content only.
 
 The target is scale-free: every batch holds pairs of one rated set only, and the loss is a pairwise ranking loss
 over them (CoSENT, Su 2022: ``log(1 + sum exp(s_j - s_i))`` over the pairs with rating i > rating j, the scores
@@ -29,7 +33,9 @@ import pandas as pd
 
 from tsteval.core.errors import TstevalError
 
-SHAPES = ("bi", "cross")
+SHAPES = ("bi", "cross", "single")
+# aspect -> the shapes that score it (the first is the default)
+ASPECT_SHAPES = {"content": ("bi", "cross"), "naturalness": ("single",)}
 Log = Callable[[str], None]
 
 
@@ -56,10 +62,16 @@ class Recipe:
         if self.epochs < 0 or self.per_set < 2 or self.batch_size < 2 or self.evaluations < 1:
             raise TstevalError("epochs must be at least 0 (0 saves the encoder as it came, with its held-out "
                                "figure), per_set and batch_size at least 2, evaluations at least 1")
-        if self.shape == "cross" and self.epochs == 0:
-            raise TstevalError("a cross-encoder's head starts untrained: give it at least one epoch")
+        if self.has_head and self.epochs == 0:
+            raise TstevalError(f"a {self.shape} model's head starts untrained: give it at least one epoch")
         if not 0 < self.heldout < 0.5:
             raise TstevalError(f"the held-out share must be in (0, 0.5), not {self.heldout}")
+
+    @property
+    def has_head(self) -> bool:
+        """Whether the model scores through a new linear head (``cross``, ``single``), which starts untrained, so
+        the encoder as it came is no state to keep."""
+        return self.shape != "bi"
 
     def record(self) -> dict[str, object]:
         """The recipe as JSON."""
@@ -107,14 +119,14 @@ def batches(pairs: pd.DataFrame, recipe: Recipe, rng: np.random.Generator) -> li
 
 
 class PairModel:
-    """A sentence encoder in training as a scorer of (input, output) pairs, in one of the two shapes."""
+    """A sentence encoder in training as a scorer of (input, output) pairs, in one of the shapes."""
 
     def __init__(self, encoder: str, recipe: Recipe) -> None:
         from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
         self.recipe = recipe
         self.tokenizer = AutoTokenizer.from_pretrained(encoder)
-        if recipe.shape == "bi":
+        if not recipe.has_head:
             self.model = AutoModel.from_pretrained(encoder)
         else:
             self.model = AutoModelForSequenceClassification.from_pretrained(encoder, num_labels=1)
@@ -139,8 +151,12 @@ class PairModel:
         """The scores of the pairs, as a tensor (with gradients while training)."""
         if self.recipe.shape == "bi":
             return (self._embed(inputs) * self._embed(outputs)).sum(-1)
-        batch = self.tokenizer(list(inputs), list(outputs), padding=True, truncation="longest_first",
-                               max_length=2 * self.recipe.max_length, return_tensors="pt")
+        if self.recipe.shape == "single":
+            batch = self.tokenizer(list(outputs), padding=True, truncation=True, max_length=self.recipe.max_length,
+                                   return_tensors="pt")
+        else:
+            batch = self.tokenizer(list(inputs), list(outputs), padding=True, truncation="longest_first",
+                                   max_length=2 * self.recipe.max_length, return_tensors="pt")
         return self.model(**batch).logits[:, 0]
 
     def predict(self, inputs: Sequence[str], outputs: Sequence[str], batch_size: int = 64) -> np.ndarray:
@@ -193,9 +209,9 @@ def fine_tune(pairs: pd.DataFrame, encoder: str, recipe: Recipe, log: Log) -> tu
             log(f"epoch {at:.2f}: held-out Spearman {mean:.3f} (mean over {len(per_set)} sets)")
             return mean
 
-        base = evaluate(0.0)  # the encoder as it came (a cross-encoder's head untrained: no bar to beat)
-        best, best_state = ((base, copy.deepcopy(model.model.state_dict())) if recipe.shape == "bi" else
-                            (-np.inf, None))
+        base = evaluate(0.0)  # the encoder as it came (a new head untrained: no bar to beat)
+        best, best_state = ((-np.inf, None) if recipe.has_head else
+                            (base, copy.deepcopy(model.model.state_dict())))
         model.model.train()
         for epoch in range(recipe.epochs):
             order = batches(train, recipe, rng)
@@ -211,12 +227,12 @@ def fine_tune(pairs: pd.DataFrame, encoder: str, recipe: Recipe, log: Log) -> tu
                 if step in marks and (mean := evaluate(epoch + step / len(order))) > best:
                     best, best_state = mean, copy.deepcopy(model.model.state_dict())
         model.model.load_state_dict(best_state)
-        if best == base and recipe.shape == "bi":
+        if best == base and not recipe.has_head:
             log("no held-out evaluation beat the encoder as it came: the learned metric is the base encoder")
         model.model.eval()
     finally:
         torch.set_num_threads(previous)
-    kept = max(history if recipe.shape == "bi" else history[1:], key=lambda h: h["mean"])
+    kept = max(history[1:] if recipe.has_head else history, key=lambda h: h["mean"])
     report = {"rows": len(pairs), "train_rows": len(train), "heldout_rows": len(heldout), "history": history,
               "kept": kept, "seconds": round(time.perf_counter() - started, 1)}
     return model, report
