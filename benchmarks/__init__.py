@@ -22,5 +22,4 @@ KINDS = {
 }
 # Shared code of the benchmarks, not run by themselves (a results page rendered from its JSON included).
 HELPERS = ("common", "clustered", "studies.content_benchmark_page", "studies.detox_tox600_page", "evidence.profile",
-           "evidence.judge_language", "evidence.lm_style_probe", "evidence.learned_content",
-           "evidence.learned_naturalness")
+           "evidence.judge_language", "evidence.lm_style_probe", "evidence.learned")

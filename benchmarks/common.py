@@ -1,6 +1,10 @@
-"""Pieces the reproductions share: the Mir transfers, the Yelp training corpus and its classifiers."""
+"""Pieces the benchmarks share: the Mir transfers, the Yelp training corpus and its classifiers, writing a result."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -43,3 +47,11 @@ def r_margin(pair: tuple[float, float] | None) -> str:
     '0.457 ± 0.051'
     """
     return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
+
+
+def publish(folder: Path, stem: str, report: dict, render: Callable[[dict], str]) -> None:
+    """``report`` as ``folder/STEM.json`` and its page, ``render(report)``, as ``folder/STEM.md`` (and printed)."""
+    folder.mkdir(exist_ok=True)
+    (folder / f"{stem}.json").write_text(json.dumps(report, indent=2))
+    (folder / f"{stem}.md").write_text(page := render(report))
+    print(page)

@@ -28,14 +28,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # Files that must not run at the same time as each other, by the name of what they share.
 SHARED = {"test_ray_engine.py": "a local Ray cluster", "test_bertscore.py": "a local Ray cluster"}
-# The longest files first (their summed test durations in make test on the 2-core machine, longest first: remote_lm
-# 471 s, bench_gpu 384, docs 254, metric_plumbing 100, classifiers 98, gemma 88, judges 83, ...); the others keep
-# their order.
-LONGEST_FIRST = ("test_remote_lm.py", "test_bench_gpu.py", "test_docs.py", "test_metric_plumbing.py",
-                 "test_classifiers.py", "test_gemma.py", "test_judges.py", "test_ray_engine.py", "test_fluency.py",
-                 "test_overlap.py", "test_ranking.py", "test_outputs.py", "test_experiment.py",
-                 "test_compare_in_one_run.py", "test_logprop.py", "test_hf_classifier.py", "test_attribution.py",
-                 "test_fasttext_stress.py", "test_significance.py", "test_attribution_guard.py", "test_packaging.py")
+# The longest files first (their summed test durations in make test on the 2-core machine, 2026-12-03, longest
+# first: docs 120 s, bench_gpu 99, remote_lm 90, multilingual_results 63, judges 56, ray_engine with bertscore 80,
+# ...); the others keep their order.
+LONGEST_FIRST = ("test_docs.py", "test_bench_gpu.py", "test_remote_lm.py", "test_ray_engine.py", "test_bertscore.py",
+                 "test_multilingual_results.py", "test_judges.py", "test_metric_plumbing.py", "test_fluency.py",
+                 "test_classifiers.py", "test_learned_metric.py", "test_overlap.py", "test_outputs.py",
+                 "test_ranking.py", "test_profile_columns.py", "test_experiment.py", "test_hf_classifier.py",
+                 "test_packaging.py", "test_quantization_cost.py", "test_annotate_browser.py", "test_logprop.py")
 _HELD: list[object] = []  # in a worker: its thread limits, for as long as it lives
 
 
@@ -99,7 +99,7 @@ def data_root() -> Path:
 MODEL_KINDS = ("gguf", "lm")
 
 
-def _run_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def run_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run's cache: one for all workers of a parallel run (beside their temporary folders), so that each model is
     converted once, not once per worker (concurrent builds of one entry are safe: tsteval.core.cache)."""
     base = tmp_path_factory.getbasetemp()
@@ -112,7 +112,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     ``--precision auto`` mean fp32 whatever the host's CPU (in the processes tests start too): values compared with
     fp32 references must not depend on the machine (test_precision.py fakes each capability)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TSTEVAL_CACHE", str(_run_cache(tmp_path_factory)))
+        patch.setenv("TSTEVAL_CACHE", str(run_cache(tmp_path_factory)))
         patch.setenv("TSTEVAL_NATIVE_BF16", "0")
         yield
 
@@ -124,7 +124,7 @@ def fresh_cache(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkey
     root = tmp_path / "cache"
     root.mkdir()
     for kind in MODEL_KINDS:
-        shared = _run_cache(tmp_path_factory) / kind
+        shared = run_cache(tmp_path_factory) / kind
         shared.mkdir(parents=True, exist_ok=True)
         (root / kind).symlink_to(shared, target_is_directory=True)
     monkeypatch.setenv("TSTEVAL_CACHE", str(root))

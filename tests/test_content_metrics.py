@@ -305,6 +305,22 @@ def test_sentence_embedding_unit_and_identity() -> None:
     assert values[0] == pytest.approx(1.0, abs=1e-5) and values[1] < 0.6
 
 
+def test_identical_texts_tie_at_the_maximum_of_every_neural_metric(data_root: Path) -> None:
+    """A float32 cosine of a text with itself is 1 only up to its last digit, by text (measured here on Lai's inputs:
+    numpy's dot of the unit embeddings); the policy makes every identical pair 1 exactly, so identical pairs tie."""
+    from tsteval.metrics.content.bertscore import bertscore_f1
+    from tsteval.metrics.content.sentence_embedding import SentenceEncoder
+
+    texts = list(dict.fromkeys(pd.read_json(data_root / "lai2022" / "fluency.json", lines=True)["src"]
+                               .astype(str)))[:60]
+    units = encode(texts)
+    assert len(np.unique((units * units).sum(1))) > 1  # what the metric would tie without the policy
+    assert np.array_equal(sentence_cosine(texts, texts).values, np.ones(len(texts)))
+    assert np.array_equal(bertscore_f1(texts, texts, SentenceEncoder(None)).values, np.ones(len(texts)))
+    other = sentence_cosine(texts[:3], texts[1:4]).values
+    assert np.allclose(other, (units[:3] * units[1:4]).sum(1), atol=1e-6) and np.all(other < 1)
+
+
 def test_train_word2vec_cached_and_deterministic(yelp_slice: tuple) -> None:
     texts = yelp_slice[0][:800]
     first = train_word2vec(texts, seed=0, vector_size=16, min_count=3, epochs=2)

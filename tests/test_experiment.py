@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import run_cache
 from scipy import stats
 
 from tsteval.cli.main import main
@@ -25,7 +26,7 @@ def first_run(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path
     autouse cache fixture, so it is set here too)."""
     out = tmp_path_factory.mktemp("tiny") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("TSTEVAL_CACHE", str(run_cache(tmp_path_factory)))
         assert main(["run", str(TINY), "--out", str(out), "--quiet"]) == 0
     return out
 

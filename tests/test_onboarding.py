@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from badinput import NEGATIVE, POSITIVE, expect_error, run_cli, sentences
+from conftest import run_cache
 
 from tsteval.classifiers import training
 
@@ -22,7 +23,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "pos.txt").write_text("\n".join(sentences(POSITIVE, 1)) + "\n")
     (root / "extra.txt").write_text("the food was superb .\nthe room was spotless .\n")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("TSTEVAL_CACHE", str(run_cache(tmp_path_factory)))
         from tsteval.cli.main import main
 
         assert main(["train-classifier", "tfidf-lr", "--style", f"neg={root / 'neg.txt'}", "--style",

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from badinput import expect_error, run_cli
+from conftest import run_cache
 
 from tsteval.core.atomic import MARKER, remove_stale_temporaries
 from tsteval.scorecard import Scorecard
@@ -40,7 +41,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  for i in range(40)]
         (root / f"{style}.txt").write_text("\n".join(lines) + "\n")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("TSTEVAL_CACHE", str(run_cache(tmp_path_factory)))
         from tsteval.cli.main import main
 
         assert main(["train-classifier", "tfidf-lr", "--style", f"pos={root / 'pos.txt'}",

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import sacrebleu
 import yaml
-from conftest import read_slice
+from conftest import read_slice, run_cache
 from scipy import stats
 
 from tsteval.cli.main import main
@@ -76,7 +76,7 @@ def run(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
     manifest = folder / "seams.yaml"
     manifest.write_text(yaml.safe_dump(spec))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("TSTEVAL_CACHE", str(run_cache(tmp_path_factory)))
         assert main(["run", str(manifest), "--out", str(folder / "run"), "--quiet"]) == 0
     return folder / "run"
 
@@ -280,7 +280,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> Path:
             for system in ("human", "scrambled") for i, o in zip(inputs, outputs, strict=True)]
     pd.DataFrame(rows).to_csv(folder / "transfers.csv", index=False)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TSTEVAL_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("TSTEVAL_CACHE", str(run_cache(tmp_path_factory)))
         assert main(["score", "--table", str(folder / "transfers.csv"), "--naturalness", "unigram", "--human",
                      str(folder / "human.txt"), "--content", "chrf", "--out", str(folder / "out"), "--quiet"]) == 0
     return folder / "out"

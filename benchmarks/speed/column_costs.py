@@ -22,11 +22,9 @@ Run (nice'd, once, alone: about half an hour on a shared 2-core machine): ``nice
 benchmarks.speed.column_costs [--pairs 200] [--qwen-pairs 40] [--warmup-pairs 4]``.  Results:
 the JSON as the package's data, ``harness/metaeval/column_costs.json`` (:data:`tsteval.metaeval.study.rule.COSTS`:
 the one copy, which the profile rule reads, in the wheel and in the declarations' ``costs:``), the page
-``results/column_costs.md``; with ``--out DIR`` both into DIR (a measurement of another machine).  ``--only
-SCORER,...`` measures those column groups alone and merges them into the existing JSON, with a note saying so (a
-column added later).  The learned content column (``learned@bi-loso``, the evidence's name) is measured on a
-bi-encoder saved by ``train-metric`` with no epochs (the base encoder's weights: a bi model's scoring cost does not
-depend on its weights), trained outside the timed calls.
+``results/column_costs.md``; with ``--out DIR`` both into DIR (a measurement of another machine); ``--only
+SCORER,...`` measures those groups alone and merges them into the JSON, with a note.  ``learned@bi-loso`` is
+measured on a bi-encoder saved with no epochs (a bi model's cost does not depend on its weights).
 """
 
 from __future__ import annotations

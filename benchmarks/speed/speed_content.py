@@ -8,7 +8,6 @@ embedding metrics: batched vs calling the same code one pair at a time (subset, 
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.core import markdown as md
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.content import embedding_metrics as em
@@ -84,11 +84,7 @@ def main() -> None:
     machine = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.platform(), "pairs": N,
                "pairs_source": "DualRL yelp outputs, first 10,000 (input, output) pairs", "vectors": glove.source}
-    OUT.mkdir(exist_ok=True)
-    (OUT / "speed_content.json").write_text(json.dumps({"machine": machine, "rows": rows}, indent=2))
-    text = page({"machine": machine, "rows": rows})
-    (OUT / "speed_content.md").write_text(text)
-    print(text)
+    publish(OUT, "speed_content", {"machine": machine, "rows": rows}, page)
 
 
 def page(results: dict) -> str:

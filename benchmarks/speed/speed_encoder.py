@@ -19,7 +19,6 @@ Run: ``python -m benchmarks.speed.speed_encoder`` (a few minutes).
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import publish
 from tsteval.core.devices import length_batches
 from tsteval.metrics.content import sentence_embedding
 from tsteval.metrics.content.sentence_embedding import SentenceEncoder, default_model, loaded_encoder, token_counts
@@ -153,10 +153,7 @@ def main() -> None:
         "padding": {"equal_length_batches": padding(lengths, ours_batches), "batches": len(ours_batches),
                     "character_sorted": padding(lengths, character_sorted(data))},
     }
-    OUT.mkdir(exist_ok=True)
-    (OUT / "speed_encoder.json").write_text(json.dumps(report, indent=2))
-    (OUT / "speed_encoder.md").write_text(markdown(report))
-    print(markdown(report))
+    publish(OUT, "speed_encoder", report, markdown)
 
 
 def markdown(r: dict[str, object]) -> str:

@@ -15,7 +15,6 @@ Run: ``python -m benchmarks.speed.speed_lexical``.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -27,6 +26,7 @@ import pandas as pd
 from rouge_score import rouge_scorer
 from sacrebleu.metrics import BLEU, CHRF
 
+from benchmarks.common import publish
 from tsteval.core import markdown as md
 from tsteval.core.tokenize import tokens_of
 from tsteval.metrics.content.overlap import rouge_l, sentence_bleu, sentence_chrf
@@ -100,11 +100,7 @@ def main() -> None:
                           "processor": platform.processor() or platform.machine()},
               "pairs": len(refs), "pairs_source": "DualRL yelp, all 15,000 (input, output) pairs",
               "tokenize_s": tokenize_s, "rows": rows, "bleu_peak_memory": memory}
-    OUT.mkdir(exist_ok=True)
-    (OUT / "speed_lexical.json").write_text(json.dumps(report, indent=2))
-    page = markdown(report)
-    (OUT / "speed_lexical.md").write_text(page)
-    print(page)
+    publish(OUT, "speed_lexical", report, markdown)
 
 
 def markdown(r: dict[str, object]) -> str:

@@ -36,6 +36,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
 from sklearn.pipeline import make_pipeline
 
+from benchmarks.common import publish
 from tsteval.core import markdown as md
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.naturalness.adversarial import HUMAN, SYSTEM, UnigramFolds, assign_folds, cross_fit, human_sample
@@ -148,11 +149,7 @@ def smollm2(threads: int) -> None:
               "fraction_of_roofline": N_TEXTS / ours_cpu * flop / roofline,
               "max_abs_diff_lp_mean": diff, "batch_tokens": lm.batch_tokens, "torch": torch.__version__,
               "python": platform.python_version()}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "speed_smollm2.json").write_text(json.dumps(result, indent=2))
-    page = smollm2_markdown(result)
-    (RESULTS / "speed_smollm2.md").write_text(page)
-    print(page)
+    publish(RESULTS, "speed_smollm2", result, smollm2_markdown)
 
 
 def smollm2_markdown(r: dict[str, object]) -> str:
@@ -232,11 +229,7 @@ def unigram() -> None:
         "repeated_outputs": repeated, "outputs_equal_to_an_input": copies,
         "python": platform.python_version(), "sklearn": sklearn.__version__,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "speed_naturalness.json").write_text(json.dumps(result, indent=2))
-    page = unigram_markdown(result)
-    (RESULTS / "speed_naturalness.md").write_text(page)
-    print(page)
+    publish(RESULTS, "speed_naturalness", result, unigram_markdown)
 
 
 def unigram_markdown(result: dict[str, object]) -> str:

@@ -14,7 +14,6 @@ the other, and their scorecards are compared (largest absolute difference per co
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.classifiers.training import train_classifier
 from tsteval.core import markdown as md
 from tsteval.core.records import Transfers
@@ -99,11 +99,7 @@ def main(argv: list[str] | None = None) -> None:
             "ray_cluster_start_s": round(cluster_start, 1),
             "load_average_1min": {"before": round(load_before[0], 1), "after": round(load_after[0], 1)},
             "max_abs_difference_from_local": differences}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "speed_ray.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=2))
-    text = page({"meta": meta, "results": rows})
-    (RESULTS / "speed_ray.md").write_text(text)
-    print(text, end="")
+    publish(RESULTS, "speed_ray", {"meta": meta, "results": rows}, page)
 
 
 def page(results: dict) -> str:

@@ -198,7 +198,8 @@ def _column(k: int, refs: Sequence[str], hyps: Sequence[str], encoder: SentenceE
             tokens: Tokens | None, eraser: object) -> MetricResult:
     ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
     values, cut = _scored(list(refs), list(hyps), encoder, idf, eraser)
-    return apply_policy(values[:, k], ref_tokens, hyp_tokens, truncated=cut, max_tokens=MAX_LENGTH)
+    return apply_policy(values[:, k], ref_tokens, hyp_tokens, truncated=cut, max_tokens=MAX_LENGTH,
+                        texts=(list(refs), list(hyps)))
 
 
 def bertscore_precision(refs: Sequence[str], hyps: Sequence[str], encoder: SentenceEncoder, idf: bool = False,

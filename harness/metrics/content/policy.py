@@ -9,7 +9,10 @@ Texts are tokenized by :func:`tsteval.core.tokenize.tokenize`; masking or style 
 * Word-vector metrics drop out-of-vocabulary (OOV) words.  When neither text is empty but one or both has
   no in-vocabulary word, the pair cannot be compared: similarity ``0.0``, distance :data:`MAX_DISTANCE`,
   unless the two token sequences are identical (then ``1.0`` / ``0.0``).  Counted as ``n_all_oov``.
-* Identical token sequences always score the maximum similarity / zero distance.
+* Identical token sequences score the maximum similarity / zero distance where a word-vector metric cannot compare
+  them (all OOV); identical texts always do for a neural metric (``texts=``), whose own figure for them is that only
+  up to float32 noise (a MiniLM cosine of a text with itself comes out 0.9999998 to 1.0000001, by text and by
+  machine), which would order pairs that must tie and move a rank correlation's third decimal.
 * A neural metric whose model reads at most ``max_tokens`` tokens of a text (the sentence encoder, BERTScore) counts
   the pairs with a text cut at that limit as ``n_truncated`` (:mod:`tsteval.metrics.truncation`); their values are
   the model's on the text's start, as the model computes them.
@@ -81,12 +84,17 @@ def empty_masks(refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]]) ->
 
 def apply_policy(values: np.ndarray, refs: Sequence[Sequence[str]], hyps: Sequence[Sequence[str]], *,
                  distance: bool = False, scale: float = 1.0, all_oov: np.ndarray | None = None,
-                 truncated: np.ndarray | None = None, max_tokens: int | None = None) -> MetricResult:
+                 truncated: np.ndarray | None = None, max_tokens: int | None = None,
+                 texts: tuple[Sequence[str], Sequence[str]] | None = None) -> MetricResult:
     """Overwrite ``values`` where the policy decides and count the cases.
 
     ``scale`` is the metric's maximum similarity (1, or 100 for BLEU/chrF); ``all_oov`` marks pairs where a
     word-vector metric found no in-vocabulary word in a non-empty text; ``truncated`` the pairs with a text cut at
-    the model's limit of ``max_tokens`` tokens (counted, values kept).
+    the model's limit of ``max_tokens`` tokens (counted, values kept); ``texts``, a neural metric's pairs as it read
+    them, whose identical pairs score the maximum.
+
+    >>> apply_policy(np.array([0.9999998, 0.5]), [["a"], ["b"]], [["a"], ["c"]], texts=(["a", "b"], ["a", "c"])).values
+    array([1. , 0.5])
     """
     values = np.asarray(values, dtype=np.float64).copy()
     both, one = empty_masks(refs, hyps)
@@ -96,6 +104,8 @@ def apply_policy(values: np.ndarray, refs: Sequence[Sequence[str]], hyps: Sequen
     values[oov] = worst
     values[one] = worst
     values[identical & oov] = best
+    if texts is not None:
+        values[np.array([r == h for r, h in zip(*texts, strict=True)], dtype=bool)] = best
     values[both] = best
     cut = 0 if truncated is None else int(np.count_nonzero(truncated))
     return MetricResult(values, PolicyCounts(int(both.sum()), int(one.sum()), int(oov.sum()), cut, max_tokens),

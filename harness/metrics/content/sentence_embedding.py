@@ -355,7 +355,7 @@ def sentence_cosine(refs: Sequence[str], hyps: Sequence[str], model: str | None 
         values[start:start + CHUNK] = (a * b).sum(1)
     ref_tokens, hyp_tokens = tokens or (tokens_of(refs), tokens_of(hyps))
     return apply_policy(values, ref_tokens, hyp_tokens, truncated=encoder.truncated(refs) | encoder.truncated(hyps),
-                        max_tokens=encoder.max_length)
+                        max_tokens=encoder.max_length, texts=(refs, hyps))
 
 
 def _erased(embeddings: np.ndarray, eraser: StyleEraser) -> np.ndarray:
@@ -400,4 +400,4 @@ def e5_cosine(refs: Sequence[str], hyps: Sequence[str], e5: object = None,
     refs, hyps = list(refs), list(hyps)
     values = np.sum(embed(encoder, refs) * embed(encoder, hyps), axis=1) if refs else np.empty(0)
     ref_tokens, hyp_tokens = tokens or (tokens_of(refs), tokens_of(hyps))
-    return apply_policy(values, ref_tokens, hyp_tokens)
+    return apply_policy(values, ref_tokens, hyp_tokens, texts=(refs, hyps))

@@ -167,13 +167,16 @@ class LearnedScorer:
 
 def learned_score(refs: Sequence[str], hyps: Sequence[str], learned: LearnedScorer,
                   tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None) -> object:
-    """The learned metric's score of each pair, the empty-text policy applied (both empty 1, one empty 0)."""
+    """The learned metric's score of each pair, the empty-text policy applied (both empty 1, one empty 0; a ``bi``
+    model's identical texts 1)."""
     from tsteval.metrics.content.policy import apply_policy, pair_tokens
 
     refs, hyps = list(refs), list(hyps)
     values, cut, limit = learned.scores(refs, hyps)
     ref_tokens, hyp_tokens = pair_tokens(refs, hyps, tokens)
-    return apply_policy(values, ref_tokens, hyp_tokens, truncated=cut, max_tokens=limit)
+    cosine = learned.folder.shape == "bi"  # a cosine is 1 for identical texts; a head's score has no such maximum
+    return apply_policy(values, ref_tokens, hyp_tokens, truncated=cut, max_tokens=limit,
+                        texts=(refs, hyps) if cosine else None)
 
 
 def build_learned(resources: object, variant: str) -> object:
