@@ -242,3 +242,26 @@ def test_a_column_without_a_measured_cost_is_an_error_on_a_page_and_last_in_the_
     assert pick["chosen"] == max(tied, key=lambda r: r["gain"])["column"]  # all unmeasured: the larger gain
     gain, low, ok = np.array([0.05, 0.06]), np.array([0.01, 0.02]), np.array([True, True])
     assert choose(gain, low, ok, np.array([-0.02, 0.0]), np.array([0.01, 0.0]), np.array([np.inf, 9.0])) == 1
+
+
+def test_the_rule_weighs_no_published_score(tmp_path: Path) -> None:
+    """A set's published column is no candidate, however well it does, and needs no cost (RUSSE's and InFormal's
+    authors' scores beside ours on the multilingual page)."""
+    from tsteval.metaeval.study.declaration import Rule
+    from tsteval.metaeval.study.rule import _apply
+    from tsteval.metaeval.study.runner import SetEvidence
+    from tsteval.metaeval.tables import MetricColumn
+
+    columns = [MetricColumn("chrf@none", "content", True), MetricColumn("e5@none", "content", True),
+               MetricColumn("labse@authors", "content", True, source="published:InFormal")]
+    rng = np.random.default_rng(0)
+    point = np.zeros((3, 4, 3))
+    point[0, 0] = [0.30, 0.40, 0.60]  # sentence-level Pearson of chrF, e5, the authors' LaBSE
+    boot = point[None] + rng.normal(0, 0.005, (200, 3, 4, 3))
+    evidence = [SetEvidence("InFormal-hi", "content", "content", columns, point, boot, {}, True)]
+    (tmp_path / "costs.json").write_text(json.dumps({"columns": {"chrf@none": {"cpu_s_per_1000": 0.2},
+                                                                 "e5@none": {"cpu_s_per_1000": 99.0}}}))
+    rule = Rule(reference={"content": "chrf@none"}, costs=tmp_path / "costs.json")
+    pick = _apply(rule, "content", "chrf@none", evidence, 0, {"chrf@none": 0.2, "e5@none": 99.0},
+                  str(rule.costs), True)
+    assert pick["chosen"] == "e5@none" and [r["column"] for r in pick["columns"]] == ["e5@none"]

