@@ -373,33 +373,6 @@ def measure(lm_models: list[str], lm_sample: int, log=print) -> dict:
     return out
 
 
-# Language families of the rule's second step (issue 48 item 5): the sets each family's profile is chosen on.
-FAMILIES = {"Slavic (ru)": ("russe2022",), "Indic (hi, te, kn, bn)": ("informal_hi", "informal_te", "informal_kn",
-                                                                       "informal_bn")}
-
-
-def family_profiles(result: dict) -> dict[str, dict]:
-    """The committed rule (:mod:`tsteval.metaeval.profile_rule`) applied per language family to the full-set content
-    rows, with chrF as the current recommendation (the English one, MiniLM, does not cover these languages): the
-    column chosen and each candidate's pooled Pearson difference from chrF."""
-    from tsteval.metaeval.profile_rule import choose, pooled_differences
-
-    out = {}
-    for family, names in FAMILIES.items():
-        tables = {}
-        for name in names:
-            rows = [r for r in result["sets"][name]["full"] if r["source"] == "tsteval" and r["diff_chrf"] is not None]
-            tables[name] = pd.DataFrame([{"metric": r["metric"], "baseline": "chrf@none", "aspect": "content",
-                                          "rating": r["rating"], "level": "sentence", "method": r["method"],
-                                          "diff": r["diff_chrf"], "lo": r["diff_lo"], "hi": r["diff_hi"],
-                                          "source": r["source"]} for r in rows])
-        pooled = pooled_differences(tables)
-        out[family] = {"chosen": choose(tables, {"content": "chrf@none"})["content"],
-                       "candidates": {p.metric: {"diff": p.diff, "se": p.se, "qualifies": p.qualifies,
-                                                 "worse_on": p.worse_on} for p in pooled}}
-    return out
-
-
 def _fmt(row: dict, baseline: str = "chrf@none") -> str:
     diff = "" if row["diff_chrf"] is None or row["metric"] == baseline else \
         f"{row['diff_chrf']:+.3f} [{row['diff_lo']:+.3f}, {row['diff_hi']:+.3f}]"
@@ -576,20 +549,10 @@ def markdown(result: dict) -> str:
                           f"{j['accuracy']:.3f} [{j['ci_low']:.3f}, {j['ci_high']:.3f}] of the {j['pairs']:,} pairs a "
                           f"majority decides; the longer one in {n['accuracy']:.3f} [{n['ci_low']:.3f}, "
                           f"{n['ci_high']:.3f}] of the same pairs.", ""]
-    lines += ["## The committed rule per language family", "",
-              "`tsteval.metaeval.profile_rule` applied to each family's sets (every row, Pearson, pooled by inverse "
-              "variance), chrF the current recommendation; a candidate qualifies when its pooled difference is above "
-              "0 with 95% confidence and it is significantly worse on no set. The aim of issue 48 is +.05 over chrF.",
-              "", "| family | candidate | pooled Pearson minus chrF | qualifies | chosen |", "|---|---|---|---|---|"]
-    for family, entry in family_profiles(result).items():
-        for metric, c in sorted(entry["candidates"].items(), key=lambda kv: -kv[1]["diff"]):
-            worse = f" (worse on {', '.join(c['worse_on'])})" if c["worse_on"] else ""
-            chosen = "**yes**" if metric == entry["chosen"] else ""
-            lines.append(f"| {family} | `{metric}` | {c['diff']:+.3f} ± {1.96 * c['se']:.3f} | "
-                         f"{'yes' if c['qualifies'] else 'no'}{worse} | {chosen} |")
-        if entry["chosen"] == "chrf@none":
-            lines.append(f"| {family} | `chrf@none` (stays) | | | **yes** |")
-    lines.append("")
+    lines += ["## The profile rule per language", "",
+              "Rule v2 on every rated row, per language with chrF as the reference, is on the declared page "
+              "[evidence/multilingual/study.md](evidence/multilingual/study.md) (`tsteval meta-eval --study "
+              "benchmarks/evidence/multilingual.yaml`).", ""]
     lines += aim_section(result)
     russe = {(r["metric"], r["method"]): r["r"] for r in result["sets"]["russe2022"]["full"]}
     bars = "; ".join(f"`{k}` {v:.3f} (here: Spearman {russe[(k, 'spearman')]:.3f}, Pearson {russe[(k, 'pearson')]:.3f})"
