@@ -24,7 +24,8 @@ MODULES = ["tsteval", "tsteval.api", "tsteval.metrics.base", "tsteval.metrics.re
            "tsteval.backends.client", "tsteval.backends.remote", "tsteval.backends.options",
            "tsteval.metaeval.rated.card_cache", "tsteval.classifiers.tfidf_lr",
            "tsteval.experiment.run.outputs", "tsteval.metrics.naturalness.packaged", "tsteval.classifiers.hub",
-           "tsteval.core.errors", "tsteval.classifiers.corpus_checks"]
+           "tsteval.core.errors", "tsteval.classifiers.corpus_checks", "tsteval.metrics.content.policy",
+           "tsteval.metaeval.study.scoring"]
 
 
 @pytest.mark.parametrize("name", MODULES)

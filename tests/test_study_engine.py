@@ -265,3 +265,23 @@ def test_the_rule_weighs_no_published_score(tmp_path: Path) -> None:
     pick = _apply(rule, "content", "chrf@none", evidence, 0, {"chrf@none": 0.2, "e5@none": 99.0},
                   str(rule.costs), True)
     assert pick["chosen"] == "e5@none" and [r["column"] for r in pick["columns"]] == ["e5@none"]
+
+
+def test_a_metric_past_its_first_version_is_scored_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The column cache's key holds the versions of a group's metrics past the first: a bumped metric misses the
+    cache, a group without one keeps its key."""
+    import dataclasses
+    from types import MappingProxyType, SimpleNamespace
+
+    from tsteval.metaeval.study.declaration import ColumnGroup
+    from tsteval.metaeval.study.scoring import _key
+    from tsteval.metrics import registry
+
+    data = SimpleNamespace(frame=pd.DataFrame({"input": ["a b"], "output": ["a c"]}), language="en",
+                           entry=SimpleNamespace(name="mine", style_corpus=None))
+    neural, lexical = ColumnGroup(metrics=("sbert", "bleu")), ColumnGroup(metrics=("bleu",))
+    before = _key(data, neural, 0), _key(data, lexical, 0)
+    sbert = registry.METRICS["sbert"]
+    bumped = MappingProxyType({**registry.METRICS, "sbert": dataclasses.replace(sbert, version=sbert.version + 1)})
+    monkeypatch.setattr(registry, "METRICS", bumped)
+    assert _key(data, neural, 0) != before[0] and _key(data, lexical, 0) == before[1]

@@ -75,7 +75,8 @@ class Metric:
     from ``name`` (``adv_naturalness`` for ``naturalness``).  ``pooled_by`` names the parameters that, when true,
     make every value depend on all the pairs scored together (BERTScore's ``idf``: document frequencies over the
     inputs): such a metric is scored on the whole table, never per block (:meth:`whole_table`).  ``server``: what an
-    LM metric needs from an LM server (see the module docstring).
+    LM metric needs from an LM server (see the module docstring).  ``version`` goes up when the metric's values
+    change, so that no cached score of an earlier version is read for it (the study engine's columns).
     """
 
     name: str
@@ -93,6 +94,7 @@ class Metric:
     corpus_scorer: str | None = None
     pooled_by: tuple[str, ...] = ()
     server: frozenset[str] = frozenset()
+    version: int = 1
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:

