@@ -29,10 +29,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Files that must not run at the same time as each other, by the name of what they share.
 SHARED = {"test_ray_engine.py": "a local Ray cluster", "test_bertscore.py": "a local Ray cluster"}
 # The longest files first (their summed test durations in make test on the 2-core machine, 2026-12-03, longest
-# first: docs 120 s, bench_gpu 99, remote_lm 90, multilingual_results 63, judges 56, ray_engine with bertscore 80,
-# ...); the others keep their order.
+# first: docs 120 s, bench_gpu 99, remote_lm 90, ray_engine with bertscore 80, judges 56, ...); the others keep their
+# order.
 LONGEST_FIRST = ("test_docs.py", "test_bench_gpu.py", "test_remote_lm.py", "test_ray_engine.py", "test_bertscore.py",
-                 "test_multilingual_results.py", "test_judges.py", "test_metric_plumbing.py", "test_fluency.py",
+                 "test_judges.py", "test_metric_plumbing.py", "test_fluency.py",
                  "test_classifiers.py", "test_learned_metric.py", "test_overlap.py", "test_outputs.py",
                  "test_ranking.py", "test_profile_columns.py", "test_experiment.py", "test_hf_classifier.py",
                  "test_packaging.py", "test_quantization_cost.py", "test_annotate_browser.py", "test_logprop.py")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -172,8 +171,9 @@ def metric_versions(group: ColumnGroup) -> dict[str, int]:
     {'sbert': 2}
     """
     from tsteval.metrics.registry import METRICS
+    from tsteval.metrics.selection import parse_metric
 
-    names = sorted({re.split(r"[@:]", name, maxsplit=1)[0] for name in group.metrics})
+    names = sorted({parse_metric(entry)[0].partition("@")[0] for entry in group.metrics})
     return {name: METRICS[name].version for name in names if name in METRICS and METRICS[name].version > 1}
 
 

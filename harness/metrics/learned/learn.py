@@ -58,9 +58,10 @@ def train_metric(aspect: str, out: str | Path | None = None, *, recipe: Recipe |
     from tsteval.metrics.learned.folder import save
     from tsteval.metrics.learned.training import fine_tune
 
-    recipe = recipe or Recipe(shape=ASPECT_SHAPES[check_aspect(aspect)][0])
-    if recipe.shape not in ASPECT_SHAPES[aspect]:
-        raise TstevalError(f"a learned {aspect} metric has the shape {' or '.join(ASPECT_SHAPES[aspect])}, not "
+    shapes = ASPECT_SHAPES[check_aspect(aspect)]
+    recipe = recipe or Recipe(shape=shapes[0])
+    if recipe.shape not in shapes:
+        raise TstevalError(f"a learned {aspect} metric has the shape {' or '.join(shapes)}, not "
                            f"{recipe.shape!r}")
     names = training_sets(aspect, sets, exclude)
     if not names:
