@@ -25,7 +25,6 @@ NOT_YET = {
     "studies/content_known_answer.py": {"table"},
     "studies/detox_tox600.py": {"scipy"},
     "studies/detox_tox600_page.py": {"table"},
-    "studies/fluency_measures.py": {"table", "scipy"},
     "studies/lai_case.py": {"table"},
     "studies/lai_style_investigation.py": {"table", "scipy"},
     "studies/mask_placeholder.py": {"table"},
@@ -37,7 +36,7 @@ NOT_YET = {
 # Python lines under benchmarks/ after the speed and reproduction pages went through the one renderer and the column
 # cost benchmark and the evidence package came in; issue 55
 # asks for 8,000.  Lower it as modules shrink, never raise it.
-CEILING = 11_422
+CEILING = 11_404
 MODULES = sorted(path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.py"))
 
 

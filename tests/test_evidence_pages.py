@@ -29,6 +29,12 @@ def _figure(data: dict, **where: object) -> dict:
     return rows[0]
 
 
+def _difference(data: dict, set_: str, column: str, statistic: str) -> dict:
+    """The page's sentence-level difference of ``column`` from the baseline on ``set_``."""
+    return next(r for r in data["comparisons"] if r["set"] == set_ and r["column"] == column and r["level"] ==
+                "sentence" and r["statistic"] == statistic and r["comparison"] == "baseline")
+
+
 def _chrf(inputs: pd.Series, outputs: pd.Series) -> list[float]:
     """sacreBLEU's sentence chrF of each output against its input, both NFC-normalised and lower-cased as tsteval's
     tokenizer reads every text (chrF ignores whitespace, so the tokenisation itself does not matter)."""
@@ -149,8 +155,7 @@ def _lm_style_probe(folder: Path, data_root: Path) -> None:
                    for c in ("style_lp@smollm2-t3", "target_prob@fasttext"))
     figure = _figure(data, set="Mir", column="style_lp@smollm2-t3", level="sentence", statistic="pearson")
     assert figure["r"] == pytest.approx(probe, abs=1e-9)
-    diff = next(r for r in data["comparisons"] if r["set"] == "Mir" and r["column"] == "style_lp@smollm2-t3"
-                and r["statistic"] == "pearson" and r["comparison"] == "baseline")
+    diff = _difference(data, "Mir", "style_lp@smollm2-t3", "pearson")
     assert diff["against"] == "target_prob@fasttext" and diff["diff"] == pytest.approx(probe - base, abs=1e-9)
 
 
@@ -179,10 +184,40 @@ def _learned_naturalness(folder: Path, data_root: Path) -> None:
                      for c in ("learned@single-loso", "slor@gemma3-270m"))
     figure = _figure(data, set="Lai", column="learned@single-loso", level="sentence", statistic="spearman")
     assert figure["r"] == pytest.approx(learned, abs=1e-9)
-    diff = next(r for r in data["comparisons"] if r["set"] == "Lai" and r["column"] == "learned@single-loso"
-                and r["statistic"] == "spearman" and r["level"] == "sentence" and r["comparison"] == "baseline")
+    diff = _difference(data, "Lai", "learned@single-loso", "spearman")
     assert diff["against"] == "slor@gemma3-270m" and diff["diff"] == pytest.approx(learned - slor, abs=1e-9)
     assert diff["diff"] < 0  # the page's verdict: it loses to SLOR on Lai
+
+
+def _learned_multilingual(folder: Path, data_root: Path) -> None:
+    """The out-of-set e5 map on RUSSE-2022: its scores beside the raw CSV row by row, scipy's Spearman with the
+    content judgment, and its difference from e5's."""
+    data = json.loads((folder / "study.json").read_text())
+    raw = pd.read_csv(data_root / "russe2022" / "test_all_metrics_russe2022.csv")
+    scores = pd.read_parquet(folder / "scores.parquet")
+    russe = scores[scores["set"] == "RUSSE-2022"].reset_index(drop=True)
+    assert len(russe) == len(raw) and (russe["input"] == raw["original"]).all()
+    assert (russe["system"] == raw["participant_name"]).all()
+    learned, e5 = (stats.spearmanr(russe[c], raw["content"]).statistic for c in ("learned@e5-head-loso", "e5@none"))
+    figure = _figure(data, set="RUSSE-2022", column="learned@e5-head-loso", level="sentence", statistic="spearman")
+    assert figure["r"] == pytest.approx(learned, abs=1e-9)
+    diff = _difference(data, "RUSSE-2022", "learned@e5-head-loso", "spearman")
+    assert diff["against"] == "e5@none" and diff["diff"] == pytest.approx(learned - e5, abs=1e-9)
+
+
+def _fluency_measures(folder: Path, data_root: Path) -> None:
+    """The trigram's perplexity on Mir, signed (lower is better): minus scipy's Pearson of the page's scores joined
+    to the raw ratings file; and at system level, the Pearson of the per-setting means (the 9 rated settings)."""
+    data = json.loads((folder / "study.json").read_text())
+    mir = _mir_rows(folder, data_root).dropna(subset=["human_naturalness_output"])
+    assert len(mir) == 2196
+    expected = -stats.pearsonr(mir["ppl@kn3"], mir["human_naturalness_output"]).statistic
+    figure = _figure(data, set="Mir", column="ppl@kn3", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(expected, abs=1e-9)
+    means = mir.groupby(["system", "setting"])[["slor@kn3", "human_naturalness_output"]].mean()
+    system = _figure(data, set="Mir", column="slor@kn3", level="system", statistic="pearson")
+    assert len(means) == 9 and system["r"] == pytest.approx(
+        stats.pearsonr(means["slor@kn3"], means["human_naturalness_output"]).statistic, abs=1e-9)
 
 
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
@@ -191,7 +226,9 @@ INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _cont
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,
                                                          "learned_content": _learned_content,
-                                                         "learned_naturalness": _learned_naturalness}
+                                                         "learned_naturalness": _learned_naturalness,
+                                                         "learned_multilingual": _learned_multilingual,
+                                                         "fluency_measures": _fluency_measures}
 
 
 @pytest.mark.parametrize("path", DECLARATIONS, ids=[p.stem for p in DECLARATIONS])

