@@ -109,10 +109,11 @@ meta-eval: $(STAMP) content-benchmark detox evidence
 evidence: $(STAMP)
 	PYTHONPATH=. $(BIN)/tsteval meta-eval --study benchmarks/evidence
 
-# The mis_benchmark content sets: every content column against the human similarity (benchmarks/results/
-# content_benchmark.md; about an hour on 2 cores, the LM columns most of it; scores cached under runs/).
+# The mis_benchmark content sets: every content column against the human similarity, then the LM columns on a seeded
+# sample (benchmarks/results/evidence/content_benchmark{,_lm}/; each set's columns cached, as for make evidence).
 content-benchmark: $(STAMP)
-	$(BIN)/python -m benchmarks.studies.content_benchmark
+	PYTHONPATH=. $(BIN)/tsteval meta-eval --study benchmarks/evidence/content_benchmark.yaml
+	PYTHONPATH=. $(BIN)/tsteval meta-eval --study benchmarks/evidence/content_benchmark_lm.yaml
 
 # Tox600: the toxicity classifiers trained on detox2021 without any rated text, and J beside the raters' joint score
 # (manifests/detox_tox600.yaml; benchmarks/results/detox_tox600.md).

@@ -20,8 +20,6 @@ RULES = {
 }
 NOT_YET = {
     "studies/cds_erasure.py": {"table"},
-    "studies/content_benchmark.py": {"scipy"},
-    "studies/content_benchmark_page.py": {"table"},
     "studies/content_known_answer.py": {"table"},
     "studies/detox_tox600.py": {"scipy"},
     "studies/detox_tox600_page.py": {"table"},
@@ -36,7 +34,7 @@ NOT_YET = {
 # Python lines under benchmarks/ after the speed and reproduction pages went through the one renderer and the column
 # cost benchmark and the evidence package came in; issue 55
 # asks for 8,000.  Lower it as modules shrink, never raise it.
-CEILING = 11_404
+CEILING = 10_740
 MODULES = sorted(path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.py"))
 
 

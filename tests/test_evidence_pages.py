@@ -220,6 +220,38 @@ def _fluency_measures(folder: Path, data_root: Path) -> None:
         stats.pearsonr(means["slor@kn3"], means["human_naturalness_output"]).statistic, abs=1e-9)
 
 
+def _babakov(data_root: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(data_root / "mis_benchmark" / "datasets" / f"{name}.csv")
+
+
+def _content_benchmark(folder: Path, data_root: Path) -> None:
+    """chrF on tox600 from sacrebleu on the raw CSV (tsteval's tokens are lower-cased), Spearman by scipy; the mean
+    over the six style-transfer sets is the mean of their figures, and yamsh_para is in no mean."""
+    data = json.loads((folder / "study.json").read_text())
+    table = _babakov(data_root, "tox600")
+    ours = _chrf(table["text1"], table["text2"])
+    figure = _figure(data, set="tox600", column="chrf@none", level="sentence", statistic="spearman")
+    assert figure["r"] == pytest.approx(stats.spearmanr(ours, table["human"]).statistic, abs=1e-9)
+    mean = next(r for r in data["aggregates"] if r["set"] == "mean over the six style-transfer sets"
+                and r["column"] == "sbert@none" and r["statistic"] == "spearman")
+    assert "yamsh_para" not in mean["sets"] and len(mean["sets"]) == 6
+    assert mean["r"] == pytest.approx(np.mean([_figure(data, set=s, column="sbert@none", level="sentence",
+                                                       statistic="spearman")["r"] for s in mean["sets"]]))
+
+
+def _content_benchmark_lm(folder: Path, data_root: Path) -> None:
+    """Qwen's content judge on the sampled yamsh_gyafc pairs: the page's scores joined to the raw CSV by row,
+    Spearman by scipy with the human column."""
+    data = json.loads((folder / "study.json").read_text())
+    raw = _babakov(data_root, "yamsh_gyafc").reset_index(names="item")
+    scores = pd.read_parquet(folder / "scores.parquet")
+    part = scores[scores["set"] == "yamsh_gyafc"].astype({"item": int}).merge(raw, on="item")
+    assert len(part) == (scores["set"] == "yamsh_gyafc").sum() and (part["input"] == part["text1"]).all()
+    column = "judge_content@qwen2.5-coder-1.5b-t1"
+    figure = _figure(data, set="yamsh_gyafc", column=column, level="sentence", statistic="spearman")
+    assert figure["r"] == pytest.approx(stats.spearmanr(part[column], part["human"]).statistic, abs=1e-9)
+
+
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
                                                          "multilingual": _multilingual,
@@ -228,7 +260,27 @@ INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _cont
                                                          "learned_content": _learned_content,
                                                          "learned_naturalness": _learned_naturalness,
                                                          "learned_multilingual": _learned_multilingual,
-                                                         "fluency_measures": _fluency_measures}
+                                                         "fluency_measures": _fluency_measures,
+                                                         "content_benchmark": _content_benchmark,
+                                                         "content_benchmark_lm": _content_benchmark_lm}
+
+
+def test_babakovs_computation_on_their_sample_gives_their_published_figures(data_root: Path) -> None:
+    """Upstream's BLEU and chrF (the hook's ``@upstream`` columns) on ``df.sample(100, random_state=1)`` of each
+    style-transfer set give the figures the content benchmark's declaration cites as published, to 3 decimals."""
+    from benchmarks.evidence.babakov import upstream_scores
+
+    study = load_study(ROOT / "benchmarks" / "evidence" / "content_benchmark.yaml")
+    checked = 0
+    for published in study.published:
+        if published.column not in ("BLEU", "chrF") or published.set.startswith("mean") or \
+                published.set == "yamsh_para":
+            continue
+        sample = _babakov(data_root, published.set).sample(100, random_state=1)
+        values = upstream_scores(sample["text1"].tolist(), sample["text2"].tolist(), published.column.lower())
+        assert round(stats.spearmanr(values, sample["human"]).statistic, 3) == published.value, published
+        checked += 1
+    assert checked == 12
 
 
 @pytest.mark.parametrize("path", DECLARATIONS, ids=[p.stem for p in DECLARATIONS])

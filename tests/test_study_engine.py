@@ -114,6 +114,25 @@ def test_the_mean_over_sets_is_the_mean_of_the_sets(study: tuple) -> None:
     assert mean["sets"] == ["first", "second"]
 
 
+def test_a_named_group_aggregates_its_own_sets(tmp_path: Path) -> None:
+    """``groups:`` puts a mean over the named sets in place of the mean over all; a label that is no set's is an
+    error naming the line."""
+    path = _declaration(tmp_path, "groups: {the first two: [first, second]}")
+    _rated(tmp_path, "third", 2)
+    path.write_text(path.read_text().replace("  - {table: second.csv", "  - {table: third.csv, label: third, "
+                                             "ratings: {human_content: content}}\n  - {table: second.csv"))
+    data = tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache").data
+    assert {r["set"] for r in data["aggregates"]} == {"mean over the first two", "pooled over the first two"}
+    mean = _figure(data, set="mean over the first two", column="chrf@none", level="sentence", statistic="pearson")
+    assert mean["sets"] == ["first", "second"]
+    assert mean["r"] == pytest.approx(np.mean([_figure(data, set=s, column="chrf@none", level="sentence",
+                                                       statistic="pearson")["r"] for s in ("first", "second")]))
+    assert "## Mean over the first two: content" in render(data)
+    path.write_text(path.read_text().replace("[first, second]}", "[first, secnd]}"))
+    with pytest.raises(InputError, match=r"mine.yaml:\d+: groups.*unknown .*'secnd'.*did you mean 'second'"):
+        tsteval.load_study(path)
+
+
 def test_the_pooled_figure_reads_every_row(study: tuple) -> None:
     folder, result = study
     ratings = pd.concat([pd.read_csv(folder / f"{s}.csv") for s in ("first", "second")])["human_content"]

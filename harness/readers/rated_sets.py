@@ -85,25 +85,34 @@ CAE_T5 = RatedSet(
     style_labels={"toxic": "toxic", "civil": "civil"}, style_corpus="detox2021")
 
 
-def _content(name: str, file: str, scale: tuple[float, float], summary: str) -> RatedSet:
+def _content(name: str, file: str, scale: tuple[float, float], summary: str, target: str) -> RatedSet:
     """A content-pair set of Babakov et al. (2022): ``text1`` the input, ``text2`` the output, ``human`` the mean
-    similarity judgment; one system, one row an output."""
+    similarity judgment; one system, one row an output; ``target``: what a rewrite of the set was asked to be, the
+    target style an LM prompt names."""
     return RatedSet(
         name=name, title=f"Babakov et al. (2022), {file}", task="content", folder="mis_benchmark", scale=scale,
         summary=summary, files=(RatingFile(f"datasets/{file}.csv"),),
         fields={"input": "text1", "output": "text2", "item": ROW},
         constants={"system": "pairs", "source_style": "source", "target_style": "rewrite"},
-        questions=(Question("content", "content", field="human"),), keep_out=("input", "output"))
+        questions=(Question("content", "content", field="human"),), keep_out=("input", "output"),
+        style_labels={"source": "the original", "rewrite": target})
 
 
+# The target style an LM prompt names for each set (what its rewrites were asked to be; fixed before any LM score).
 CONTENT_SETS = (
-    _content("content_cae", "CAE", (1, 5), "CAE-T5 civil rephrasings of toxic comments, mean content (1-5)"),
-    _content("content_pg_yelp", "PG_YELP", (1, 5), "Pang & Gimpel (2019) Yelp sentiment transfers (1-5)"),
-    _content("content_tox600", "tox600", (0, 1), "Tox600's outputs, mean meaning (0-1)"),
-    _content("content_yamsh_bible", "yamsh_bible", (1, 5), "Yamshchikov et al. (2021) Bible versions (1-5)"),
-    _content("content_yamsh_gyafc", "yamsh_gyafc", (1, 5), "Yamshchikov et al. (2021) GYAFC, lower-cased (1-5)"),
-    _content("content_yamsh_yelp", "yamsh_yelp", (1, 5), "Yamshchikov et al. (2021) Yelp (1-5)"),
-    _content("content_yamsh_para", "yamsh_para", (1, 5), "Yamshchikov et al. (2021) paraphrase pairs (1-5)"),
+    _content("content_cae", "CAE", (1, 5), "CAE-T5 civil rephrasings of toxic comments, mean content (1-5)",
+             "non-toxic"),
+    _content("content_pg_yelp", "PG_YELP", (1, 5), "Pang & Gimpel (2019) Yelp sentiment transfers (1-5)",
+             "of the opposite sentiment"),
+    _content("content_tox600", "tox600", (0, 1), "Tox600's outputs, mean meaning (0-1)", "non-toxic"),
+    _content("content_yamsh_bible", "yamsh_bible", (1, 5), "Yamshchikov et al. (2021) Bible versions (1-5)",
+             "in the wording of another Bible translation"),
+    _content("content_yamsh_gyafc", "yamsh_gyafc", (1, 5), "Yamshchikov et al. (2021) GYAFC, lower-cased (1-5)",
+             "of the other formality"),
+    _content("content_yamsh_yelp", "yamsh_yelp", (1, 5), "Yamshchikov et al. (2021) Yelp (1-5)",
+             "of the opposite sentiment"),
+    _content("content_yamsh_para", "yamsh_para", (1, 5), "Yamshchikov et al. (2021) paraphrase pairs (1-5)",
+             "a paraphrase"),
 )
 
 

@@ -171,9 +171,10 @@ def score_mir(seed: int = 0, log: Log = print, language_model: str = "smollm2",
     return card, notes
 
 
-def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[Corpus, dict]:
-    """Formal/informal text from DualRL's GYAFC test sets and references, minus every Lai input and reference and
-    every line parallel to one.
+def lai_training_corpus(rated: Transfers, drop_parallel: bool = True,
+                        columns: Sequence[str] = ("input", "reference")) -> tuple[Corpus, dict]:
+    """Formal/informal text from DualRL's GYAFC test sets and references, minus every text of the rated set's
+    ``columns`` (Lai's inputs and references) and every line parallel to one.
 
     DualRL: ``test.0`` formal, ``test.1`` informal; ``reference{k}.0`` are informal rewrites of the formal test
     inputs, ``reference{k}.1`` formal rewrites of the informal ones; line i of ``test.S`` and of every
@@ -184,7 +185,7 @@ def lai_training_corpus(rated: Transfers, drop_parallel: bool = True) -> tuple[C
     """
     from tsteval.readers.lines import read_lines
 
-    drop = {match_key(t) for t in (*rated.frame["input"], *rated.frame["reference"])}
+    drop = {match_key(t) for column in columns for t in rated.frame[column]}
     data, refs = dataset_dir("dualrl") / "data" / "GYAFC", dataset_dir("dualrl") / "references" / "GYAFC"
     files = {"formal": [(data / "test.0", "0"), *((refs / f"reference{k}.1", "1") for k in range(4))],
              "informal": [(data / "test.1", "1"), *((refs / f"reference{k}.0", "0") for k in range(4))]}
@@ -251,7 +252,7 @@ def _yelp_corpus(rated: Ratings) -> tuple[Corpus, dict]:
 
 
 def _gyafc_corpus(rated: Ratings) -> tuple[Corpus, dict]:
-    return lai_training_corpus(rated.transfers)
+    return lai_training_corpus(rated.transfers, columns=rated.spec.keep_out)
 
 
 def _detox_corpus(rated: Ratings) -> tuple[Corpus, dict]:

@@ -216,7 +216,7 @@ def content_set_tables(name: str, *, seed: int = 0, n_resamples: int = N_RESAMPL
                        log: Log = print) -> tuple[RatedRun, MetaEvaluation]:
     """A content-pair set (``content_*``): :data:`SUBSET_CONTENT` on every pair, meta-evaluated against the content
     baseline and against the content recommendation of :data:`RULE_RECOMMENDATIONS` (no LM column: its LM figures
-    are the content benchmark's, ``benchmarks/results/content_benchmark.md``)."""
+    are the content benchmark's, ``benchmarks/evidence/content_benchmark_lm.yaml``)."""
     from tsteval.experiment.plan.plan import Plan
     from tsteval.experiment.run.execute import run
     from tsteval.metaeval.rated.datasets import ratings_of

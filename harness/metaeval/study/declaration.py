@@ -30,6 +30,7 @@ and line)::
     resamples: 1000
     seed: 0
     aggregates: [mean, pooled]       # over sets: the mean of per-set figures, and all sets' rows pooled
+    groups: {style transfer: [Mir, Lai]}  # aggregate over each named group of sets instead of over all of them
     published:                       # figures from the literature, shown beside ours
       - {column: BLEURT, set: mean, statistic: spearman, level: sentence, value: 0.537, source: Babakov et al. 2022}
     rule: {version: 2, reference: {content: sbert@none}, min_gain: 0.02, costs: column_costs.json}
@@ -58,7 +59,8 @@ from tsteval.metaeval.statistics import LEVELS, STATISTICS
 
 KIND = "tsteval-study"
 KEYS = ("kind", "title", "include", "text", "sets", "sample", "columns", "baselines", "incumbent", "comparisons",
-        "statistics", "levels", "cluster", "resamples", "seed", "aggregates", "published", "rule", "out")
+        "statistics", "levels", "cluster", "resamples", "seed", "aggregates", "groups", "published", "rule",
+        "out")
 SET_KEYS = ("set", "table", "study", "label", "ratings", "sample", "style_corpus", "language", "task")
 COLUMN_KEYS = ("metrics", "classifier", "modifications", "language_model", "suffix", "options", "authors", "hook",
                "params", "aspect", "higher_is_better", "sets")
@@ -158,6 +160,7 @@ class Study:
     resamples: int = N_RESAMPLES
     seed: int = 0
     aggregates: tuple[str, ...] = ()
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # name -> set labels; empty: all sets
     published: tuple[Published, ...] = ()
     rule: Rule | None = None
     out: Path | None = None
@@ -255,6 +258,11 @@ class _Reader:
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             raise self.error(where, f"expected {{ASPECT: COLUMN}}, not {quote(value)}")
         return dict(value)
+
+    def groups(self, value: object, labels: Sequence[str], where: tuple) -> dict[str, tuple[str, ...]]:
+        if not isinstance(value, dict) or not value:
+            raise self.error(where, f"expected {{NAME: [SET LABELS]}}, not {quote(value)}")
+        return {str(name): self.names(members, labels, (*where, name)) for name, members in value.items()}
 
     def sample(self, value: object, where: tuple) -> tuple[int | None, int]:
         if value == "all" or value is None:
@@ -446,6 +454,7 @@ def load_study(path: str | Path) -> Study:
                  resamples=reader.integer(data.get("resamples", N_RESAMPLES), ("resamples",), 1),
                  seed=reader.integer(data.get("seed", 0), ("seed",)),
                  aggregates=reader.names(data.get("aggregates", []), AGGREGATES, ("aggregates",)),
+                 groups=reader.groups(data["groups"], labels, ("groups",)) if "groups" in data else {},
                  published=tuple(_read_published(reader, p, i) for i, p in enumerate(data.get("published", []))),
                  rule=_read_rule(reader, data["rule"], folder) if "rule" in data else None,
                  out=None if out is None else (folder / reader.text(out, ("out",))).resolve(), sources=tuple(sources))

@@ -169,11 +169,11 @@ def render(data: dict) -> str:
                                 f"({counts.get('inputs', 0)} inputs, {counts.get('groups', 0)} system settings); "
                                 f"{counts.get('missing_metric', 0)} left out for a missing metric value."), ""]
             lines += _tables(data, data["figures"], info["label"], rating)
-    for where in ("mean", "pooled"):
+    for where in dict.fromkeys(r["set"] for r in data["aggregates"]):
         rows = [r for r in data["aggregates"] if r["set"] == where]
+        title = {"mean": "Mean over sets", "pooled": "All sets pooled"}.get(where, where.capitalize())
         for aspect in dict.fromkeys(r["aspect"] for r in rows):
-            title = "Mean over sets" if where == "mean" else "All sets pooled"
-            lines += [f"## {title}: {md.escape(aspect)}", "", *_tables(data, rows, where, aspect)]
+            lines += [f"## {md.escape(title)}: {md.escape(aspect)}", "", *_tables(data, rows, where, aspect)]
     if data.get("published"):
         lines += ["## Published figures beside ours", "",
                   md.table(pd.DataFrame([{"column": p["column"], "set": p["set"], "aspect": p["aspect"],

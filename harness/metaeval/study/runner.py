@@ -207,7 +207,7 @@ def stacked(evidence: Sequence[SetEvidence], columns: Sequence[MetricColumn]) ->
             np.stack([e.boot[..., i] for e, i in zip(evidence, index, strict=True)]))
 
 
-def _mean(evidence: Sequence[SetEvidence], study: Study, aspect: str) -> tuple[list[dict], list[dict]]:
+def _mean(evidence: Sequence[SetEvidence], study: Study, aspect: str, where: str) -> tuple[list[dict], list[dict]]:
     columns = common_columns(evidence)
     if not columns:
         return [], []
@@ -215,11 +215,12 @@ def _mean(evidence: Sequence[SetEvidence], study: Study, aspect: str) -> tuple[l
     with np.errstate(invalid="ignore"):
         mean_point, mean_boot = point.mean(axis=0), boot.mean(axis=0)
     extra = {"sets": [e.label for e in evidence]}
-    return (_figure_rows("mean", aspect, aspect, columns, mean_point, mean_boot, study, extra),
-            _comparisons("mean", aspect, aspect, columns, mean_point, mean_boot, study))
+    return (_figure_rows(where, aspect, aspect, columns, mean_point, mean_boot, study, extra),
+            _comparisons(where, aspect, aspect, columns, mean_point, mean_boot, study))
 
 
-def _pooled(sets: Sequence[tuple[SetData, dict, SetEvidence]], study: Study, aspect: str) -> tuple[list, list]:
+def _pooled(sets: Sequence[tuple[SetData, dict, SetEvidence]], study: Study, aspect: str,
+            where: str) -> tuple[list, list]:
     columns = common_columns([e for _, _, e in sets])
     if not columns:
         return [], []
@@ -241,8 +242,8 @@ def _pooled(sets: Sequence[tuple[SetData, dict, SetEvidence]], study: Study, asp
     point = level_statistics(x, y, group_codes, len(group_index), study.statistics)
     boot = bootstrap_statistics(x, y, group_codes, cluster_codes, draws, study.statistics)
     extra = {"sets": [e.label for _, _, e in sets]}
-    return (_figure_rows("pooled", aspect, aspect, columns, point, boot, study, extra),
-            _comparisons("pooled", aspect, aspect, columns, point, boot, study))
+    return (_figure_rows(where, aspect, aspect, columns, point, boot, study, extra),
+            _comparisons(where, aspect, aspect, columns, point, boot, study))
 
 
 def signature(study: Study) -> dict:
@@ -302,18 +303,18 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
                           "counts": {e.rating: e.counts for e in set_evidence}, "signatures": signatures,
                           "scoring_seconds": seconds, "notes": data.notes})
     aggregates: list[dict] = []
-    for aspect in ("style", "content", "naturalness"):
-        primary = [(d, v, e) for d, v, es in scored_sets for e in es if e.aspect == aspect and e.primary]
-        if len(primary) < 2:
-            continue
-        if "mean" in study.aggregates:
-            rows, diffs = _mean([e for _, _, e in primary], study, aspect)
-            aggregates += rows
-            comparisons += diffs
-        if "pooled" in study.aggregates:
-            rows, diffs = _pooled(primary, study, aspect)
-            aggregates += rows
-            comparisons += diffs
+    for name, members in (study.groups or {"": tuple(s.label for s in study.sets)}).items():
+        for aspect in ("style", "content", "naturalness"):
+            primary = [(d, v, e) for d, v, es in scored_sets for e in es
+                       if e.aspect == aspect and e.primary and e.label in members]
+            if len(primary) < 2:
+                continue
+            for kind in study.aggregates:
+                where = f"{kind} over {name}" if name else kind
+                rows, diffs = (_mean([e for _, _, e in primary], study, aspect, where) if kind == "mean" else
+                               _pooled(primary, study, aspect, where))
+                aggregates += rows
+                comparisons += diffs
     data = {"kind": RESULT_KIND, "study": study.name, "title": study.title, "text": study.text,
             "declaration": [str(p.name) for p in study.sources], "signature": signature(study), "sets": sets_info,
             "figures": figures, "comparisons": comparisons, "aggregates": aggregates,
