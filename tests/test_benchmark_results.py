@@ -241,3 +241,14 @@ def test_the_annotate_load_page_is_its_json_rendered() -> None:
     assert page == annotate_speed.page(result, annotate_speed.parser().get_default("seconds"))  # the run's --seconds
     # the seconds measured are rounded to 0.1 s: the rate agrees to 0.05 s in 60 s
     assert result["submissions_per_s"] == pytest.approx(result["submissions"] / result["seconds"], rel=1e-3)
+
+
+def test_the_erasure_page_is_its_json_rendered_and_its_chance_share_follows_from_the_counts() -> None:
+    """``cds_erasure.md`` is its JSON rendered; the between-style share's chance, (k - 1) / (n - 1) for the 11 CDS
+    styles and the probe sentences, recomputed from the counts."""
+    from benchmarks.studies import cds_erasure
+
+    report = json.loads((cds_erasure.RESULTS / "cds_erasure.json").read_text())
+    assert (cds_erasure.RESULTS / "cds_erasure.md").read_text() == cds_erasure.markdown(report)
+    for row in report["rows"]:
+        assert row["between_chance"] == pytest.approx((11 - 1) / (row["n"] - 1))

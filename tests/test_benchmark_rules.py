@@ -19,22 +19,18 @@ RULES = {
     "scipy": re.compile(r"\bscipy\.stats\b|from scipy import stats|\b(?:pearsonr|spearmanr|kendalltau)\b"),
 }
 NOT_YET = {
-    "studies/cds_erasure.py": {"table"},
     "studies/content_known_answer.py": {"table"},
     "studies/detox_tox600.py": {"scipy"},
-    "studies/detox_tox600_page.py": {"table"},
-    "studies/lai_case.py": {"table"},
     "studies/lai_style_investigation.py": {"table", "scipy"},
     "studies/mask_placeholder.py": {"table"},
     "studies/meta_eval_lm.py": {"table"},
-    "studies/meta_eval_style.py": {"table"},
     "studies/multilingual.py": {"table"},
     "studies/quantization_cost.py": {"table"},
 }
 # Python lines under benchmarks/ after the speed and reproduction pages went through the one renderer and the column
 # cost benchmark and the evidence package came in; issue 55
 # asks for 8,000.  Lower it as modules shrink, never raise it.
-CEILING = 10_740
+CEILING = 10_721
 MODULES = sorted(path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.py"))
 
 

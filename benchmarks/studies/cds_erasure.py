@@ -27,6 +27,7 @@ import pandas as pd
 
 from benchmarks.reproductions.cds_invariance import cached_encoder
 from benchmarks.reproductions.cds_multiclass import RESULTS
+from tsteval.core.markdown import table
 from tsteval.lexicons.erasure import fit_eraser
 from tsteval.metrics.content.erasure import erased_word_vectors, word_eraser
 from tsteval.metrics.content.word_vectors import WordVectors, load_glove
@@ -84,38 +85,39 @@ def main() -> None:
                      "self_count": report.self_count, "gap": report.permutation.gap,
                      "gap_p": report.permutation.gap_p})
         print(rows[-1], flush=True)
-    table = pd.DataFrame(rows)
-    table.to_csv(RESULTS / "cds_erasure.csv", index=False, float_format="%.4f")
+    frame = pd.DataFrame(rows)
+    frame.to_csv(RESULTS / "cds_erasure.csv", index=False, float_format="%.4f")
     meta = {"fit_sentences": int(fit.sum()), "probe_sentences": int(keep.sum()),
             "dropped_zero_vectors": int((~keep).sum()), "n_permutations": N_PERMUTATIONS, "seed": SEED,
             "seconds": round(time.time() - start)}
-    (RESULTS / "cds_erasure.json").write_text(json.dumps({**meta, "rows": rows}, indent=1))
-    write_markdown(table, meta)
-    print(table.to_string(index=False))
+    report = {**meta, "rows": rows}
+    (RESULTS / "cds_erasure.json").write_text(json.dumps(report, indent=1))
+    (RESULTS / "cds_erasure.md").write_text(markdown(report))
+    print(frame.to_string(index=False))
 
 
-def write_markdown(table: pd.DataFrame, meta: dict) -> None:
-    """The before/after table and how it was made."""
+def markdown(report: dict) -> str:
+    """``cds_erasure.md``: the before/after table and how it was made, from ``cds_erasure.json``."""
     lines = [
         "# Style invariance after LEACE erasure (Corpus of Diverse Styles, 11 styles)",
         "",
-        f"{PER_STYLE} CDS sentences per style, split per style (seed {meta['seed']}) into "
-        f"{meta['fit_sentences']:,} sentences the erasers are fitted "
-        f"on and {meta['probe_sentences']:,} disjoint sentences every statistic is computed on "
-        f"({meta['dropped_zero_vectors']} probe sentences without an in-vocabulary GloVe word dropped for all rows). "
-        "Probe: multinomial logistic regression on unit-normalised, standardised embeddings, stratified 5-fold "
-        "(chance 1/11 = 0.091).  Between share: between-style over total sum of squares of the unit embeddings "
-        "(chance (k-1)/(n-1)).  Self count: styles whose own mean cosine is their row maximum (of 11).  Gap: mean "
-        f"within-style minus between-style cosine, p from {meta['n_permutations']} label permutations.",
+        f"{PER_STYLE} CDS sentences per style, split per style (seed {report['seed']}) into "
+        f"{report['fit_sentences']:,} sentences the erasers are fitted "
+        f"on and {report['probe_sentences']:,} disjoint sentences every statistic is computed on "
+        f"({report['dropped_zero_vectors']} probe sentences without an in-vocabulary GloVe word dropped for all "
+        "rows). Probe: multinomial logistic regression on unit-normalised, standardised embeddings, stratified "
+        "5-fold (chance 1/11 = 0.091).  Between share: between-style over total sum of squares of the unit "
+        "embeddings (chance (k-1)/(n-1)).  Self count: styles whose own mean cosine is their row maximum (of 11).  "
+        f"Gap: mean within-style minus between-style cosine, p from {report['n_permutations']} label permutations.",
         "",
-        "| embedder | probe accuracy (fold sd) | between share (chance) | self count | within - between (p) |",
-        "|---|---|---|---:|---|",
-    ]
-    for r in table.itertuples():
-        lines.append(f"| {r.embedder} | {r.probe_accuracy:.3f} ({r.probe_fold_sd:.3f}) | {r.between_share:.4f} "
-                     f"({r.between_chance:.4f}) | {r.self_count} | {r.gap:.4f} (p = {r.gap_p:.3g}) |")
-    lines += ["", f"Runtime {meta['seconds']} s on 2 shared CPU cores."]
-    (RESULTS / "cds_erasure.md").write_text("\n".join(lines) + "\n")
+        table(pd.DataFrame([{
+            "embedder": r["embedder"],
+            "probe accuracy (fold sd)": f"{r['probe_accuracy']:.3f} ({r['probe_fold_sd']:.3f})",
+            "between share (chance)": f"{r['between_share']:.4f} ({r['between_chance']:.4f})",
+            "self count": r["self_count"], "within - between (p)": f"{r['gap']:.4f} (p = {r['gap_p']:.3g})"}
+            for r in report["rows"]])),
+        "", f"Runtime {report['seconds']} s on 2 shared CPU cores."]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
+from tsteval.core.markdown import table
+
 
 def _ci(entry: dict, name: str) -> str:
     return f"{entry[f'{name}_mean']:.3f} [{entry[f'{name}_low']:.3f}, {entry[f'{name}_high']:.3f}]"
@@ -26,32 +30,28 @@ def markdown(report: dict) -> str:
               "toxic=dev/dev_toxic --style toxic=test/test_10k_toxic --style normal=dev/dev_normal --style "
               "normal=test/test_10k_normal --exclude runs/detox/excluded.txt --heldout 0.1 --out ...` "
               "(paths under `$TSTEVAL_DATA/detox2021`).", "",
-              "| classifier | held-out accuracy | macro-F1 | trained on | held out | seconds |",
-              "| --- | --- | --- | --- | --- | --- |"]
-    for name, entry in report["classifiers"].items():
-        lines.append(f"| {name} ({entry['backend']}) | {entry['accuracy']:.4f} | {entry['macro_f1']:.4f} | "
-                     f"{entry['n_train']:,} | {entry['n_heldout']:,} | {entry['train_seconds']:.0f} |")
+              table(pd.DataFrame([{"classifier": f"{name} ({e['backend']})",
+                                   "held-out accuracy": f"{e['accuracy']:.4f}", "macro-F1": f"{e['macro_f1']:.4f}",
+                                   "trained on": f"{e['n_train']:,}", "held out": f"{e['n_heldout']:,}",
+                                   "seconds": f"{e['train_seconds']:.0f}"}
+                                  for name, e in report["classifiers"].items()]))]
     lines += ["", "## Which outputs were rated", "",
               "Share of each rated system's outputs equal to the same line of a `test/model_outputs` file: the "
               "rated outputs are read from `emnlp_eval_mean.tsv`, not from those files.", "",
-              "| system | " + " | ".join(next(iter(report["provenance"].values()))) + " |",
-              "| --- |" + " --- |" * len(next(iter(report["provenance"].values())))]
-    lines += [f"| {s} | " + " | ".join(f"{v:.3f}" for v in shares.values()) + " |"
-              for s, shares in report["provenance"].items()]
+              table(pd.DataFrame([{"system": system, **{k: f"{v:.3f}" for k, v in shares.items()}}
+                                  for system, shares in report["provenance"].items()]))]
     lines += ["", "## J per system beside the raters' joint score", "",
               f"`{joint}`: per sentence target_acc@fasttext (the output classified as normal) x sbert@none x "
               "(naturalness_pooled@unigram > 0.5), averaged per system (Dale et al.'s STA x SIM x FL); the raters' "
               "joint: each rater's style x meaning x fluency (0 / 0.5 / 1 each), averaged over the three raters "
               f"and the system's outputs. 95% bootstrap intervals over outputs ({report['resamples']} resamples).",
-              "", "| system | n | J (ours) | raters' joint | STA (fastText) | STA (transformer) | SIM | "
-              "FL (share > 0.5) | raters' style | raters' meaning | raters' fluency |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for system in systems:
-        e = systems[system]
-        lines.append(f"| {system} | {e['n']} | {_ci(e, 'J')} | {_ci(e, 'human_joint')} | "
-                     f"{e['target_acc@fasttext']:.3f} | {e['target_acc@transformer']:.3f} | {e['sbert@none']:.3f} | "
-                     f"{e['fluent_share']:.3f} | {e['human_style']:.3f} | {e['human_meaning']:.3f} | "
-                     f"{e['human_fluency']:.3f} |")
+              "", table(pd.DataFrame([{
+                  "system": system, "n": e["n"], "J (ours)": _ci(e, "J"), "raters' joint": _ci(e, "human_joint"),
+                  "STA (fastText)": f"{e['target_acc@fasttext']:.3f}",
+                  "STA (transformer)": f"{e['target_acc@transformer']:.3f}", "SIM": f"{e['sbert@none']:.3f}",
+                  "FL (share > 0.5)": f"{e['fluent_share']:.3f}", "raters' style": f"{e['human_style']:.3f}",
+                  "raters' meaning": f"{e['human_meaning']:.3f}", "raters' fluency": f"{e['human_fluency']:.3f}"}
+                  for system, e in systems.items()]))]
     lines += ["", f"Ranking by J: {' > '.join(agreement['ranking_J'])}; by the raters' joint: "
               f"{' > '.join(agreement['ranking_human'])}; Kendall's tau between the system means "
               f"{agreement['kendall_tau_systems']:+.3f} (three systems: +1, +1/3, -1/3 or -1). The first two systems' "

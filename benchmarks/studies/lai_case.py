@@ -20,10 +20,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from tsteval.classifiers.text_forms import all_lowercase
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.datapaths import dataset_dir
+from tsteval.core.markdown import table
 from tsteval.core.records import Corpus
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import read_lines
@@ -100,13 +102,14 @@ def markdown(report: dict) -> str:
              "", "**A cased classifier**: trained on the Corpus of Diverse Styles sample (MIT; formal = "
              f"{', '.join(report['corpus']['formal'])}; informal = {', '.join(report['corpus']['informal'])}), "
              "as written; no openly licensed cased formal/informal corpus closer to GYAFC was found in the data "
-             "root or the package index.", "",
-             "| backend | text form | n train | held-out acc | r, outputs as written | r, outputs lower-cased | "
-             "mean P(formal) as written | reads case |", "|---|---|---:|---:|---:|---:|---:|---|"]
-    lines += [f"| {r['backend']} | {r['text_form']} | {r['n_train']:,} | {r['heldout_accuracy']:.3f} | "
-              f"{r['as written']['r']:+.3f} | {r['lower-cased']['r']:+.3f} | {r['as written']['mean_p_formal']:.3f} | "
-              f"{'yes' if r['reads_case'] else 'no: the same probabilities lower-cased'} |"
-              for r in report["classifiers"]]
+             "root or the package index.", ""]
+    lines.append(table(pd.DataFrame([{
+        "backend": r["backend"], "text form": r["text_form"], "n train": f"{r['n_train']:,}",
+        "held-out acc": f"{r['heldout_accuracy']:.3f}", "r, outputs as written": f"{r['as written']['r']:+.3f}",
+        "r, outputs lower-cased": f"{r['lower-cased']['r']:+.3f}",
+        "mean P(formal) as written": f"{r['as written']['mean_p_formal']:.3f}",
+        "reads case": "yes" if r["reads_case"] else "no: the same probabilities lower-cased"}
+        for r in report["classifiers"]])))
     lines += ["", "\"Reads case\": whether lower-casing the outputs changes any probability. MiniLM as packaged "
               "(all-MiniLM-L6-v2) has an uncased vocabulary: its tokenizer lower-cases every text, so a transformer "
               "fine-tuned from it cannot see case whatever the text form; fastText's tokens keep it."]

@@ -3,7 +3,7 @@
 For Mir et al. (2019, Yelp sentiment) and Lai et al. (2022, GYAFC formality): score the rated outputs with every
 applicable registered metric (:mod:`tsteval.metaeval.rated.datasets`), run ``meta_evaluate`` and write
 ``benchmarks/results/meta_eval/{mir,lai}/`` (metaeval.csv, baseline.csv, counts.csv, metaeval.md, metaeval.png,
-notes.json).  Prints, per rating column, the best metric against the baseline at sentence level, paper-style.
+notes.json).
 Rerun after new metrics are registered: they are picked up from the registry.  Classifiers come from the cache.
 
 Run: ``python -m benchmarks.studies.meta_eval [--dataset mir|lai] [--resamples 1000]`` (or ``make meta-eval``);
@@ -19,39 +19,11 @@ import time
 from pathlib import Path
 
 from tsteval.aggregate import N_RESAMPLES
-from tsteval.metaeval.rated.datasets import DATASETS, MIR_TEMPLATES, RatedRun, rated_dataset
+from tsteval.metaeval.rated.datasets import DATASETS, MIR_TEMPLATES, rated_dataset
 from tsteval.metaeval.rated.lm_subset import LOGPROP_PRECISION
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval"
 CACHE = Path(__file__).resolve().parents[2] / "runs" / "meta_eval"  # each set's scorecard: a rerun reads it
-
-
-def headline(run: RatedRun) -> list[str]:
-    """One line per rating column: the best tsteval metric vs the baseline, and the best published score."""
-    table, baseline = run.result.table, run.result.baseline
-    lines = []
-    for rating, aspect in run.result.info["ratings"].items():
-        part = table[(table["rating"] == rating) & (table["level"] == "sentence") & (table["method"] == "pearson")]
-        if part.empty:
-            continue
-        ours = part[part["source"] == "tsteval"].sort_values("r", ascending=False)
-        base = run.result.info["baselines"].get(rating)
-        best = ours.iloc[0]
-        line = f"{run.name} {rating} ({aspect}): best ours {best['metric']} r={best['r']:.3f} [{best['lo']:.3f}, " \
-               f"{best['hi']:.3f}]"
-        if base is not None and best["metric"] != base:
-            cmp = baseline[(baseline["rating"] == rating) & (baseline["metric"] == best["metric"])
-                           & (baseline["level"] == "sentence") & (baseline["method"] == "pearson")].iloc[0]
-            line += f" vs baseline {base} r={cmp['r_baseline']:.3f}: diff {cmp['diff']:+.3f} " \
-                    f"[{cmp['lo']:+.3f}, {cmp['hi']:+.3f}], Williams p={cmp['p']:.3g} -> {cmp['verdict']}"
-        elif base is not None:
-            line += " (the baseline itself)"
-        published = part[part["source"] != "tsteval"].sort_values("r", ascending=False)
-        if len(published):
-            top = published.iloc[0]
-            line += f"; best published {top['metric']} r={top['r']:.3f} [{top['lo']:.3f}, {top['hi']:.3f}]"
-        lines.append(line)
-    return lines
 
 
 def templates_of(text: str) -> dict[str, int]:
@@ -96,7 +68,6 @@ def main(argv: list[str] | None = None) -> None:
                  "language_model": args.language_model, "logprop_precision": LOGPROP_PRECISION,
                  **({"templates": args.mir_templates or MIR_TEMPLATES} if name == "mir" else {})}
         run.result.write(target, overwrite=True, title=f"Meta-evaluation on the {name} ratings", notes=notes)
-        print("\n".join(headline(run)))
         print(f"{name}: written to {target} in {seconds:.0f} s")
 
 

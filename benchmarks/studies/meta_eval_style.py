@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.studies import meta_eval_lm
+from tsteval.core.markdown import table
 from tsteval.metaeval.rated.datasets import DATASETS, STYLE_BACKENDS
 from tsteval.metaeval.rated.lm_subset import SUBSET_CLASSIFIERS
 from tsteval.metaeval.rated.style import update_tables
@@ -67,7 +68,7 @@ def style_rows(results: Path, dataset: str) -> pd.DataFrame:
 
 def style_page(results: Path) -> str:
     """``meta_eval_style.md``: every classifier's style columns on both full tables (:func:`style_rows`)."""
-    verdicts = {"yes": "better", "no": "**worse**", "not significant": "n.s.", "baseline": "the baseline"}
+    verdicts = {"yes": "better", "no": "worse", "not significant": "n.s.", "baseline": "the baseline"}
     mir, lai = style_rows(results, "mir"), style_rows(results, "lai")
     used = {name: pd.read_csv(results / "meta_eval" / name / "counts.csv").set_index("aspect").loc["style", "used"]
             for name in ("mir", "lai")}
@@ -76,12 +77,16 @@ def style_page(results: Path) -> str:
              f"Pearson r with the style rating (Mir: the change of sentiment, {used['mir']:,} rows; Lai: the "
              f"output's formality, {used['lai']:,} rows), 95% clustered-bootstrap intervals, the difference from "
              "`target_prob@fasttext`.",
-             "", "| column | Mir r | vs baseline on Mir | Lai r | vs baseline on Lai |", "|---|---|---|---|---|"]
-    for column in dict.fromkeys([*mir.index, *lai.index]):
-        cells = [f"{x.r:.3f} [{x.lo:.3f}, {x.hi:.3f}] | {x['diff']:+.3f} [{x.diff_lo:+.3f}, {x.diff_hi:+.3f}] "
-                 f"{verdicts[x.verdict]}" if column in t.index and (x := t.loc[column]) is not None else "— | —"
-                 for t in (mir, lai)]
-        lines.append(f"| `{column}` | {cells[0]} | {cells[1]} |")
+             ""]
+
+    def cells(t: pd.DataFrame, column: str, name: str) -> dict[str, str]:
+        x = t.loc[column] if column in t.index else None
+        return {f"{name} r": "—" if x is None else f"{x.r:.3f} [{x.lo:.3f}, {x.hi:.3f}]",
+                f"vs baseline on {name}": "—" if x is None else f"{x['diff']:+.3f} [{x.diff_lo:+.3f}, "
+                f"{x.diff_hi:+.3f}] {verdicts[x.verdict]}"}
+
+    columns = dict.fromkeys([*mir.index, *lai.index])
+    lines.append(table(pd.DataFrame([{"column": c, **cells(mir, c, "Mir"), **cells(lai, c, "Lai")} for c in columns])))
     return "\n".join(lines) + "\n"
 
 
