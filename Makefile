@@ -58,16 +58,13 @@ reproduce: $(STAMP)  # Mir et al. Table 4.3 in full: fastText, text-CNN and the 
 	$(BIN)/python -m benchmarks.reproductions.mir_style_reproduction
 
 # The suite on TEST_WORKERS pytest-xdist workers, each taking whole files (tests/conftest.py), then the tests marked
-# solo alone (the packaged Qwen's 6.2 GB of weights beside a second worker would pass 8 GB: docs/precision.md), both
-# on one run cache (TSTEVAL_TEST_RUN_CACHE, removed after: the parallel part converts Qwen, the solo part loads it);
-# both parts always run, and the target fails if either did; the 30 slowest tests are listed each run.
+# solo alone (the packaged Qwen's 6.2 GB of weights beside a second worker would pass 8 GB: docs/precision.md); both
+# parts always run, and the target fails if either did; the 30 slowest tests are listed each run.
 TEST_WORKERS ?= 2
 test:
 	$(MAKE) --no-print-directory -j 2 $(STAMP) $(LLAMA_STAMP)  # the two environments side by side
-	export TSTEVAL_TEST_RUN_CACHE=$$(mktemp -d); \
-		$(BIN)/python -m pytest -q --durations=30 -n $(TEST_WORKERS) -m "not solo" tests; parallel=$$?; \
-		$(BIN)/python -m pytest -q -m solo tests; solo=$$?; rm -rf "$$TSTEVAL_TEST_RUN_CACHE"; \
-		[ $$parallel -eq 0 ] && exit $$solo; exit $$parallel
+	$(BIN)/python -m pytest -q --durations=30 -n $(TEST_WORKERS) -m "not solo" tests; parallel=$$?; \
+		$(BIN)/python -m pytest -q -m solo tests && exit $$parallel
 
 # The documentation site into site/: strict, so a broken link or anchor, or a page missing from the navigation, fails;
 # the reference pages are generated from the code by docs/hooks.py at build time.

@@ -29,10 +29,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Files that must not run at the same time as each other, by the name of what they share.
 SHARED = {"test_ray_engine.py": "a local Ray cluster", "test_bertscore.py": "a local Ray cluster"}
 # The longest files first (their summed test durations in make test on the 2-core machine, 2026-12-03, longest
-# first: docs 150 s, bench_gpu 114 (80 after its smoke sizes were cut), qwen's conversion about 90, remote_lm 90,
-# ray_engine with bertscore 80, judges 56, ...); the others keep their order.
-LONGEST_FIRST = ("test_docs.py", "test_bench_gpu.py", "test_qwen.py", "test_remote_lm.py", "test_ray_engine.py",
-                 "test_bertscore.py", "test_judges.py", "test_metric_plumbing.py", "test_fluency.py",
+# first: docs 120 s, bench_gpu 99, remote_lm 90, ray_engine with bertscore 80, judges 56, ...); the others keep their
+# order.
+LONGEST_FIRST = ("test_docs.py", "test_bench_gpu.py", "test_remote_lm.py", "test_ray_engine.py", "test_bertscore.py",
+                 "test_judges.py", "test_metric_plumbing.py", "test_fluency.py",
                  "test_classifiers.py", "test_learned_metric.py", "test_overlap.py", "test_outputs.py",
                  "test_ranking.py", "test_profile_columns.py", "test_experiment.py", "test_hf_classifier.py",
                  "test_packaging.py", "test_quantization_cost.py", "test_annotate_browser.py", "test_logprop.py")
@@ -101,11 +101,7 @@ MODEL_KINDS = ("gguf", "lm")
 
 def run_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run's cache: one for all workers of a parallel run (beside their temporary folders), so that each model is
-    converted once, not once per worker (concurrent builds of one entry are safe: tsteval.core.cache);
-    ``TSTEVAL_TEST_RUN_CACHE`` where set (make test: one folder for its two pytest runs, so that the packaged Qwen
-    converted in the parallel run is loaded, not converted again, by the solo tests)."""
-    if os.environ.get("TSTEVAL_TEST_RUN_CACHE"):
-        return Path(os.environ["TSTEVAL_TEST_RUN_CACHE"])
+    converted once, not once per worker (concurrent builds of one entry are safe: tsteval.core.cache)."""
     base = tmp_path_factory.getbasetemp()
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "cache"
 

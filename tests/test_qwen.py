@@ -1,7 +1,6 @@
 """The packaged Qwen2.5-Coder-1.5B-Instruct end to end: its 22 chunk packages joined and checked, the GGUF file
-converted (streamed, tests/test_fluency.py) into the run's empty cache (in the parallel run: the conversion holds
-about 3 GB), the float32 copy loaded (by the solo tests, make test's second pytest run on the same cache), LogProp
-of one pair equal to plain forward passes of the authors' prompts through Qwen's chat template, and Qwen's fluency judge
+converted (streamed, tests/test_fluency.py) into the session's empty cache, the float32 copy loaded, LogProp of one
+pair equal to plain forward passes of the authors' prompts through Qwen's chat template, and Qwen's fluency judge
 (template 2, the first rule's naturalness pick) the expected rating under the answer logits.
 
 In a child process of its own, so that nothing the suite's process holds adds to its 6.2 GB of float32 weights (the
@@ -18,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from tsteval.core.integrity import sha256_once
-from tsteval.metrics.naturalness.causal_lm import QWEN_CODER_FILE, QWEN_CODER_SHA256, qwen_coder_path
-from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
+from tsteval.metrics.naturalness.causal_lm import QWEN_CODER_FILE, QWEN_CODER_SHA256
 
 CHILD = """
 import json, sys, tempfile
@@ -62,13 +60,20 @@ print(json.dumps({"columns": sorted(card.metrics), "signature": card.signatures[
 """
 
 
+@pytest.mark.solo  # first: the child below then loads the converted copy (converting in the parallel run, its 6.7 GB
+# of shards written evicted the page cache the other worker read from: make test took 15:49 against 14:00)
 def test_the_packaged_qwen_is_joined_and_converted_to_float32_shards() -> None:
-    """The joined GGUF file is the one published; its converted copy holds the 28 layers' float32 weights in shards
-    the index names: Qwen2.5-1.5B's 1,543,714,304 parameters and the output matrix (151,936 tokens x 1,536) that the
-    GGUF file stores apart from the tied input embedding, 4 bytes each."""
-    path = qwen_coder_path()
+    """The joined GGUF file is the one published; its converted copy (made in a child process: the suite's process
+    stays small beside the next child's 6.2 GB) holds the 28 layers' float32 weights in shards the index names:
+    Qwen2.5-1.5B's 1,543,714,304 parameters and the output matrix (151,936 tokens x 1,536) that the GGUF file stores
+    apart from the tied input embedding, 4 bytes each."""
+    code = ("from tsteval.metrics.naturalness.causal_lm import qwen_coder_path\n"
+            "from tsteval.metrics.naturalness.gguf_conversion import converted_gguf\n"
+            "print(qwen_coder_path()); print(converted_gguf(qwen_coder_path()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    path, folder = (Path(line) for line in done.stdout.strip().splitlines()[-2:])
     assert path.name == QWEN_CODER_FILE and sha256_once(path) == QWEN_CODER_SHA256
-    folder = converted_gguf(path)
     index = json.loads((folder / "model.safetensors.index.json").read_text())
     layers = {int(name.split(".")[2]) for name in index["weight_map"] if name.startswith("model.layers.")}
     assert layers == set(range(28)) and index["metadata"]["total_size"] == 4 * (1_543_714_304 + 151_936 * 1_536)
