@@ -287,11 +287,11 @@ def markdown(result: dict) -> str:
 
     def mean_row(column: str) -> dict[str, str]:
         rows = [result["sets"][name]["columns"][column] for name in SETS]
-        diffs = np.array([r["spearman_minus_fp32"] for r in rows if "spearman_minus_fp32" in r]).reshape(-1, 3)
+        diffs = [] if column == "fp32" else [r["spearman_minus_fp32"] for r in rows if "spearman_minus_fp32" in r]
         return {"column": column, "mean Spearman": f"{np.mean([r['spearman'][0] for r in rows]):.3f}",
-                "mean Spearman minus fp32": f"{diffs[:, 0].mean():+.4f}" if len(diffs) else "",
-                "sets where the difference's interval excludes 0": str(sum((diffs[:, 1] > 0) | (diffs[:, 2] < 0)))
-                if len(diffs) else ""}
+                "mean Spearman minus fp32": f"{np.mean([d[0] for d in diffs]):+.4f}" if diffs else "",
+                "sets where the difference's interval excludes 0":
+                    str(sum(d[1] > 0 or d[2] < 0 for d in diffs)) if diffs else ""}
 
     lines += [table(pd.DataFrame([row(name, entry, column, c) for name, entry in result["sets"].items()
                                   for column, c in entry["columns"].items()])),
