@@ -20,16 +20,13 @@ RULES = {
 }
 NOT_YET = {
     "studies/content_known_answer.py": {"table"},
-    "studies/detox_tox600.py": {"scipy"},
     "studies/lai_style_investigation.py": {"table", "scipy"},
     "studies/mask_placeholder.py": {"table"},
-    "studies/meta_eval_lm.py": {"table"},
-    "studies/multilingual.py": {"table"},
 }
 # Python lines under benchmarks/ after the speed and reproduction pages went through the one renderer and the column
 # cost benchmark and the evidence package came in; issue 55
 # asks for 8,000.  Lower it as modules shrink, never raise it.
-CEILING = 10_722
+CEILING = 10_680
 MODULES = sorted(path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.py"))
 
 

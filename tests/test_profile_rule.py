@@ -232,3 +232,11 @@ def test_the_docs_name_the_rated_sets_the_profile_rests_on() -> None:
     assert f"{SETS_MARKER}{phrase}{SETS_END}" in ANNOTATE.read_text(encoding="utf-8")
     readme = (RESULTS.parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"the mean\nacross {NUMBERS[len(sets)]} rated sets" in readme
+
+
+def test_the_first_rules_page_is_its_json_rendered() -> None:
+    """``profile.md`` (rule version 1, quoted by docs/meta-evaluation.md) is ``profile.json`` rendered."""
+    from benchmarks.studies.meta_eval_lm import profile_page
+
+    profile = json.loads((RESULTS / "profile.json").read_text(encoding="utf-8"))
+    assert (RESULTS / "profile.md").read_text(encoding="utf-8") == profile_page(profile)

