@@ -20,7 +20,6 @@ RULES = {
 }
 NOT_YET = {
     "studies/content_known_answer.py": {"table"},
-    "studies/lai_style_investigation.py": {"table", "scipy"},
     "studies/mask_placeholder.py": {"table"},
 }
 # Python lines under benchmarks/ after the speed and reproduction pages went through the one renderer and the column

@@ -32,14 +32,16 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import pearsonr, spearmanr
+import pandas as pd
 
 from tsteval.classifiers.training import train_classifier
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus
 from tsteval.core.text_form import match_key, tokenise_lowercase
 from tsteval.core.tokenize import tokenize
-from tsteval.metaeval.rated.datasets import STYLE_BACKENDS, lai_training_corpus
+from tsteval.metaeval.rated.datasets import lai_training_corpus
+from tsteval.metaeval.statistics import correlations
 from tsteval.metrics.style.intensity import target_log_odds
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import read_lines
@@ -54,15 +56,14 @@ VIEWS: dict[str, Callable[[str], str]] = {
     "Penn Treebank, lower (DualRL's form; the style view now)": tokenise_lowercase,
 }
 MAIN_VIEW = "Penn Treebank, lower (DualRL's form; the style view now)"
+# The bag-of-words backends of the investigation (the fine-tuned transformer is on the style-columns page).
+BACKENDS = ("fasttext", "tfidf-lr", "ensemble")
 OLD_VIEW = "tsteval tokens (the earlier style view)"
 
 
-def _r(x: np.ndarray, y: np.ndarray) -> float:
-    return float(pearsonr(x, y)[0]) if np.std(x) > 0 and np.std(y) > 0 else float("nan")
-
-
-def _rho(x: np.ndarray, y: np.ndarray) -> float:
-    return float(spearmanr(x, y)[0]) if np.std(x) > 0 and np.std(y) > 0 else float("nan")
+def _r(x: np.ndarray, y: np.ndarray, method: str = "pearson") -> float:
+    """The meta-evaluation engine's ``method`` correlation of ``x`` and ``y``; NaN where either is constant."""
+    return float(correlations(np.asarray(x, float)[:, None], np.asarray(y, float), method)[0])
 
 
 def _partial(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
@@ -103,14 +104,24 @@ def _test_keys(side: str) -> frozenset[str]:
 
 
 def train(corpus: Corpus, seed: int) -> dict[str, object]:
-    """The three backends as the rated meta-evaluation trains them (cached)."""
-    return {backend: train_classifier(backend, corpus, {}, seed=seed, heldout=HELDOUT) for backend in STYLE_BACKENDS}
+    """The three backends of :data:`BACKENDS` as the rated meta-evaluation trains them (cached)."""
+    return {backend: train_classifier(backend, corpus, {}, seed=seed, heldout=HELDOUT) for backend in BACKENDS}
 
 
 def formal_prob(model: object, texts: list[str]) -> np.ndarray:
-    """P(formal) of each text."""
+    """P(formal) of each text as it is given: a classifier puts every text into its training form before it scores
+    it (:mod:`tsteval.classifiers.text_forms`), which would make the views the same; here each model (an ensemble's
+    members too) reads the view as written."""
     column = [str(c) for c in model.classes_].index("formal")
-    return model.predict_proba(texts)[:, column]
+    models = [model, *getattr(model, "members_", {}).values()]
+    forms = [m.text_form_ for m in models]
+    for m in models:
+        m.text_form_ = "as-written"
+    try:
+        return model.predict_proba(texts)[:, column]
+    finally:
+        for m, form in zip(models, forms, strict=True):
+            m.text_form_ = form
 
 
 def conclusion() -> list[str]:
@@ -164,10 +175,9 @@ def main() -> None:
     out += ["## (a) Text form", "",
             f"{len(pairs)} of the {len(rated)} distinct Lai inputs and references have a copy in DualRL's GYAFC "
             "files (the classifiers' training text). How often each view of the Lai text equals that copy exactly:",
-            "", "| view | equal to DualRL's copy |", "|---|---|"]
-    for name, view in VIEWS.items():
-        same = sum(view(a) == b for a, b in pairs)
-        out.append(f"| {name} | {same} / {len(pairs)} ({same / len(pairs):.1%}) |")
+            "",
+            md.table(pd.DataFrame([{"view": n, "equal to DualRL's copy": f"{k} / {len(pairs)} ({k / len(pairs):.1%})"}
+                                   for n, k in ((n, sum(v(a) == b for a, b in pairs)) for n, v in VIEWS.items())]))]
     misses = [(a, b) for a, b in pairs if VIEWS[MAIN_VIEW](a) != b]
     shown = "; ".join(f"`{VIEWS[MAIN_VIEW](a)}` vs `{b}`" for a, b in misses) or "none"
     out += ["", f"The Penn Treebank view's misses: {shown}",
@@ -180,18 +190,18 @@ def main() -> None:
     for label, drop in (("earlier (exact matches removed)", False), ("now (parallel lines removed too)", True)):
         corpus, notes = lai_training_corpus(transfers, drop_parallel=drop)
         corpora[label] = (corpus, notes, train(corpus, args.seed))
-    out += ["### Correlation by training corpus, backend and view", "",
-            "| training corpus | backend | held-out acc. | view | r | rho | r (style_strength) | mean P(formal) |",
-            "|---|---|---|---|---|---|---|---|"]
     target = np.zeros(len(frame), dtype=int)
+    rows = []
     for label, (_, _, models) in corpora.items():
         for backend, trained in models.items():
             for name, view in VIEWS.items():
                 p = formal_prob(trained.model, [view(t) for t in frame["output"]])
                 strength = target_log_odds(np.c_[p, 1 - p], target)
-                out.append(f"| {label} | {backend} | {trained.report['accuracy']:.3f} | {name} | {_f(_r(p, human))} | "
-                           f"{_f(_rho(p, human))} | {_f(_r(strength, human))} | {p.mean():.3f} |")
-    out.append("")
+                rows.append({"training corpus": label, "backend": backend,
+                             "held-out acc.": f"{trained.report['accuracy']:.3f}", "view": name,
+                             "r": _f(_r(p, human)), "rho": _f(_r(p, human, "spearman")),
+                             "r (style_strength)": _f(_r(strength, human)), "mean P(formal)": f"{p.mean():.3f}"})
+    out += ["### Correlation by training corpus, backend and view", "", md.table(pd.DataFrame(rows)), ""]
 
     # Everything below: the current corpus and view.
     corpus, notes, models = corpora["now (parallel lines removed too)"]
@@ -203,38 +213,34 @@ def main() -> None:
 
     # (b) restricted range ----------------------------------------------------------------------------------------
     q = [0.05, 0.25, 0.5, 0.75, 0.95]
+    quantities = {HUMAN: human, **{f"P(formal | output) {b}": v for b, v in p_out.items()},
+                  **{f"P(formal | input) {b}": v for b, v in p_in.items()}}
     out += ["## (b) Restricted range", "",
-            "| quantity | mean | sd | " + " | ".join(f"q{int(x * 100)}" for x in q) + " |",
-            "|---|---|---|" + "---|" * len(q)]
-    rows = {HUMAN: human, **{f"P(formal | output) {b}": v for b, v in p_out.items()},
-            **{f"P(formal | input) {b}": v for b, v in p_in.items()}}
-    for name, values in rows.items():
-        out.append(f"| {name} | {values.mean():.3f} | {values.std():.3f} | "
-                   + " | ".join(f"{np.quantile(values, x):.3f}" for x in q) + " |")
+            md.table(pd.DataFrame([{"quantity": name, "mean": f"{values.mean():.3f}", "sd": f"{values.std():.3f}",
+                                    **{f"q{int(x * 100)}": f"{np.quantile(values, x):.3f}" for x in q}}
+                                   for name, values in quantities.items()]))]
     hist = np.histogram(human, bins=np.linspace(0, 100, 11))[0]
-    out += ["", "Ratings per tenth of the scale (0-10, ..., 90-100): " + ", ".join(str(int(c)) for c in hist) + ".", "",
-            "| backend | share P > 0.5 | r, ratings >= median | r, P >= its median | system level r (9 means) |",
-            "|---|---|---|---|---|"]
     by_system = frame.assign(**{f"p_{b}": v for b, v in p_out.items()}).groupby("system")
     upper = human >= np.median(human)
+    rows = []
     for b, p in p_out.items():
         high = p >= np.median(p)
         means = by_system[[HUMAN, f"p_{b}"]].mean()
-        out.append(f"| {b} | {(p > 0.5).mean():.3f} | {_f(_r(p[upper], human[upper]))} (n={upper.sum()}) | "
-                   f"{_f(_r(p[high], human[high]))} (n={high.sum()}) | "
-                   f"{_f(_r(means[f'p_{b}'].to_numpy(), means[HUMAN].to_numpy()))} |")
+        rows.append({"backend": b, "share P > 0.5": f"{(p > 0.5).mean():.3f}",
+                     "r, ratings >= median": f"{_f(_r(p[upper], human[upper]))} (n={upper.sum()})",
+                     "r, P >= its median": f"{_f(_r(p[high], human[high]))} (n={high.sum()})",
+                     "system level r (9 means)": _f(_r(means[f"p_{b}"].to_numpy(), means[HUMAN].to_numpy()))})
     table = by_system[[HUMAN, *(f"p_{b}" for b in p_out)]].mean()
-    out += ["", "Per system (mean rating, mean P(formal | output)):", "",
-            "| system | " + " | ".join(table.columns) + " |", "|---|" + "---|" * len(table.columns)]
-    out += [f"| {s} | " + " | ".join(f"{v:.3f}" for v in row) + " |" for s, row in table.iterrows()]
-    out.append("")
+    out += ["", "Ratings per tenth of the scale (0-10, ..., 90-100): " + ", ".join(str(int(c)) for c in hist) + ".", "",
+            md.table(pd.DataFrame(rows)), "", "Per system (mean rating, mean P(formal | output)):", "",
+            md.table(table.reset_index(), lambda v: v if isinstance(v, str) else f"{v:.3f}"), ""]
 
     # (c) topic, length, casing, copies -----------------------------------------------------------------------------
     lr = models["tfidf-lr"].model
     names = np.array(lr.vectorizer_.get_feature_names_out())
     sign = 1.0 if str(lr.logreg_.classes_[1]) == "formal" else -1.0
     coef = sign * lr.logreg_.coef_[0]
-    order = np.argsort(coef)
+    order = np.argsort(coef, kind="stable")  # tied weights in vocabulary order, on every CPU
     length = np.array([len(t.split()) for t in outputs], dtype=float)
     lower = np.array([t == t.lower() for t in frame["output"]])
     copy = np.array([view(o) == view(i) for o, i in zip(frame["output"], frame["input"], strict=True)])
@@ -242,12 +248,13 @@ def main() -> None:
             "tfidf-lr's strongest n-grams toward formal: " + ", ".join(f"`{n}`" for n in names[order[-25:]][::-1]),
             "", "... toward informal: " + ", ".join(f"`{n}`" for n in names[order[:25]]), "",
             f"Output length (tokens): r with the rating {_f(_r(length, human))}.", "",
-            "| backend | r(P, length) | r(P, rating) | partial r(P, rating given length) | r within cased outputs | "
-            "r within all-lower-case outputs |", "|---|---|---|---|---|---|"]
-    for b, p in p_out.items():
-        out.append(f"| {b} | {_f(_r(p, length))} | {_f(_r(p, human))} | {_f(_partial(p, human, length))} | "
-                   f"{_f(_r(p[~lower], human[~lower]))} (n={(~lower).sum()}) | {_f(_r(p[lower], human[lower]))} "
-                   f"(n={lower.sum()}) |")
+            md.table(pd.DataFrame([{"backend": b, "r(P, length)": _f(_r(p, length)), "r(P, rating)": _f(_r(p, human)),
+                                    "partial r(P, rating given length)": _f(_partial(p, human, length)),
+                                    "r within cased outputs": f"{_f(_r(p[~lower], human[~lower]))} "
+                                                              f"(n={(~lower).sum()})",
+                                    "r within all-lower-case outputs": f"{_f(_r(p[lower], human[lower]))} "
+                                                                       f"(n={lower.sum()})"}
+                                   for b, p in p_out.items()]))]
     out += ["", f"Casing, which the lower-cased training text cannot show: {lower.sum()} outputs are all lower case; "
             f"r(all lower case, rating) = {_f(_r(lower.astype(float), human))}; their mean rating "
             f"{human[lower].mean():.1f} vs {human[~lower].mean():.1f} for the others.", "",
@@ -257,12 +264,9 @@ def main() -> None:
 
     # (d) output vs change ------------------------------------------------------------------------------------------
     out += ["## (d) The output's formality or the change?", "",
-            "| backend | r(P(output), rating) | r(P(output) - P(input), rating) | r(P(input), rating) |",
-            "|---|---|---|---|"]
-    for b in p_out:
-        out.append(f"| {b} | {_f(_r(p_out[b], human))} | {_f(_r(p_out[b] - p_in[b], human))} | "
-                   f"{_f(_r(p_in[b], human))} |")
-    out.append("")
+            md.table(pd.DataFrame([{"backend": b, "r(P(output), rating)": _f(_r(p_out[b], human)),
+                                    "r(P(output) - P(input), rating)": _f(_r(p_out[b] - p_in[b], human)),
+                                    "r(P(input), rating)": _f(_r(p_in[b], human))} for b in p_out])), ""]
 
     # (e) leakage ---------------------------------------------------------------------------------------------------
     old_corpus = corpora["earlier (exact matches removed)"][0]
@@ -277,22 +281,19 @@ def main() -> None:
             f"{notes['excluded_parallel_lines']} lines parallel to a rated text (the other rewrites of the same "
             "sentence, in DualRL's line-aligned test and reference files).", "",
             f"Outputs (DualRL's form) found verbatim in the training text: earlier {dict(in_old)}, now {dict(in_now)}.",
-            "", "| backend | r, outputs absent from the training text |", "|---|---|"]
-    out += [f"| {b} | {_f(_r(p[absent], human[absent]))} (n={absent.sum()}) |" for b, p in p_out.items()]
-    out.append("")
+            "", md.table(pd.DataFrame([{"backend": b, "r, outputs absent from the training text":
+                                        f"{_f(_r(p[absent], human[absent]))} (n={absent.sum()})"}
+                                       for b, p in p_out.items()])), ""]
     # (f) where the inputs come from ------------------------------------------------------------------------------
     origin = np.array([_origin(t) for t in frame["input"]])
     out += ["## (f) Where the inputs come from", "",
             "Lai's inputs are all labelled informal, but DualRL's copy of each sits in one of its two test files "
             "(`test.0` formal, `test.1` informal):", "",
-            "| input's DualRL file | outputs | mean rating | " + " | ".join(f"mean P(formal | input) {b}" for b in p_in)
-            + " | " + " | ".join(f"r {b}" for b in p_out) + " |", "|---|---|---|" + "---|" * (2 * len(p_in))]
-    for name in sorted(set(origin)):
-        at = origin == name
-        out.append(f"| {name} | {at.sum()} | {human[at].mean():.1f} | "
-                   + " | ".join(f"{p_in[b][at].mean():.3f}" for b in p_in) + " | "
-                   + " | ".join(_f(_r(p_out[b][at], human[at])) for b in p_out) + " |")
-    out.append("")
+            md.table(pd.DataFrame([{"input's DualRL file": name, "outputs": int(at.sum()),
+                                    "mean rating": f"{human[at].mean():.1f}",
+                                    **{f"mean P(formal | input) {b}": f"{p_in[b][at].mean():.3f}" for b in p_in},
+                                    **{f"r {b}": _f(_r(p_out[b][at], human[at])) for b in p_out}}
+                                   for name, at in ((n, origin == n) for n in sorted(set(origin)))])), ""]
     out += conclusion()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "lai_style_investigation.md").write_text("\n".join(out) + "\n")

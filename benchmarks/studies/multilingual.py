@@ -377,8 +377,7 @@ def measure(lm_models: list[str], lm_sample: int, log=print) -> dict:
 def _table(rows: list[dict], method: str, baseline: str | None = "chrf@none") -> list[str]:
     """A markdown table of ``rows`` (:func:`correlations`) with their differences from ``baseline``'s column."""
     shown = sorted((r for r in rows if r["method"] == method), key=lambda r: -r["r"])
-    name = "chrF" if baseline == "chrf@none" else baseline
-    difference = f"minus {name} [95% CI]" if baseline else "difference"
+    difference = f"minus {'chrF' if baseline == 'chrf@none' else baseline} [95% CI]" if baseline else "difference"
     return [md.table(pd.DataFrame([{
         "column": r["metric"], "source": r["source"], "r [95% CI]": f"{r['r']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]",
         difference: "" if r["diff_chrf"] is None or r["metric"] == (baseline or "") else
