@@ -9,22 +9,22 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tsteval.aggregate import N_RESAMPLES
-from tsteval.metaeval.statistics import cluster_resamples, resample_rows
+from tsteval.metaeval.statistics import cluster_resamples, percentile_interval, resample_rows
 
 Statistic = Callable[[np.ndarray], float]
 
 
 def clustered_bootstrap(clusters: Sequence[object], statistics: dict[str, Statistic], n_resamples: int = N_RESAMPLES,
                         seed: int = 0) -> dict[str, tuple[float, float, float]]:
-    """``(value, low, high)`` of each statistic (a function of row indices): the value on all rows and the 2.5 and
-    97.5 percentiles over resamples of whole clusters; every statistic uses the same resamples."""
+    """``(value, low, high)`` of each statistic (a function of row indices): the value on all rows and the engine's
+    95% percentile interval over resamples of whole clusters; every statistic uses the same resamples."""
     codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)[1]
     draws = [resample_rows(codes, draw) for draw in cluster_resamples(codes, n_resamples, seed)]
     everything = np.arange(len(codes))
     out = {}
     for name, statistic in statistics.items():
         values = np.array([statistic(rows) for rows in draws])
-        low, high = np.nanpercentile(values, [2.5, 97.5])
+        low, high = percentile_interval(values)
         out[name] = (float(statistic(everything)), float(low), float(high))
     return out
 
