@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -159,20 +160,20 @@ def _lm_style_probe(folder: Path, data_root: Path) -> None:
     assert diff["against"] == "target_prob@fasttext" and diff["diff"] == pytest.approx(probe - base, abs=1e-9)
 
 
-def _learned_content(folder: Path, data_root: Path) -> None:
-    """The out-of-set learned column on CAE: its scores joined to the raw CSV by row, scipy's Spearman with the
+def _learned_content(folder: Path, data_root: Path, column: str = "learned@bi-loso") -> None:
+    """The out-of-set learned ``column`` on CAE: its scores joined to the raw CSV by row, scipy's Spearman with the
     human column; and the mean over the six sets is the mean of the six per-set figures."""
     data = json.loads((folder / "study.json").read_text())
     raw = pd.read_csv(data_root / "mis_benchmark" / "datasets" / "CAE.csv").reset_index(names="item")
     scores = pd.read_parquet(folder / "scores.parquet")
     cae = scores[scores["set"] == "CAE"].astype({"item": int}).merge(raw, on="item")
     assert len(cae) == len(raw) and (cae["input"] == cae["text1"]).all()
-    expected = stats.spearmanr(cae["learned@bi-loso"], cae["human"]).statistic
-    figure = _figure(data, set="CAE", column="learned@bi-loso", level="sentence", statistic="spearman")
+    expected = stats.spearmanr(cae[column], cae["human"]).statistic
+    figure = _figure(data, set="CAE", column=column, level="sentence", statistic="spearman")
     assert figure["r"] == pytest.approx(expected, abs=1e-9)
-    mean = next(r for r in data["aggregates"] if r["set"] == "mean" and r["column"] == "learned@bi-loso"
+    mean = next(r for r in data["aggregates"] if r["set"] == "mean" and r["column"] == column
                 and r["statistic"] == "spearman")
-    assert mean["r"] == pytest.approx(np.mean([_figure(data, set=s, column="learned@bi-loso", level="sentence",
+    assert mean["r"] == pytest.approx(np.mean([_figure(data, set=s, column=column, level="sentence",
                                                        statistic="spearman")["r"] for s in mean["sets"]]))
 
 
@@ -258,6 +259,8 @@ INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _cont
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,
                                                          "learned_content": _learned_content,
+                                                         "learned_content_epochs":
+                                                             partial(_learned_content, column="learned@cross-e3-loso"),
                                                          "learned_naturalness": _learned_naturalness,
                                                          "learned_multilingual": _learned_multilingual,
                                                          "fluency_measures": _fluency_measures,

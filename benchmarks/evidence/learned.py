@@ -19,15 +19,15 @@ def _model(data: object, aspect: str, recipe: object) -> tuple[object, list[str]
     return folder, inputs, outputs
 
 
-def content(data: object, *, seed: int, shape: str) -> dict[str, np.ndarray]:
-    """``{learned@SHAPE-loso: score}`` of every row of the set ``data``, by the content model (the default recipe
-    of ``tsteval train-metric``, seeded), through the ``learned`` metric."""
+def content(data: object, *, seed: int, shape: str, epochs: int = 1) -> dict[str, np.ndarray]:
+    """``{learned@SHAPE-loso: score}`` (``SHAPE-eN`` for N ``epochs`` but 1) of every row of the set ``data``, by the
+    content model (the recipe of ``tsteval train-metric``, seeded), through the ``learned`` metric."""
     from tsteval import evaluate
     from tsteval.metrics.learned.training import Recipe
 
-    folder = _model(data, "content", Recipe(shape=shape, seed=seed))[0]
+    folder = _model(data, "content", Recipe(shape=shape, epochs=epochs, seed=seed))[0]
     card = evaluate(transfers=data.transfers, metrics=["learned"], learned=str(folder.path), threads=2)
-    return {f"learned@{shape}-loso": card.frame["learned@none"].to_numpy(dtype=float)}
+    return {f"learned@{shape}{'' if epochs == 1 else f'-e{epochs}'}-loso": card.frame["learned@none"].to_numpy(float)}
 
 
 def naturalness(data: object, *, seed: int, epochs: int) -> dict[str, np.ndarray]:
