@@ -18,6 +18,7 @@ from tsteval.metaeval.statistics import (
     LEVELS,
     bootstrap_statistics,
     cluster_resamples,
+    clustered_bootstrap,
     percentile_interval,
     resample_rows,
 )
@@ -90,6 +91,18 @@ def test_singleton_clusters_are_the_plain_bootstrap() -> None:
     boot = bootstrap_statistics(x, y, np.zeros(40, dtype=int), clusters, draws, ("pearson",))
     expected = [stats.pearsonr(x[idx, 0], y[idx])[0] for idx in plain]
     assert boot[:, 0, 0, 0] == pytest.approx(expected)
+
+
+def test_a_statistic_beside_the_tables_gets_the_tables_interval() -> None:
+    """:func:`clustered_bootstrap` of a Pearson statistic, with the engine's seed, is the engine's sentence-level
+    interval of that column: the same clustered draws, the same percentiles (one resampler for both)."""
+    card = make_card(n_inputs=25)
+    table = meta_evaluate(card, RATINGS, n_resamples=200, seed=4, methods=("pearson",)).table
+    row = table.query("metric == 'bleu@none' and level == 'sentence' and rating == 'human_content'").iloc[0]
+    x, y = card.frame["bleu@none"].to_numpy(float), card.frame["human_content"].to_numpy(float)
+    pearson = {"r": lambda rows: stats.pearsonr(x[rows], y[rows])[0]}
+    value, low, high = clustered_bootstrap(card.frame["input"], pearson, 200, seed=4)["r"]
+    assert (value, low, high) == pytest.approx((row["r"], row["lo"], row["hi"]), abs=1e-12)
 
 
 def test_duplicated_rows_leave_clustered_intervals_unchanged() -> None:

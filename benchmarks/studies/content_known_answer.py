@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from benchmarks.clustered import clustered_bootstrap
 from benchmarks.reproductions.bible_compliancy import HELDOUT_BOOKS
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, FeaturePairClassifier
@@ -37,6 +36,7 @@ from tsteval.core.records import Corpus, Transfers
 from tsteval.experiment.plan.plan import Plan
 from tsteval.experiment.run.execute import execute
 from tsteval.lexicons.builder import build_lexicon
+from tsteval.metaeval.statistics import clustered_bootstrap
 from tsteval.metrics.registry import metric_of
 from tsteval.readers.bible import known_answer_pairs, parallel_verses
 

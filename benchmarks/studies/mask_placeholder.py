@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.clustered import clustered_bootstrap, pearson_difference, pearson_of
 from benchmarks.common import mir_and_yelp
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.lexicons.lexicon import Lexicon
 from tsteval.lexicons.modify import modify_texts
+from tsteval.metaeval.statistics import clustered_bootstrap
 from tsteval.metrics.content.scorer import score_content
 from tsteval.metrics.resources import ResourceOptions, Resources
 from tsteval.scorecard import Scorecard
@@ -64,11 +64,12 @@ def main() -> None:
     human = frame[HUMAN].to_numpy(float)
     base = frame["sbert@none"].to_numpy(float)
     columns = [c for c in card.metrics if c.startswith("sbert@")]
+    pearson = lambda x, rows: float(np.corrcoef(x[rows], human[rows])[0, 1])  # noqa: E731
     statistics = {}
     for column in columns:
         x = frame[column].to_numpy(float)
-        statistics[f"r|{column}"] = pearson_of(x, human)
-        statistics[f"d|{column}"] = pearson_difference(x, base, human)
+        statistics[f"r|{column}"] = lambda rows, x=x: pearson(x, rows)
+        statistics[f"d|{column}"] = lambda rows, x=x: pearson(x, rows) - pearson(base, rows)  # paired
     intervals = clustered_bootstrap(frame["input"], statistics, N_RESAMPLES, SEED)
     rows = []
     for column in columns:

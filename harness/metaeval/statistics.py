@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -232,3 +232,22 @@ def percentile_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> 
         warnings.simplefilter("ignore", RuntimeWarning)  # "All-NaN slice": an undefined statistic stays NaN
         low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
     return low, high
+
+
+def clustered_bootstrap(clusters: Sequence[object], statistics: dict[str, Callable[[np.ndarray], float]],
+                        n_resamples: int, seed: int = 0) -> dict[str, tuple[float, float, float]]:
+    """``(value, low, high)`` of each statistic (a function of row indices) beside the tables: its value on all rows
+    and its :func:`percentile_interval` over the clustered resamples (:func:`cluster_resamples`, the same draws for
+    every statistic), for what is no correlation of a column with a rating (an AUC, a share of wins).
+
+    >>> wins = np.array([1.0, 0.0, 1.0, 1.0])
+    >>> clustered_bootstrap(["a", "a", "b", "c"], {"mean": lambda rows: float(wins[rows].mean())}, 50)["mean"][0]
+    0.75
+    """
+    codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)[1]
+    draws = [resample_rows(codes, draw) for draw in cluster_resamples(codes, n_resamples, seed)]
+    out = {}
+    for name, statistic in statistics.items():
+        low, high = percentile_interval(np.array([statistic(rows) for rows in draws]))
+        out[name] = (float(statistic(np.arange(len(codes)))), float(low), float(high))
+    return out
