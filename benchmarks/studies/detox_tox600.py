@@ -28,7 +28,7 @@ import pandas as pd
 
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
-from tsteval.metaeval.statistics import correlations
+from tsteval.metaeval.statistics import correlation
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -132,13 +132,8 @@ def agreement(systems: dict[str, dict], card: pd.DataFrame, joint: str) -> dict:
     return {"ranking_J": rank(ours), "ranking_human": rank(theirs),
             "top_two_separated_J": _separated(systems, "J"),
             "top_two_separated_human": _separated(systems, "human_joint"),
-            "kendall_tau_systems": _correlation(ours, theirs, "kendall"),
-            "spearman_sentences": _correlation(card[joint], card["human_joint"], "spearman")}
-
-
-def _correlation(x: object, y: object, method: str) -> float:
-    """The meta-evaluation engine's ``method`` statistic of two sequences (Kendall's tau-b, ties averaged)."""
-    return float(correlations(np.asarray(x, float)[:, None], np.asarray(y, float), method)[0])
+            "kendall_tau_systems": correlation(ours, theirs, "kendall"),
+            "spearman_sentences": correlation(card[joint], card["human_joint"], "spearman")}
 
 
 def main() -> None:

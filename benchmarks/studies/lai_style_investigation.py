@@ -41,7 +41,7 @@ from tsteval.core.records import Corpus
 from tsteval.core.text_form import match_key, tokenise_lowercase
 from tsteval.core.tokenize import tokenize
 from tsteval.metaeval.rated.datasets import lai_training_corpus
-from tsteval.metaeval.statistics import correlations
+from tsteval.metaeval.statistics import correlation as _r  # short: the page computes dozens
 from tsteval.metrics.style.intensity import target_log_odds
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import read_lines
@@ -59,11 +59,6 @@ MAIN_VIEW = "Penn Treebank, lower (DualRL's form; the style view now)"
 # The bag-of-words backends of the investigation (the fine-tuned transformer is on the style-columns page).
 BACKENDS = ("fasttext", "tfidf-lr", "ensemble")
 OLD_VIEW = "tsteval tokens (the earlier style view)"
-
-
-def _r(x: np.ndarray, y: np.ndarray, method: str = "pearson") -> float:
-    """The meta-evaluation engine's ``method`` correlation of ``x`` and ``y``; NaN where either is constant."""
-    return float(correlations(np.asarray(x, float)[:, None], np.asarray(y, float), method)[0])
 
 
 def _partial(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:

@@ -146,6 +146,15 @@ def correlations(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
     raise InputError(f"unknown correlation method {method!r}", fix=f"use one of {STATISTICS}")
 
 
+def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> float:
+    """The ``method`` statistic of one column ``x`` with ``y`` (:func:`correlations`); NaN if undefined.
+
+    >>> correlation([1.0, 2.0, 3.0], [1.0, 3.0, 2.0], "spearman")
+    0.5
+    """
+    return float(correlations(np.asarray(x, dtype=float)[:, None], np.asarray(y, dtype=float), method)[0])
+
+
 def _group_means(values: np.ndarray, groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-group means of the rows of ``values`` (n, k) and which groups have rows.
 
