@@ -1,8 +1,10 @@
-"""Pieces the benchmarks share: the Mir transfers, the Yelp training corpus and its classifiers, writing a result."""
+"""Pieces the benchmarks share: the Mir transfers, the Yelp training corpus and its classifiers, a timer, writing a
+result."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from tsteval.readers.yelp import load_yelp_corpus
 
 # CPU fine-tuning of the transformer is slow: it trains on a seeded subsample of the Yelp corpus.
 TRANSFORMER_TRAIN_SIZE = 4000
-TRANSFORMER_PARAMS = {"epochs": 1}
+TRANSFORMER_PARAMS = {"epochs": 1, "precision": "fp32"}  # fp32 on every CPU (auto: bf16 where native)
 
 
 def mir_and_yelp() -> tuple[Transfers, Corpus]:
@@ -40,6 +42,13 @@ def yelp_transformer(corpus: Corpus, seed: int = 0, verbose: bool = True) -> Tra
                             heldout=0.05)
 
 
+def timed(fn: Callable[..., object], *args: object, **kwargs: object) -> tuple[object, float, float]:
+    """``fn(*args, **kwargs)``, the wall seconds it took and the process's CPU seconds (every thread)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = fn(*args, **kwargs)
+    return value, time.perf_counter() - wall, time.process_time() - cpu
+
+
 def r_margin(pair: tuple[float, float] | None) -> str:
     """A correlation and its margin as a table cell, ``—`` where there is none.
 
@@ -49,9 +58,12 @@ def r_margin(pair: tuple[float, float] | None) -> str:
     return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
 
 
-def publish(folder: Path, stem: str, report: dict, render: Callable[[dict], str]) -> None:
-    """``report`` as ``folder/STEM.json`` and its page, ``render(report)``, as ``folder/STEM.md`` (and printed)."""
-    folder.mkdir(exist_ok=True)
-    (folder / f"{stem}.json").write_text(json.dumps(report, indent=2))
-    (folder / f"{stem}.md").write_text(page := render(report))
+def publish(folder: Path, stem: str, report: object, render: Callable[[object], str]) -> str:
+    """``report`` as ``folder/STEM.json`` and its page, ``render(report)``, as ``folder/STEM.md``; the page, printed
+    and returned."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.json").write_text(json.dumps(report, indent=1, default=str, ensure_ascii=False) + "\n",
+                                         encoding="utf-8")
+    (folder / f"{stem}.md").write_text(page := render(report), encoding="utf-8")
     print(page)
+    return page

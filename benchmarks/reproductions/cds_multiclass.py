@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from benchmarks.common import publish
 from tsteval.classifiers.training import train_classifier
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import data_root
@@ -51,8 +52,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     summary = {"styles": corpus.styles, "n": len(corpus), "chance": round(chance, 4), "results": rows}
-    (RESULTS / "cds_multiclass.json").write_text(json.dumps(summary, indent=2))
-    (RESULTS / "cds_multiclass.md").write_text(page(summary))
+    publish(RESULTS, "cds_multiclass", summary, page)
 
 
 def page(summary: dict) -> str:

@@ -11,13 +11,13 @@ unpenalised fit.  "polarity agreement" is the share of lexicon words found in Li
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import pandas as pd
 import torch
 
+from benchmarks.common import publish
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.lexicons.builder import LexiconModel
@@ -78,8 +78,7 @@ def main() -> None:
                "references": {"mir": len(mir.words), "liu": len(positive | negative)},
                "recommended": {"fit": RECOMMENDED[0], "D": RECOMMENDED[1], "why": WHY},
                "seconds": round(time.perf_counter() - start, 1), "results": rows}
-    (RESULTS / "lexicon_quality.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (RESULTS / "lexicon_quality.md").write_text(page(summary))
+    publish(RESULTS, "lexicon_quality", summary, page)
 
 
 def page(summary: dict) -> str:

@@ -13,7 +13,6 @@ Run: ``python -m benchmarks.reproductions.mir_naturalness``.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from benchmarks.common import mir_and_yelp
+from benchmarks.common import mir_and_yelp, publish
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
@@ -235,9 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     agree.to_csv(RESULTS / "mir_naturalness.csv", index=False)
     report = {"agreement": agree.to_dict("records"), "correlations": corr.to_dict("records"), "paper": PAPER,
               "signatures": card.signatures, "seconds": seconds, "notes": notes}
-    (RESULTS / "mir_naturalness.json").write_text(json.dumps(report, indent=2, default=str))
-    (RESULTS / "mir_naturalness.md").write_text(markdown(report))
-    print((RESULTS / "mir_naturalness.md").read_text())
+    publish(RESULTS, "mir_naturalness", report, markdown)
 
 
 if __name__ == "__main__":

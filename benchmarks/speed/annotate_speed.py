@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.core import markdown as md
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -235,10 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     result["server_capacity_per_core_per_s"] = round(len(load.acked) / max(server_cpu, 1e-9), 1)
     result["errors_seen"] = load.errors[:5]
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "annotate_speed.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    text = page(result, args.seconds)
-    (args.out / "annotate_speed.md").write_text(text, encoding="utf-8")
-    print(text)
+    publish(args.out, "annotate_speed", result, lambda r: page(r, args.seconds))
     return 0 if not load.errors and len(rows) == result["expected_rows"] else 1
 
 

@@ -36,7 +36,6 @@ import platform
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import timed
 from tsteval.core.markdown import escape, table
 from tsteval.metaeval.rated.datasets import STYLE_CLASSIFIERS
 from tsteval.metaeval.rated.lm_subset import (
@@ -106,13 +106,6 @@ def groups() -> list[Group]:
                       {f"{judge}@{model}": f"{judge}@{model}-t{k}"}, language_model=model)
                 for judge, k in JUDGE_TEMPLATES.items()]
     return out
-
-
-def timed(fn: Callable[[], object]) -> tuple[object, float, float]:
-    """``fn()``, the process's CPU seconds (every thread) and the wall seconds it took."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    value = fn()
-    return value, time.process_time() - cpu, time.perf_counter() - wall
 
 
 def per_thousand(seconds: float, pairs: int) -> float:
@@ -186,7 +179,7 @@ class Bench:
 
         backend, params = STYLE_CLASSIFIERS[name]
         quiet = {"verbose": False} if "verbose" in backend_class(backend)._get_param_names() else {}
-        trained, cpu, wall = timed(lambda: train_classifier(backend, self.training, {**params, **quiet},
+        trained, wall, cpu = timed(lambda: train_classifier(backend, self.training, {**params, **quiet},
                                                             seed=self.args.seed, heldout=0.1))
         self.classifiers[name] = trained
         self.one_time[f"classifier {name}: training"] = {
@@ -199,12 +192,12 @@ class Bench:
         from tsteval.metrics.naturalness.causal_lm import PACKAGED_GGUF, CausalLM, loaded_lm
         from tsteval.metrics.naturalness.gguf_conversion import converted_gguf
 
-        _, cpu, wall = timed(lambda: converted_gguf(PACKAGED_GGUF[model]()))
+        _, wall, cpu = timed(lambda: converted_gguf(PACKAGED_GGUF[model]()))
         self.one_time[f"{model}: GGUF conversion"] = {
             "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
             "what": "GGUF file assembled and converted to float32 safetensors in the cache (once per cache)"}
         loaded_lm.cache_clear()
-        _, cpu, wall = timed(lambda: CausalLM(model, device="cpu", threads=self.args.threads, precision=PRECISION))
+        _, wall, cpu = timed(lambda: CausalLM(model, device="cpu", threads=self.args.threads, precision=PRECISION))
         self.one_time[f"{model}: model load"] = {
             "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
             "what": f"CausalLM({model!r}, precision={PRECISION!r}) built as a run builds it (once per process)"}
@@ -214,7 +207,7 @@ class Bench:
         from tsteval.metrics.learned.learn import train_metric
         from tsteval.metrics.learned.training import Recipe
 
-        folder, cpu, wall = timed(lambda: train_metric("content", None, recipe=Recipe(epochs=0), sets=["lai"],
+        folder, wall, cpu = timed(lambda: train_metric("content", None, recipe=Recipe(epochs=0), sets=["lai"],
                                                        log=lambda _m: None))
         self.learned = str(folder)
         self.one_time["learned: train-metric (no epochs)"] = {
@@ -250,7 +243,7 @@ class Bench:
         rows, w = self.measured[:n], len(self.warm_b)
         calls = {}
         for name, chosen in (("cold_call", self.warm_a), ("measured", rows), ("warm_call", self.warm_b)):
-            _, cpu, wall = timed(lambda chosen=chosen: self.evaluate(group, chosen))
+            _, wall, cpu = timed(lambda chosen=chosen: self.evaluate(group, chosen))
             calls[name] = {"pairs": len(chosen), "cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
         cold, measured, warm = calls["cold_call"], calls.pop("measured"), calls["warm_call"]
         texts = set(self.frame["input"].iloc[rows]) | set(self.frame["output"].iloc[rows])

@@ -12,28 +12,20 @@ Run: ``python -m benchmarks.speed.speed_bertscore``.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish, timed
 from tsteval.core import markdown as md
 
 OUT = Path(__file__).resolve().parents[1] / "results"
 SYSTEMS = 3
 THREADS = 2
 REPEATS = 2
-
-
-def timed(fn: object) -> tuple[object, float, float]:
-    """``fn()``, its CPU seconds and its wall seconds."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    result = fn()
-    return result, time.process_time() - cpu, time.perf_counter() - wall
 
 
 def measure() -> dict[str, object]:
@@ -62,7 +54,7 @@ def measure() -> dict[str, object]:
     values = {}
     for _ in range(REPEATS):
         for name, fn in (("tsteval", ours), ("bert-score", theirs)):
-            values[name], cpu_s, wall_s = timed(fn)
+            values[name], wall_s, cpu_s = timed(fn)
             runs[name].append((cpu_s, wall_s))
     best = {name: min(r, key=lambda t: t[0]) for name, r in runs.items()}
     gap = np.abs(np.asarray(values["tsteval"], float) - np.asarray(values["bert-score"], float))
@@ -99,10 +91,7 @@ def markdown(report: dict[str, object]) -> str:
 
 def main() -> None:
     report = measure()
-    (OUT / "speed_bertscore.json").write_text(json.dumps(report, indent=2) + "\n")
-    page = markdown(report)
-    (OUT / "speed_bertscore.md").write_text(page)
-    print(page)
+    publish(OUT, "speed_bertscore", report, markdown)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 import platform
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import publish
+from benchmarks.common import publish, timed
 from tsteval.core import markdown as md
 from tsteval.core.tokenize import tokenize
 from tsteval.metrics.content import embedding_metrics as em
@@ -36,12 +35,6 @@ def pairs() -> tuple[list[str], list[str]]:
     return frame["input"].tolist(), frame["output"].tolist()
 
 
-def timed(fn, *args, **kwargs) -> tuple[object, float]:
-    start = time.perf_counter()
-    result = fn(*args, **kwargs)
-    return result, time.perf_counter() - start
-
-
 def main() -> None:
     from gensim.models import KeyedVectors
     from nltk.translate.meteor_score import meteor_score
@@ -52,19 +45,19 @@ def main() -> None:
     meteor(refs[:50], hyps[:50])  # warm WordNet's lazily-read files for both implementations
     rows = []
 
-    ours, t_ours = timed(wmd, refs, hyps, glove)
+    ours, t_ours, _ = timed(wmd, refs, hyps, glove)
     words = sorted({t for text in refs + hyps for t in tokenize(text) if t in glove.vocab})
     kv = KeyedVectors(vector_size=glove.vectors.shape[1])
     kv.add_vectors(words, glove.vectors[[glove.vocab[w] for w in words]])
-    theirs, t_g = timed(lambda: np.array([kv.wmdistance(tokenize(r), tokenize(h))
+    theirs, t_g, _ = timed(lambda: np.array([kv.wmdistance(tokenize(r), tokenize(h))
                                           for r, h in zip(refs[:SUBSET], hyps[:SUBSET], strict=True)]))
     ok = np.isfinite(theirs) & (theirs > 0)
     rows.append({"metric": "WMD", "ours_s": t_ours, "reference": "gensim wmdistance (per pair)",
                  "reference_s": t_g * N / SUBSET, "reference_measured_on": SUBSET,
                  "max_abs_diff": float(np.max(np.abs(ours.values[:SUBSET][ok] - theirs[ok])))})
 
-    ours, t_ours = timed(meteor, refs, hyps)
-    theirs, t_n = timed(lambda: np.array([meteor_score([tokenize(r)], tokenize(h), wordnet=wn)
+    ours, t_ours, _ = timed(meteor, refs, hyps)
+    theirs, t_n, _ = timed(lambda: np.array([meteor_score([tokenize(r)], tokenize(h), wordnet=wn)
                                           for r, h in zip(refs, hyps, strict=True)]))
     rows.append({"metric": "METEOR", "ours_s": t_ours, "reference": "nltk meteor_score (per pair)",
                  "reference_s": t_n, "reference_measured_on": N,
@@ -72,8 +65,8 @@ def main() -> None:
 
     for name, fn in (("EmbedAvg", em.embedding_average), ("Greedy", em.greedy_matching),
                      ("Extrema", em.vector_extrema)):
-        ours, t_ours = timed(fn, refs, hyps, glove)
-        loop, t_l = timed(lambda f=fn: np.array([f([r], [h], glove).values[0]
+        ours, t_ours, _ = timed(fn, refs, hyps, glove)
+        loop, t_l, _ = timed(lambda f=fn: np.array([f([r], [h], glove).values[0]
                                                  for r, h in zip(refs[:SUBSET], hyps[:SUBSET], strict=True)]))
         rows.append({"metric": name, "ours_s": t_ours, "reference": "same code, one pair per call",
                      "reference_s": t_l * N / SUBSET, "reference_measured_on": SUBSET,

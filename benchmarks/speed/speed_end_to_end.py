@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import portable
 from tsteval.readers.dualrl import load_dualrl
@@ -272,8 +273,7 @@ def write(rows: list[dict[str, object]]) -> None:
               "lexicon": portable(LEXICON), "before": BEFORE, "rows": rows, "speedups": speedups(rows),
               "projection": projection(rows, rate, gpu_encoder())}
     OUT.mkdir(exist_ok=True)
-    (OUT / "speed_end_to_end.json").write_text(json.dumps(report, indent=2))
-    (OUT / "speed_end_to_end.md").write_text(markdown(report))
+    publish(OUT, "speed_end_to_end", report, markdown)
 
 
 def markdown(report: dict[str, object]) -> str:

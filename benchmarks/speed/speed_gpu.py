@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.speed.speed_end_to_end import LEXICON, MAIN, table, timed_process
+from benchmarks.speed.speed_naturalness import per_text_log_probs
 from tsteval.core import markdown as md
 from tsteval.core.progress import quieted
 
@@ -286,19 +287,6 @@ def classifier_figures(texts: list[str], model: str, training: dict[str, list[st
             "max_abs_diff_proba_cuda_vs_cpu": float(np.abs(proba[:n_cpu] - cpu_proba).max())}
 
 
-def per_text_cuda(lm: object, texts: list[str]) -> np.ndarray:
-    """The straightforward call on CUDA: one transformers forward pass per text, mean log-softmax of its tokens."""
-    import torch
-
-    means = []
-    with torch.inference_mode():
-        for text in texts:
-            ids = [lm.start_id, *lm.tokenizer(text, add_special_tokens=False)["input_ids"]]
-            logits = lm.model(input_ids=torch.tensor([ids], device=DEVICE)).logits[0, :-1]
-            means.append(float(torch.log_softmax(logits.float(), -1)[torch.arange(len(ids) - 1), ids[1:]].mean()))
-    return np.array(means)
-
-
 def lm_figures(texts: list[str], model: str) -> dict[str, object]:
     """SmolLM2 on CUDA: load, texts/s per token budget, the per-text call, CPU agreement (see the module)."""
     import torch
@@ -320,7 +308,7 @@ def lm_figures(texts: list[str], model: str) -> dict[str, object]:
         means = scored.lp_mean() if means is None else means
         budgets[str(budget)] = {"seconds": seconds, "texts_per_s": n / seconds,
                                 "max_abs_diff_lp_mean_vs_2048": float(np.abs(scored.lp_mean() - means).max())}
-    baseline, base_s, _ = best_wall(lambda: per_text_cuda(lm, sample[:n_per_text]), repeats=1)
+    baseline, base_s, _ = best_wall(lambda: per_text_log_probs(lm, sample[:n_per_text], DEVICE), repeats=1)
     lm.batch_tokens = default_budget
     torch.set_num_threads(os.cpu_count() or 1)
     on_cpu = CausalLM(model, device="cpu", precision="fp32").sentence_log_probs(sample[:n_cpu]).lp_mean()

@@ -20,16 +20,15 @@ Run: ``python -m benchmarks.speed.speed_lm_judges [--pairs 600] [--threads 2] [-
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish, timed
 from tsteval.core import markdown as md
 from tsteval.core.devices import length_batches
 from tsteval.core.text_form import as_written
@@ -73,12 +72,6 @@ def _plain_log_probs(lm: CausalLM, sequences: list[list[int]], starts: list[int]
                 out[i] = logp.gather(1, torch.tensor(seq[starts[i]:], device=logp.device)[:, None]).squeeze(1).cpu(
                     ).numpy()
     return out
-
-
-def _timed(fn: object) -> tuple[object, float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    value = fn()
-    return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def _positions(prompts: list[list[int]], lengths: list[int], budget: int, cost: PassCost) -> int:
@@ -126,14 +119,14 @@ def main(argv: list[str] | None = None) -> None:
     chosen = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not chosen or set(chosen) - set(METRICS):
         raise SystemExit(f"--metrics: choose from {', '.join(METRICS)}")
-    lm, load_s, _ = _timed(lambda: CausalLM(args.model, device=args.device, threads=args.threads, precision="fp32"))
+    lm, load_s, _ = timed(lambda: CausalLM(args.model, device=args.device, threads=args.threads, precision="fp32"))
     import torch
 
     torch.set_num_threads(args.threads)
     params = sum(p.numel() for p in lm.model.parameters()) - lm.model.get_input_embeddings().weight.numel()
     params += lm.model.get_output_embeddings().weight.numel()  # the head runs (tied to the input embeddings)
     inputs, outputs, targets = _pairs(args.pairs)
-    cost, calibration, _ = _timed(lambda: pass_cost(lm))  # once per process, reported apart from the metrics
+    cost, calibration, _ = timed(lambda: pass_cost(lm))  # once per process, reported apart from the metrics
     rows = []
     k = args.template
     if "cond_lp" in chosen:
@@ -143,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         template = templates()[metric][k - 1]
         judged = [render(lm, fill(template["prompt"], input=x, output=y, style=s, source="") + ending, True)
                   for x, y, s in zip(inputs, outputs, targets, strict=True)]
-        ours, wall, cpu = _timed(lambda judged=judged: next_token_log_probs(lm, judged, answers))
+        ours, wall, cpu = timed(lambda judged=judged: next_token_log_probs(lm, judged, answers))
 
         def plain_next(judged: list[list[int]] = judged) -> np.ndarray:
             with torch.inference_mode():
@@ -156,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
                         out[i] = logp[answers].cpu().numpy()
             return out
 
-        plain, wall_b, cpu_b = _timed(plain_next)
+        plain, wall_b, cpu_b = timed(plain_next)
         lengths = [len(p) for p in judged]
         rows.append((f"{metric} (template {k})", wall, cpu, wall_b, cpu_b, float(np.abs(ours - plain).max()),
                      _positions(judged, lengths, lm.batch_tokens, cost), sum(lengths)))
@@ -179,10 +172,7 @@ def main(argv: list[str] | None = None) -> None:
                  "max_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2, 2)}
     report = {"meta": meta, "pairs": args.pairs, "rows": table}
     name = "speed_lm_judges" + ("" if args.model == SMOLLM2 else f"_{args.model}")
-    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=1))
-    page = markdown(report)
-    (RESULTS / f"{name}.md").write_text(page)
-    print(page)
+    publish(RESULTS, name, report, markdown)
 
 
 def _cond_lp_row(lm: CausalLM, inputs: list[str], outputs: list[str], targets: list[str], k: int,
@@ -195,8 +185,8 @@ def _cond_lp_row(lm: CausalLM, inputs: list[str], outputs: list[str], targets: l
              for x, s in zip(inputs, targets, strict=True)]
     alone = [render(lm, fill(cond["marginal"], input="", output="", style=s, source=""), chat) for s in targets]
     prompts, cont_all = given + alone, conts + conts
-    ours, wall, cpu = _timed(lambda: continuation_log_probs(lm, prompts, cont_all))
-    plain, wall_b, cpu_b = _timed(lambda: _plain_log_probs(lm, [p + c for p, c in zip(prompts, cont_all, strict=True)],
+    ours, wall, cpu = timed(lambda: continuation_log_probs(lm, prompts, cont_all))
+    plain, wall_b, cpu_b = timed(lambda: _plain_log_probs(lm, [p + c for p, c in zip(prompts, cont_all, strict=True)],
                                                             [len(p) for p in prompts]))
     diff = max(float(np.abs(a - b).max()) for a, b in zip(ours, plain, strict=True))
     lengths = [len(p) + len(c) for p, c in zip(prompts, cont_all, strict=True)]

@@ -22,12 +22,12 @@ import argparse
 import json
 import os
 import platform
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import timed
 from benchmarks.speed.speed_lm_judges import _pairs
 from tsteval.core import markdown as md
 from tsteval.core.devices import cpu_capability, native_bf16
@@ -37,12 +37,6 @@ from tsteval.metrics.naturalness.causal_lm import CausalLM
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 PLAIN_BATCH = 16
-
-
-def _timed(fn: object) -> tuple[object, float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    value = fn()
-    return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def plain_logprop(lm: CausalLM, inputs: list[str], outputs: list[str], targets: list[str]) -> np.ndarray:
@@ -80,8 +74,8 @@ def measure(model: str, pairs: int, device: str, threads: int) -> dict:
     torch.set_num_threads(threads)
     inputs, outputs, targets = _pairs(pairs)
     lm = CausalLM(model, device=device, threads=threads, precision="fp32")
-    ours, wall, cpu = _timed(lambda: logprop_scores(inputs, outputs, targets, lm)["logprop_content"])
-    plain, wall_p, cpu_p = _timed(lambda: plain_logprop(lm, inputs, outputs, targets))
+    ours, wall, cpu = timed(lambda: logprop_scores(inputs, outputs, targets, lm)["logprop_content"])
+    plain, wall_p, cpu_p = timed(lambda: plain_logprop(lm, inputs, outputs, targets))
     row = {"model": model, "model_id": lm.model_id, "pairs": pairs, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
            "pairs_per_s": round(pairs / wall, 2), "plain_wall_s": round(wall_p, 2),
            "plain_pairs_per_s": round(pairs / wall_p, 2), "speedup": round(wall_p / wall, 2),
@@ -93,7 +87,7 @@ def measure(model: str, pairs: int, device: str, threads: int) -> dict:
         lm.model = torch.ao.quantization.quantize_dynamic(lm.model, {torch.nn.Linear}, dtype=torch.qint8,
                                                               inplace=True)
     for name, variant in variants.items():
-        values, wall_v, _ = _timed(lambda v=variant: logprop_scores(inputs, outputs, targets, v)["logprop_content"])
+        values, wall_v, _ = timed(lambda v=variant: logprop_scores(inputs, outputs, targets, v)["logprop_content"])
         row[name] = {"wall_s": round(wall_v, 2), "pairs_per_s": round(pairs / wall_v, 2),
                      "speedup_vs_fp32": round(wall / wall_v, 2), "max_abs_diff": float(np.abs(values - ours).max()),
                      "pearson_with_fp32": float(np.corrcoef(values, ours)[0, 1])}

@@ -76,16 +76,17 @@ def _load_seconds(how: str, threads: int, cache: str | None = None) -> dict[str,
     return json.loads(out.strip().splitlines()[-1])
 
 
-def per_text_log_probs(lm: object, texts: list[str]) -> np.ndarray:
-    """The straightforward call: one transformers forward pass per text, mean log-softmax at the next tokens."""
+def per_text_log_probs(lm: object, texts: list[str], device: str = "cpu") -> np.ndarray:
+    """The straightforward call: one transformers forward pass per text on ``device``, mean log-softmax (in fp32) at
+    the next tokens."""
     import torch
 
     means = []
     with torch.inference_mode():
         for text in texts:
             ids = [lm.start_id, *lm.tokenizer(text, add_special_tokens=False)["input_ids"]]
-            logits = lm.model(input_ids=torch.tensor([ids])).logits[0, :-1]
-            means.append(float(torch.log_softmax(logits, -1)[torch.arange(len(ids) - 1), ids[1:]].mean()))
+            logits = lm.model(input_ids=torch.tensor([ids], device=device)).logits[0, :-1]
+            means.append(float(torch.log_softmax(logits.float(), -1)[torch.arange(len(ids) - 1), ids[1:]].mean()))
     return np.array(means)
 
 

@@ -8,7 +8,6 @@ timed.  Run ``python -m benchmarks.speed.speed_pairs``.
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from benchmarks.common import publish
 from tsteval.classifiers.pairs import MATCH, NO_MATCH, CrossEncoderPairClassifier, FeaturePairClassifier, PairClassifier
 from tsteval.core import markdown as md
 from tsteval.readers.bible import parallel_verses
@@ -57,8 +57,7 @@ def main() -> None:
                         "seconds_for_10k": N_PAIRS / batched, "extrapolated": n_batched < N_PAIRS})
     RESULTS.mkdir(exist_ok=True)
     meta = {"cpu": platform.processor() or platform.machine(), "torch_threads": 2}
-    (RESULTS / "speed_pairs.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
-    (RESULTS / "speed_pairs.md").write_text(page({"meta": meta, "results": results}))
+    publish(RESULTS, "speed_pairs", {"meta": meta, "results": results}, page)
 
 
 def page(report: dict) -> str:

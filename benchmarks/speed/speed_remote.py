@@ -14,7 +14,6 @@ Run: ``python -m benchmarks.speed.speed_remote [--pairs 24] [--threads 2] [--con
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from benchmarks.speed.speed_lm_judges import _pairs
 from tsteval.backends.llama_server import LlamaServer
 from tsteval.backends.remote import RemoteLM
@@ -144,8 +144,7 @@ def main() -> None:
                 print(rows[-1], flush=True)
     results = {"pairs": args.pairs, "threads": args.threads, "rows": rows,
                "machine": f"{platform.machine()}, {os.cpu_count()} CPUs"}
-    (RESULTS / "speed_remote.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    (RESULTS / "speed_remote.md").write_text(page(results), encoding="utf-8")
+    publish(RESULTS, "speed_remote", results, page)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ and ``normalized_sti``; it checks the two signed EMDs agree and writes
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -19,6 +18,7 @@ import numpy as np
 import ot
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.core import markdown as md
 from tsteval.metrics.style.intensity import ground_matrix, normalized_sti, signed_emd
 
@@ -96,10 +96,7 @@ def main() -> None:
     info = machine()
     RESULTS.mkdir(parents=True, exist_ok=True)
     results = {"machine": info, "cases": cases}
-    (RESULTS / "speed_sti.json").write_text(json.dumps(results, indent=2) + "\n")
-    report = page(results)
-    (RESULTS / "speed_sti.md").write_text(report)
-    print(report)
+    publish(RESULTS, "speed_sti", results, page)
 
 
 if __name__ == "__main__":

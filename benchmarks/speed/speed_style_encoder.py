@@ -16,7 +16,6 @@ Run: ``python -m benchmarks.speed.speed_style_encoder [--threads 2]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from benchmarks.common import mir_and_yelp
+from benchmarks.common import mir_and_yelp, publish
 from tsteval.classifiers.training import train_classifier
 from tsteval.core import markdown as md
 from tsteval.core.devices import cpu_capability
@@ -78,9 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     report = {"machine": {"cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
                           "torch": torch.__version__, "python": platform.python_version(),
                           "cpu_capability": cpu_capability()}, "rows": rows}
-    (RESULTS / "speed_style_encoder.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / "speed_style_encoder.md").write_text(markdown(report))
-    print(markdown(report))
+    publish(RESULTS, "speed_style_encoder", report, markdown)
 
 
 def markdown(report: dict) -> str:

@@ -20,12 +20,12 @@ cached) -> ``benchmarks/results/detox_tox600.{json,md}``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.datapaths import dataset_dir
 from tsteval.metaeval.statistics import correlation
@@ -149,9 +149,7 @@ def main() -> None:
               "resamples": N_RESAMPLES}
     from benchmarks.studies.detox_tox600_page import markdown
 
-    (RESULTS / "detox_tox600.json").write_text(json.dumps(report, indent=1) + "\n")
-    (RESULTS / "detox_tox600.md").write_text(markdown(report))
-    print(markdown(report))
+    publish(RESULTS, "detox_tox600", report, markdown)
 
 
 if __name__ == "__main__":

@@ -22,11 +22,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.classifiers.text_forms import all_lowercase
 from tsteval.classifiers.training import train_classifier
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.markdown import table
 from tsteval.core.records import Corpus
+from tsteval.metaeval.statistics import correlation
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import read_lines
 
@@ -48,18 +50,14 @@ def cased_corpus() -> Corpus:
     return Corpus(texts, labels, str(root))
 
 
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson's r."""
-    return float(np.corrcoef(np.asarray(x, float), np.asarray(y, float))[0, 1])
-
-
 def case_rows(outputs: list[str], ratings: np.ndarray) -> dict:
     """The share of ``outputs`` all in lower case and r of that indicator with ``ratings`` (texts with letters)."""
     lower = all_lowercase(outputs)
     keep = np.array([v is not None for v in lower])
     indicator = np.array([bool(v) for v in lower])[keep]
     return {"outputs": len(outputs), "with_letters": int(keep.sum()), "all_lowercase": int(indicator.sum()),
-            "share_all_lowercase": float(indicator.mean()), "r_all_lowercase_rating": pearson(indicator, ratings[keep]),
+            "share_all_lowercase": float(indicator.mean()),
+            "r_all_lowercase_rating": correlation(indicator, ratings[keep]),
             "mean_rating_all_lowercase": float(ratings[keep][indicator].mean()),
             "mean_rating_other": float(ratings[keep][~indicator].mean())}
 
@@ -80,14 +78,11 @@ def main() -> None:
         seen = {}
         for view, texts in (("as written", outputs), ("lower-cased", [t.lower() for t in outputs])):
             seen[view] = trained.model.predict_proba(texts)[:, formal]
-            row[view] = {"r": pearson(seen[view], ratings), "mean_p_formal": float(seen[view].mean())}
+            row[view] = {"r": correlation(seen[view], ratings), "mean_p_formal": float(seen[view].mean())}
         row["reads_case"] = not np.allclose(seen["as written"], seen["lower-cased"], atol=1e-9)
         report["classifiers"].append(row)
         print(json.dumps(row), flush=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "lai_case.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / "lai_case.md").write_text(markdown(report))
-    print(markdown(report))
+    publish(RESULTS, "lai_case", report, markdown)
 
 
 def markdown(report: dict) -> str:

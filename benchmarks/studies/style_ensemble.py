@@ -8,32 +8,38 @@ split it reports accuracy, negative log-likelihood and expected calibration erro
 bins) of every model: each member alone, each member inside the ensemble before and after its temperature, and
 the ensemble.  On Mir's 2,928 rated transfers it reports the sentence-level Pearson r of ``target_prob``,
 ``sti`` and ``sti_norm`` with ``human_style_intensity`` (pooled, and the mean over the three models as Mir et al.
-report it), and Williams' tests of the ensemble against each member alone and of ``sti`` against ``target_prob``.
+report it), and the differences of the ensemble from each member alone and of ``sti`` from ``target_prob``, every
+interval by the meta-evaluation engine (:func:`tsteval.metaeval.engine.meta_evaluate_frame`: a bootstrap
+clustered by input, differences paired).
 The same is done for GYAFC formality: classifiers trained on DualRL's GYAFC sentences (plus, alone, the fine-tuned
 MiniLM transformer) against Lai et al.'s (2022) style scores of 720 outputs, beside the authors' own classifier.
 
-Run: ``python -m benchmarks.studies.style_ensemble`` (a few minutes on one CPU core once the models are cached; training
-the GYAFC transformer took about 70 minutes on two heavily shared cores; ``--lai-extra ""`` leaves it out).
+Run: ``python -m benchmarks.studies.style_ensemble`` (about a minute on 2 cores of an Intel Xeon with AVX-512, the
+models trained anew; ``--lai-extra ""`` leaves the GYAFC transformer out).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import mir_and_yelp
+from benchmarks.common import mir_and_yelp, publish
+from tsteval.aggregate import N_RESAMPLES
 from tsteval.classifiers.calibration import apply_temperature, expected_calibration_error, temperature_nll
 from tsteval.classifiers.training import split_heldout, train_classifier
+from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.records import Corpus, Transfers
 from tsteval.core.tokenize import tokenize
-from tsteval.metaeval.agreement import by_system, compare_dependent_correlations, correlate
+from tsteval.metaeval.engine import meta_evaluate_frame
+from tsteval.metaeval.statistics import correlation
+from tsteval.metaeval.tables import MetricColumn, Rating
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.lai import load_lai
 from tsteval.readers.lines import load_style_files
@@ -48,11 +54,24 @@ LAI_CLASSIFIER = "lai_c_gyafc"
 MODELS = ("CAAE", "ARAE", "DAR")
 METRICS = ("target_prob", "sti", "sti_norm")
 # On the small GYAFC corpus the bag-of-words members are weak; the fine-tuned MiniLM transformer is tried too
-# (alone: it is slow to train on a CPU, then cached).
-LAI_EXTRA = {"transformer": {"epochs": 1, "verbose": False}}
+# (alone: it is slow to train on a CPU, then cached), in fp32 on every CPU (``auto`` trains in bf16 where the CPU
+# has it natively, and moves its figures).
+LAI_EXTRA = {"transformer": {"epochs": 1, "verbose": False, "precision": "fp32"}}
 # Below this pooled r with the ratings a classifier is taken not to track them (no verdict on the question).
 MIN_TRACKING_R = 0.2
 ENSEMBLE_KIND = "ensemble (mean of scaled members)"
+VERDICTS = {"yes": "better", "no": "worse", "not significant": "n.s."}
+# What moved since the page's previous version (commit df85a87), measured by rerunning it: said on the page.
+CHANGES = ("Changed since this page's previous version (commit df85a87): (1) its intervals are the engine's "
+           "clustered ones instead of Fisher intervals and Williams' t, which treat every row as independent: on Yelp "
+           "every r is unchanged (within 1e-5) and the intervals are 1.28 to 1.62 times as wide (an end moved by up "
+           "to .019; on GYAFC 1.12 to 1.44 times), and one Yelp comparison is no longer significant, `sti@fasttext` "
+           "over `target_prob@fasttext` (+.014; Williams' p = .012 before); (2) the GYAFC classifiers read each rated "
+           "output in the form they were trained on (DualRL's GYAFC splits clitics, `does n't`; 116 of the 720 "
+           "outputs change), which moves the GYAFC r of the bag-of-words models by up to .020 (fastText's "
+           "`target_prob` -.101 -> -.081); (3) the GYAFC transformer follows the current recipe (32 tokens, two "
+           "layers frozen), in fp32: held-out accuracy .861 -> .834, its `target_prob` r -.028 -> +.025. The Yelp "
+           "ensemble, retrained on this CPU: held-out accuracy .9691 -> .9692.")
 
 
 @dataclass
@@ -77,39 +96,45 @@ def heldout_row(name: str, kind: str, proba: np.ndarray, y: np.ndarray, temperat
             "ece": expected_calibration_error(proba, y)}
 
 
-def correlations(frame: pd.DataFrame, names: list[str], human: str, systems: tuple[str, ...]) -> pd.DataFrame:
-    """Sentence-level Pearson r with the human rating, pooled (95% Fisher interval) and per system of ``systems``
-    with their mean (Mir et al.'s "Average")."""
-    rows = []
-    for name in names:
-        for metric in METRICS:
-            column = f"{metric}@{name}"
-            rated = frame.dropna(subset=[column, human])
-            pooled = correlate(rated[column], rated[human])
-            row = {"classifier": name, "metric": metric, "r_pooled": pooled.r, "ci_low": pooled.fisher_low,
-                   "ci_high": pooled.fisher_high}
-            if systems:
-                table = by_system(rated, column, human)
-                row.update({f"r_{m}": table[m].r for m in systems})
-                row["r_model_mean"] = float(np.mean([table[m].r for m in systems]))
-            rows.append({**row, "n": pooled.n})
-    return pd.DataFrame(rows)
+def agreement(frame: pd.DataFrame, names: list[str], human: str, systems: tuple[str, ...],
+              seed: int) -> pd.DataFrame:
+    """Sentence-level Pearson r with the human rating, pooled, with the engine's 95% interval; per system of
+    ``systems`` with their mean (Mir et al.'s "Average")."""
+    columns = [f"{metric}@{name}" for name in names for metric in METRICS]
+    rows = sentence_rows(frame, columns, human, seed)
+    out = pd.DataFrame({"classifier": [c.partition("@")[2] for c in columns],
+                        "metric": [c.partition("@")[0] for c in columns], "r": rows["r"].to_numpy(),
+                        "low": rows["lo"].to_numpy(), "high": rows["hi"].to_numpy(), "n": rows["n"].to_numpy()})
+    for system in systems:
+        part = frame[frame["system"] == system]
+        out[f"r_{system}"] = [correlation(part[c], part[human]) for c in columns]
+    if systems:
+        out["r_model_mean"] = out[[f"r_{system}" for system in systems]].mean(axis=1)
+    return out
 
 
-def williams(frame: pd.DataFrame, members: list[str], human: str, extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Pooled sentence-level comparisons on the same rows (Williams' t, two-sided): the ensemble against each
-    member alone per metric, and ``sti`` against ``target_prob`` per classifier (the ``extra`` ones too)."""
-    pairs = [(metric, "ensemble", member) for metric in METRICS for member in members]
-    pairs += [("sti-vs-target_prob", name, name) for name in [*members, "ensemble", *extra]]
-    rows = []
-    for metric, a, b in pairs:
-        first, second = ((f"sti@{a}", f"target_prob@{b}") if metric == "sti-vs-target_prob"
-                         else (f"{metric}@{a}", f"{metric}@{b}"))
-        test = compare_dependent_correlations(frame[first], frame[second], frame[human])
-        rows.append({"comparison": f"{first} vs {second}", "r_first": test.r1, "r_second": test.r2,
-                     "difference": test.r1 - test.r2, "r_between": test.r12, "williams_t": test.t,
-                     "p_value": test.p_value, "n": test.n})
-    return pd.DataFrame(rows)
+def sentence_rows(frame: pd.DataFrame, columns: list[str], human: str, seed: int,
+                  baseline: str | None = None) -> pd.DataFrame:
+    """The engine's sentence-level Pearson rows of ``columns`` in their order, or with ``baseline`` its rows of their
+    differences from it (paired: the same clustered resamples)."""
+    result = meta_evaluate_frame(frame, [MetricColumn(c, "style", True) for c in columns], [Rating(human, "style")],
+                                 baselines={"style": baseline or columns[0]}, n_resamples=N_RESAMPLES, seed=seed,
+                                 methods=("pearson",))
+    table = result.baseline if baseline else result.table
+    return table[table["level"] == "sentence"].set_index("metric").reindex([c for c in columns if c != baseline])
+
+
+def comparisons(frame: pd.DataFrame, members: list[str], human: str, seed: int,
+                extra: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Pooled sentence-level differences of two correlations on the same rows, the engine's paired interval: the
+    ensemble against each member alone per metric, ``sti`` against ``target_prob`` per classifier (``extra`` too)."""
+    pairs = [(f"{metric}@ensemble", f"{metric}@{member}") for metric in METRICS for member in members]
+    pairs += [(f"sti@{name}", f"target_prob@{name}") for name in [*members, "ensemble", *extra]]
+    rows = [sentence_rows(frame, [a, b], human, seed, baseline=b).loc[a] for a, b in pairs]
+    return pd.DataFrame({"comparison": [f"{a} vs {b}" for a, b in pairs], "r_first": [r["r"] for r in rows],
+                         "r_second": [r["r_baseline"] for r in rows], "difference": [r["diff"] for r in rows],
+                         "low": [r["lo"] for r in rows], "high": [r["hi"] for r in rows],
+                         "verdict": [r["verdict"] for r in rows], "n": [int(r["n"]) for r in rows]})
 
 
 def evaluate(corpus: Corpus, transfers: Transfers, members: list[str], seed: int,
@@ -150,24 +175,39 @@ def evaluate(corpus: Corpus, transfers: Transfers, members: list[str], seed: int
 
 
 def tables(part: dict) -> list[str]:
-    """The Markdown lines of one dataset's held-out calibration, agreement and Williams tables."""
-    return ["### Held-out accuracy and calibration", "", part["heldout"].to_markdown(index=False, floatfmt=".4f"), "",
-            ece_sentence(part["heldout"]), "", "### Agreement with the human style rating", "",
-            part["agreement"].to_markdown(index=False, floatfmt=".3f"), "",
-            part["williams"].to_markdown(index=False, floatfmt=".3f"), ""]
+    """The Markdown lines of one dataset's held-out calibration, agreement and comparison tables (from the JSON)."""
+    heldout, agree = pd.DataFrame(part["heldout_calibration"]), pd.DataFrame(part["agreement"])
+    per_system = [c for c in agree.columns if c.startswith("r_")]
+    return ["### Held-out accuracy and calibration", "",
+            md.table(heldout.assign(temperature=heldout["temperature"].map(lambda t: "—" if pd.isna(t) else
+                                                                           f"{t:.4f}")), cell=_cell(".4f")),
+            "", ece_sentence(heldout), "", "### Agreement with the human style rating", "",
+            md.table(pd.DataFrame({"classifier": agree["classifier"], "metric": agree["metric"],
+                                   "r [95% CI]": [f"{x.r:.3f} [{x.low:.3f}, {x.high:.3f}]" for x in agree.itertuples()],
+                                   **{c: agree[c] for c in per_system}, "n": agree["n"]}), cell=_cell(".3f")), "",
+            md.table(pd.DataFrame([{"comparison": x.comparison, "r first": f"{x.r_first:.3f}",
+                                    "r second": f"{x.r_second:.3f}", "difference [95% CI]":
+                                    f"{x.difference:+.3f} [{x.low:+.3f}, {x.high:+.3f}]",
+                                    "verdict": VERDICTS[x.verdict], "n": x.n}
+                                   for x in pd.DataFrame(part["comparisons"]).itertuples()])), ""]
 
 
-def lai_verdict(part: dict) -> str:
+def _cell(spec: str) -> Callable[[object], str]:
+    """A table cell: a float in ``spec``, anything else as it is."""
+    return lambda v: format(v, spec) if isinstance(v, float) else str(v)
+
+
+def lai_verdict(agreement_table: pd.DataFrame) -> str:
     """Whether the classifiers trained here track Lai et al.'s ratings well enough to compare the two questions."""
-    table = part["agreement"]
-    rows = table[(table["metric"] == "target_prob") & ~table["classifier"].str.contains("-in-ensemble")]
-    best = rows.loc[rows["r_pooled"].idxmax()]
-    if best["r_pooled"] < MIN_TRACKING_R:
+    rows = agreement_table[(agreement_table["metric"] == "target_prob")
+                           & ~agreement_table["classifier"].str.contains("-in-ensemble")]
+    best = rows.loc[rows["r"].idxmax()]
+    if best["r"] < MIN_TRACKING_R:
         return (f"The classifiers trained here do not track these ratings (best `target_prob` r = "
-                f"{best['r_pooled']:.3f}, {best['classifier']}), so this part cannot tell `target_prob` and `sti` "
+                f"{best['r']:.3f}, {best['classifier']}), so this part cannot tell `target_prob` and `sti` "
                 "apart; it shows only that a style classifier must first be shown to track the ratings at all.")
-    return (f"The best classifier trained here, {best['classifier']}, reaches r = {best['r_pooled']:.3f} with "
-            "`target_prob`; compare its `sti` row and the Williams test `sti vs target_prob` below.")
+    return (f"The best classifier trained here, {best['classifier']}, reaches r = {best['r']:.3f} with "
+            "`target_prob`; compare its `sti` row and the comparison `sti vs target_prob` below.")
 
 
 def ece_sentence(heldout: pd.DataFrame) -> str:
@@ -219,12 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     members = [m.strip() for m in args.members.split(",") if m.strip()]
     names = [*members, *[f"{m}-in-ensemble{t}" for m in members for t in ("", "-T")], "ensemble"]
+    start = time.perf_counter()
 
     transfers, corpus = mir_and_yelp()
     print(f"Yelp: {len(corpus)} sentences ({corpus.removed} holding Mir's rated inputs removed)")
     yelp = evaluate(corpus, transfers, members, args.seed)
-    yelp["agreement"] = correlations(yelp["frame"], names, HUMAN, MODELS)
-    yelp["williams"] = williams(yelp["frame"], members, HUMAN)
+    yelp["agreement"] = agreement(yelp["frame"], names, HUMAN, MODELS, args.seed)
+    yelp["comparisons"] = comparisons(yelp["frame"], members, HUMAN, args.seed)
 
     lai_rated = lai_transfers()
     rated_texts = set(lai_rated.frame["input"]) | set(lai_rated.frame["output"])
@@ -232,48 +273,61 @@ def main(argv: list[str] | None = None) -> int:
     print(f"GYAFC: {len(gyafc)} sentences after removing Lai et al.'s rated inputs and outputs")
     extra = {name: LAI_EXTRA[name] for name in args.lai_extra.split(",") if name}
     lai = evaluate(gyafc, lai_rated, members, args.seed, extra)
-    lai["agreement"] = correlations(lai["frame"], [*names, *extra], HUMAN_LAI, ())
-    lai["williams"] = williams(lai["frame"], members, HUMAN_LAI, tuple(extra))
-    theirs = correlate(lai["frame"][LAI_CLASSIFIER], lai["frame"][HUMAN_LAI])
+    lai["agreement"] = agreement(lai["frame"], [*names, *extra], HUMAN_LAI, (), args.seed)
+    lai["comparisons"] = comparisons(lai["frame"], members, HUMAN_LAI, args.seed, tuple(extra))
+    theirs = sentence_rows(lai["frame"], [LAI_CLASSIFIER], HUMAN_LAI, args.seed).loc[LAI_CLASSIFIER]
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    md = ["# The calibrated ensemble style classifier, and which style question is which", "",
-          f"Members: {', '.join(members)}. The ensemble trains its members on 80% of its training texts and fits "
-          "one temperature per member on the other 20% (NLL minimum; the members are kept as trained, not "
-          "refitted); a member alone trains on all of them. Every model of a dataset has the same stratified "
-          f"{HELDOUT:.0%} of the corpus held out (seed {args.seed}).", "",
-          "NLL: mean negative log-likelihood; ECE: top-label expected calibration error, 15 equal-width bins "
-          "(Guo et al. 2017); lower is better for both. `NAME-in-ensemble` is a member inside the ensemble before "
-          "its temperature, `-T` after it. Correlations are sentence-level Pearson r, pooled over all systems "
-          "(95% Fisher interval); Williams' t compares two correlations on the same rows (two-sided).", "",
-          "## Yelp sentiment: Mir et al. (2019), raters judged the change from input to output", "",
-          f"Training: Yelp dev + test without every copy of Mir et al.'s rated inputs ({yelp['n_corpus']} "
-          f"sentences, {yelp['n_heldout']} held out). Rated: {len(yelp['frame'])} transfers (12 settings of "
-          f"CAAE, ARAE, DAR), `{HUMAN}`; `r_CAAE` ... per model, `r_model_mean` their mean (the paper's "
-          "\"Average\").", "",
-          *tables(yelp),
-          "## GYAFC formality: Lai et al. (2022), style-strength scores of each output", "",
-          f"Training: GYAFC sentences of DualRL's release (test sets and four references per direction: formal = "
-          f"`test.0` + `reference*.1`, informal = `test.1` + `reference*.0`), lower-cased and tokenised, without "
-          f"Lai et al.'s rated inputs and outputs ({lai['n_corpus']} sentences, {lai['n_heldout']} held out). "
-          f"Rated: {len(lai['frame'])} informal -> formal outputs (80 inputs x 8 systems and the human reference), "
-          f"`{HUMAN_LAI}` = the mean of the two annotators' 0-100 scores; the outputs are lower-cased and tokenised "
-          "the same way, so the classifiers cannot see case (a strong formality cue the raters could).", "",
-          f"The published bar: Lai et al.'s own GYAFC classifier (trained on the full, cased GYAFC training set; its "
-          f"P(formal) of each output is stored as `c-gyafc` in `style.json`) reaches r = {theirs.r:.3f} "
-          f"[{theirs.fisher_low:.3f}, {theirs.fisher_high:.3f}] with the same ratings. {lai_verdict(lai)}", "",
-          *tables(lai)]
-    (args.out / "style_ensemble.md").write_text("\n".join(md))
-    result = {"members": members, "seed": args.seed, "heldout": HELDOUT}
+    result = {"members": members, "seed": args.seed, "heldout": HELDOUT, "n_resamples": N_RESAMPLES,
+              "lai_classifier": {"r": theirs["r"], "low": theirs["lo"], "high": theirs["hi"], "n": int(theirs["n"])}}
     for name, part in (("yelp_mir", yelp), ("gyafc_lai", lai)):
-        result[name] = {"n_corpus": part["n_corpus"], "n_heldout": part["n_heldout"], "classifiers": part["trained"],
+        result[name] = {"n_corpus": part["n_corpus"], "n_heldout": part["n_heldout"], "n_rated": len(part["frame"]),
+                        "classifiers": part["trained"],
                         "heldout_calibration": part["heldout"].astype(object).where(part["heldout"].notna(), None)
                         .to_dict("records"),
                         "agreement": part["agreement"].to_dict("records"),
-                        "williams": part["williams"].to_dict("records")}
-    (args.out / "style_ensemble.json").write_text(json.dumps(result, indent=2, default=str))
-    print("\n".join(md))
+                        "comparisons": part["comparisons"].to_dict("records")}
+    result["seconds"] = round(time.perf_counter() - start)
+    publish(args.out, "style_ensemble", result, page)
     return 0
+
+
+def page(result: dict) -> str:
+    """``style_ensemble.md`` from ``style_ensemble.json`` (:func:`main` writes both)."""
+    yelp, lai, theirs = result["yelp_mir"], result["gyafc_lai"], result["lai_classifier"]
+    md_lines = ["# The calibrated ensemble style classifier, and which style question is which", "",
+                f"Members: {', '.join(result['members'])}. The ensemble trains its members on 80% of its training "
+                "texts and fits one temperature per member on the other 20% (NLL minimum; the members are kept as "
+                "trained, not refitted); a member alone trains on all of them. Every model of a dataset has the "
+                f"same stratified {result['heldout']:.0%} of the corpus held out (seed {result['seed']}).", "",
+                "NLL: mean negative log-likelihood; ECE: top-label expected calibration error, 15 equal-width bins "
+                "(Guo et al. 2017); lower is better for both. `NAME-in-ensemble` is a member inside the ensemble "
+                "before its temperature, `-T` after it. Correlations are sentence-level Pearson r, pooled over all "
+                f"systems, by the meta-evaluation engine: 95% intervals from {result['n_resamples']} bootstrap "
+                f"resamples of the inputs (seed {result['seed']}), and a difference of two correlations on the same "
+                "rows is paired (the same resamples; `better` or `worse` when its interval excludes 0, else "
+                "`n.s.`).", "",
+                CHANGES, "",
+                "## Yelp sentiment: Mir et al. (2019), raters judged the change from input to output", "",
+                f"Training: Yelp dev + test without every copy of Mir et al.'s rated inputs ({yelp['n_corpus']} "
+                f"sentences, {yelp['n_heldout']} held out). Rated: {yelp['n_rated']} transfers (12 settings of "
+                f"CAAE, ARAE, DAR), `{HUMAN}`; `r_CAAE` ... per model, `r_model_mean` their mean (the paper's "
+                "\"Average\").", "",
+                *tables(yelp),
+                "## GYAFC formality: Lai et al. (2022), style-strength scores of each output", "",
+                "Training: GYAFC sentences of DualRL's release (test sets and four references per direction: formal "
+                "= `test.0` + `reference*.1`, informal = `test.1` + `reference*.0`), lower-cased and tokenised, "
+                f"without Lai et al.'s rated inputs and outputs ({lai['n_corpus']} sentences, {lai['n_heldout']} held "
+                f"out). Rated: {lai['n_rated']} informal -> formal outputs (80 inputs x 8 systems and the human "
+                f"reference), `{HUMAN_LAI}` = the mean of the two annotators' 0-100 scores; the outputs are "
+                "lower-cased and tokenised the same way, so the classifiers cannot see case (a strong formality cue "
+                "the raters could).", "",
+                "The published bar: Lai et al.'s own GYAFC classifier (trained on the full, cased GYAFC training "
+                "set; its P(formal) of each output is stored as `c-gyafc` in `style.json`) reaches r = "
+                f"{theirs['r']:.3f} [{theirs['low']:.3f}, {theirs['high']:.3f}] with the same ratings. "
+                f"{lai_verdict(pd.DataFrame(lai['agreement']))}", "",
+                *tables(lai), f"Runtime {result['seconds']} s on 2 CPU cores (models from the cache where trained "
+                "before)."]
+    return "\n".join(md_lines) + "\n"
 
 
 if __name__ == "__main__":
