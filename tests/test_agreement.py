@@ -1,4 +1,4 @@
-"""Pearson agreement with Mir et al.'s "±", Fisher intervals, the bootstrap mean and Table 4.3 of Mir et al."""
+"""Pearson agreement with Mir et al.'s "±", the bootstrap mean and Table 4.3 of Mir et al."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scipy import stats
 
 from tsteval.aggregate import Score, bootstrap_mean
 from tsteval.core.errors import InputError
-from tsteval.metaeval.agreement import Correlation, bowley_se, fisher_interval, pearson
+from tsteval.metaeval.agreement import Correlation, bowley_se, pearson
 from tsteval.metrics.style.intensity import emd, target_probability
 
 STI_DIR = Path("mir2019/evaluations/automated/style_transfer_intensity/sentence_level/style_distributions")
@@ -37,19 +37,6 @@ def test_pearson_matches_scipy() -> None:
                                               (0.566, 1220, 0.038), (0.470, 976, 0.049), (0.602, 1220, 0.036)])
 def test_mir_margin_from_r_and_n(r: float, n: int, published: float) -> None:
     assert round(1.96 * bowley_se(r, n), 3) == published
-
-
-def test_fisher_interval_by_hand() -> None:
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=50)
-    y = x + rng.normal(size=50)
-    c = pearson(x, y)
-    z, half = np.arctanh(c.r), stats.norm.ppf(0.975) / np.sqrt(50 - 3)
-    assert c.fisher_low == pytest.approx(np.tanh(z - half), abs=1e-12)
-    assert c.fisher_high == pytest.approx(np.tanh(z + half), abs=1e-12)
-    ci = stats.pearsonr(x, y).confidence_interval(0.95)
-    assert (c.fisher_low, c.fisher_high) == pytest.approx((ci.low, ci.high), abs=1e-9)
-    assert fisher_interval(0.3, 3) == (-1.0, 1.0)  # n = 3: unbounded standard error
 
 
 def test_pearson_errors() -> None:

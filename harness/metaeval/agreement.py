@@ -1,13 +1,13 @@
 """Agreement of automated metrics with human ratings, and of human raters with each other.
 
-Pearson's r carries Mir et al.'s "±" (1.96 x Bowley's standard error) and a Fisher-z interval.  Spearman's
-rho and Kendall's tau get Fisher-z intervals with the variance approximations for rank correlations:
-Bonett & Wright (2000), ``var(atanh rho) = (1 + rho^2 / 2) / (n - 3)``, and Fieller, Hartley & Pearson
-(1957), ``var(atanh tau) = 0.437 / (n - 4)``; their ``se`` is the delta-method standard error on the
-correlation scale, ``(1 - r^2) * se_z``.  Williams' t (Williams 1959; Steiger 1980's T2) compares two
-metrics' correlations with the same human scores, which are dependent because they share those scores.
-p-values are information only: the intervals are what tables should report.  The agreement tables of
-``tsteval run`` and ``tsteval meta-eval`` are :mod:`tsteval.metaeval.engine`'s, which uses Williams' t here.
+Pearson's r carries Mir et al.'s "±" (1.96 x Bowley's standard error), the form a reproduction prints beside
+their tables.  Spearman's rho and Kendall's tau carry the delta-method standard error ``(1 - r^2) * se_z`` of the
+variance approximations for rank correlations: Bonett & Wright (2000), ``var(atanh rho) = (1 + rho^2 / 2) / (n -
+3)``, and Fieller, Hartley & Pearson (1957), ``var(atanh tau) = 0.437 / (n - 4)``.  Williams' t (Williams 1959;
+Steiger 1980's T2) compares two metrics' correlations with the same human scores, which are dependent because they
+share those scores.  All of these take rows as independent, which rated transfers sharing an input are not: every
+interval a tsteval page shows comes from :mod:`tsteval.metaeval.statistics`'s bootstrap clustered by input (the
+engine, :mod:`tsteval.metaeval.engine`, which prints Williams' t beside it); p-values are information only.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ Method = Literal["pearson", "spearman", "kendall"]
 
 @dataclass(frozen=True)
 class Correlation:
-    """A correlation with its p-value, standard error, margin (1.96 x se) and a 95% Fisher-z interval.
+    """A correlation with its p-value, standard error and margin (1.96 x se).
 
     For Pearson ``se`` is Bowley's, as Mir et al. print it; for Spearman and Kendall see the module notes.
     """
@@ -42,24 +42,12 @@ class Correlation:
     n: int
     se: float
     margin: float
-    fisher_low: float
-    fisher_high: float
     method: str = "pearson"
 
 
 def bowley_se(r: float, n: int) -> float:
     """Bowley's (1928) large-sample standard error of r, ``(1 - r^2) / sqrt(n)``, as used by Mir et al."""
     return (1.0 - r * r) / float(np.sqrt(n))
-
-
-def fisher_interval(r: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Confidence interval for r from Fisher's z = atanh(r) with standard error ``1 / sqrt(n - 3)``.
-
-    With n <= 3 the standard error is unbounded and the interval is (-1, 1).
-    """
-    if n <= 3:
-        return -1.0, 1.0
-    return _z_interval(r, 1.0 / np.sqrt(n - 3), confidence)
 
 
 def fisher_se_z(method: Method, r: float, n: int) -> float:
@@ -71,15 +59,6 @@ def fisher_se_z(method: Method, r: float, n: int) -> float:
     if method == "kendall":
         return float(np.sqrt(FIELLER_KENDALL / (n - 4))) if n > 4 else np.inf
     raise InputError(f"unknown correlation method {method!r}", fix=f"use one of {METHODS}")
-
-
-def _z_interval(r: float, se_z: float, confidence: float = 0.95) -> tuple[float, float]:
-    """``tanh(atanh(r) -/+ z_crit * se_z)``; (-1, 1) when ``se_z`` is infinite."""
-    if not np.isfinite(se_z):
-        return -1.0, 1.0
-    z = np.arctanh(np.clip(r, -1.0 + 1e-15, 1.0 - 1e-15))
-    half = stats.norm.ppf(0.5 + confidence / 2.0) * se_z
-    return float(np.tanh(z - half)), float(np.tanh(z + half))
 
 
 def _check_sample(values: ArrayLike, name: str) -> np.ndarray:
@@ -107,35 +86,30 @@ def _check_pair(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pearson(x: ArrayLike, y: ArrayLike) -> Correlation:
-    """Pearson correlation of paired scores (``scipy.stats.pearsonr``) with Mir's "±" and a Fisher interval."""
+    """Pearson correlation of paired scores (``scipy.stats.pearsonr``) with Mir's "±"."""
     x, y = _check_pair(x, y)
     n = int(x.size)
     result = stats.pearsonr(x, y)
     r = float(result.statistic)
     se = bowley_se(r, n)
-    low, high = fisher_interval(r, n)
-    return Correlation(r=r, p_value=float(result.pvalue), n=n, se=se, margin=MIR_Z * se,
-                       fisher_low=low, fisher_high=high)
+    return Correlation(r=r, p_value=float(result.pvalue), n=n, se=se, margin=MIR_Z * se)
 
 
 def _rank_correlation(method: Method, statistic: float, p_value: float, n: int) -> Correlation:
-    """Wrap a rank correlation with its delta-method se, margin and Fisher-z interval."""
-    se_z = fisher_se_z(method, statistic, n)
-    se = (1.0 - statistic * statistic) * se_z
-    low, high = _z_interval(statistic, se_z)
-    return Correlation(r=statistic, p_value=p_value, n=n, se=float(se), margin=float(MIR_Z * se),
-                       fisher_low=low, fisher_high=high, method=method)
+    """Wrap a rank correlation with its delta-method se and margin."""
+    se = (1.0 - statistic * statistic) * fisher_se_z(method, statistic, n)
+    return Correlation(r=statistic, p_value=p_value, n=n, se=float(se), margin=float(MIR_Z * se), method=method)
 
 
 def spearman(x: ArrayLike, y: ArrayLike) -> Correlation:
-    """Spearman's rho (``scipy.stats.spearmanr``) with a Bonett-Wright Fisher-z interval."""
+    """Spearman's rho (``scipy.stats.spearmanr``) with Bonett and Wright's standard error."""
     x, y = _check_pair(x, y)
     result = stats.spearmanr(x, y)
     return _rank_correlation("spearman", float(result.statistic), float(result.pvalue), int(x.size))
 
 
 def kendall(x: ArrayLike, y: ArrayLike) -> Correlation:
-    """Kendall's tau-b (``scipy.stats.kendalltau``, ties handled) with Fieller's Fisher-z interval."""
+    """Kendall's tau-b (``scipy.stats.kendalltau``, ties handled) with Fieller's standard error."""
     x, y = _check_pair(x, y)
     result = stats.kendalltau(x, y)
     return _rank_correlation("kendall", float(result.statistic), float(result.pvalue), int(x.size))
