@@ -37,9 +37,9 @@ from tsteval.metaeval.statistics import (
 from tsteval.metaeval.study.declaration import Study
 from tsteval.metaeval.study.scoring import SetData, load_set, score_group
 from tsteval.metaeval.tables import JUDGED_BY, MetricColumn, Rating, default_baseline
+from tsteval.scorecard import GROUP
 
 Log = Callable[[str], None]
-GROUP = ("system", "setting")
 RESULT_KIND = "tsteval-study-result"
 
 
