@@ -464,7 +464,7 @@ def markdown(wnc: pd.DataFrame, mir: pd.DataFrame, meta: dict) -> str:
         "(`AttributionMasker.remask`).", "",
         "## Setup", "",
         "Style classifiers (`train_classifier(\"transformer\", ...)`, seed 0; held-out = stratified part of the "
-        "training corpus):", "", md.table(clf, cell=lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)), "",
+        "training corpus):", "", md.table(clf, cell=md.floats(".3f")), "",
         f"- WNC: biased `pre.train` vs neutral `post.train`; {meta['wnc']['train_pairs_unchanged_dropped']} "
         "unchanged pairs dropped and test sentences removed, "
         f"{meta['wnc']['train_texts']} texts. Biased and neutral versions differ by a few words, so a modest "

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,21 +179,16 @@ def tables(part: dict) -> list[str]:
     per_system = [c for c in agree.columns if c.startswith("r_")]
     return ["### Held-out accuracy and calibration", "",
             md.table(heldout.assign(temperature=heldout["temperature"].map(lambda t: "—" if pd.isna(t) else
-                                                                           f"{t:.4f}")), cell=_cell(".4f")),
+                                                                           f"{t:.4f}")), cell=md.floats(".4f")),
             "", ece_sentence(heldout), "", "### Agreement with the human style rating", "",
             md.table(pd.DataFrame({"classifier": agree["classifier"], "metric": agree["metric"],
                                    "r [95% CI]": [f"{x.r:.3f} [{x.low:.3f}, {x.high:.3f}]" for x in agree.itertuples()],
-                                   **{c: agree[c] for c in per_system}, "n": agree["n"]}), cell=_cell(".3f")), "",
+                                   **{c: agree[c] for c in per_system}, "n": agree["n"]}), cell=md.floats(".3f")), "",
             md.table(pd.DataFrame([{"comparison": x.comparison, "r first": f"{x.r_first:.3f}",
                                     "r second": f"{x.r_second:.3f}", "difference [95% CI]":
                                     f"{x.difference:+.3f} [{x.low:+.3f}, {x.high:+.3f}]",
                                     "verdict": VERDICTS[x.verdict], "n": x.n}
                                    for x in pd.DataFrame(part["comparisons"]).itertuples()])), ""]
-
-
-def _cell(spec: str) -> Callable[[object], str]:
-    """A table cell: a float in ``spec``, anything else as it is."""
-    return lambda v: format(v, spec) if isinstance(v, float) else str(v)
 
 
 def lai_verdict(agreement_table: pd.DataFrame) -> str:

@@ -44,6 +44,15 @@ def inline(text: str) -> str:
     return "".join(escape(part) if i % 2 == 0 else f"`{part}`" for i, part in enumerate(parts))
 
 
+def floats(spec: str) -> Callable[[object], str]:
+    """A :func:`table` cell renderer: a float in the format ``spec``, anything else as ``str`` renders it.
+
+    >>> floats(".3f")(0.12345), floats(".3f")(7)
+    ('0.123', '7')
+    """
+    return lambda value: format(value, spec) if isinstance(value, float) else str(value)
+
+
 def table(frame: pd.DataFrame, cell: Callable[[object], str] = str) -> str:
     """A GitHub-flavoured Markdown table; headers and cells (rendered by ``cell``) are escaped."""
     lines = ["| " + " | ".join(escape(c) for c in frame.columns) + " |", "|" + "---|" * len(frame.columns)]
