@@ -146,6 +146,25 @@ def _mir_rows(folder: Path, data_root: Path) -> pd.DataFrame:
     return mir
 
 
+def _mask_placeholder(folder: Path, data_root: Path) -> None:
+    """sentence-transformers' MiniLM cosine of the raw texts, Pearson with the content ratings by scipy; and the
+    rows with a word of Mir's lexicon (split on spaces, as Mir's texts are tokenised) are the page's subset."""
+    from sentence_transformers import SentenceTransformer
+
+    from tsteval.metrics.content.sentence_embedding import default_model
+
+    data, mir = json.loads((folder / "study.json").read_text()), _mir_rows(folder, data_root)
+    model = SentenceTransformer(default_model(), device="cpu")
+    a, b = (model.encode(mir[c].tolist(), normalize_embeddings=True) for c in ("input_y", "output"))
+    expected = stats.pearsonr(np.sum(a * b, axis=1), mir["human_content_preservation"]).statistic
+    figure = _figure(data, set="Mir", column="sbert@none", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(expected, abs=1e-5)
+    lexicon = json.loads((data_root / "mir2019" / "style_lexicon" / "style_words_and_weights.json").read_text())
+    words = {word for word, _ in lexicon["binary sentiment"]}
+    masked = sum(bool(words & {*x.split(), *y.split()}) for x, y in zip(mir["input_y"], mir["output"], strict=True))
+    assert [s["rows"] for s in data["sets"]] == [len(mir), masked, len(mir) - masked] == [2928, 2465, 463]
+
+
 def _lm_style_probe(folder: Path, data_root: Path) -> None:
     """The probe on Mir and its difference from the fastText baseline: scipy's Pearson on the page's scores joined
     to the raw ratings file."""
@@ -258,6 +277,7 @@ INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _cont
                                                          "multilingual": _multilingual,
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,
+                                                         "mask_placeholder": _mask_placeholder,
                                                          "learned_content": _learned_content,
                                                          "learned_content_epochs":
                                                              partial(_learned_content, column="learned@cross-e3-loso"),

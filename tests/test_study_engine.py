@@ -198,6 +198,7 @@ def test_the_command_line_writes_the_same_page(study: tuple, tmp_path: Path, cap
     ("resampels: 10", "mine.yaml:15: resampels: unknown key 'resampels' (fix: did you mean 'resamples'?)"),
     ("statistics: [pearson, spearmen]", "unknown statistics 'spearmen'"),
     ("include: [mine.yaml]", "includes itself"),
+    ("describe: no_colon", "describe: expected MODULE:FUNCTION, not 'no_colon'"),
 ])
 def test_a_bad_declaration_names_the_file_and_line(tmp_path: Path, extra: str, message: str) -> None:
     path = _declaration(tmp_path, extra)
@@ -214,6 +215,46 @@ def test_a_missing_rating_column_is_named(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("first.csv, label: first, ratings: {human_content: content}",
                                              "first.csv, label: first, ratings: {human_contnet: content}"))
     with pytest.raises(InputError, match="no rating column 'human_contnet'.*did you mean 'human_content'"):
+        tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
+
+
+def system_a(data: object) -> np.ndarray:
+    """A ``rows:`` hook: system a's rows."""
+    return (data.frame["system"] == "a").to_numpy()
+
+
+def one_row(data: object) -> list[bool]:
+    """A ``rows:`` hook that keeps the wrong number of rows."""
+    return [True]
+
+
+def mean_bleu(scores: pd.DataFrame, sets: dict) -> list[dict]:
+    """A ``describe:`` hook: the mean BLEU over every set's rows."""
+    return [{"column": "bleu@none", "sets": ", ".join(sets), "mean": float(scores["bleu@none"].mean())}]
+
+
+def test_a_set_keeps_the_rows_a_hook_names_and_a_hook_describes_the_scores(tmp_path: Path) -> None:
+    """``rows:`` keeps system a's 20 rows of the second table (its figure scipy's on those rows of the raw file);
+    ``describe:``'s rows are in the JSON and in a table on the page; a hook that keeps the wrong rows is named."""
+    path = _declaration(tmp_path, 'describe: "test_study_engine:mean_bleu"')
+    text = path.read_text().replace("label: second, ratings: {human_content: content}}",
+                                    'label: second, ratings: {human_content: content}, rows: "test_study_engine:'
+                                    'system_a"}')
+    path.write_text(text)
+    result = tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
+    second = result.scores[result.scores["set"] == "second"].astype({"item": int})
+    raw = pd.read_csv(tmp_path / "second.csv")
+    rows = second.merge(raw[raw["system"] == "a"], on=["system", "setting", "item"], validate="1:1")
+    assert len(rows) == len(second) == 20
+    figure = _figure(result.data, set="second", column="bleu@none", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(stats.pearsonr(rows["bleu@none"], rows["human_content"]).statistic)
+    mean = float(result.scores["bleu@none"].mean())
+    assert result.data["describe"] == [{"column": "bleu@none", "sets": "first, second", "mean": pytest.approx(mean)}]
+    assert f"## Description\n\n| column | sets | mean |\n|---|---|---|\n| bleu@none | first, second | {mean:.3f} |" \
+        in result.markdown()
+    path.write_text(text.replace("system_a", "one_row"))
+    with pytest.raises(tsteval.core.errors.TstevalError, match="one_row' gave bool .1,., not a bool per row of set "
+                       "second .40."):
         tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
 
 

@@ -13,6 +13,7 @@ and line)::
       - {set: lai, label: Lai, ratings: [content]}          # only its content ratings
       - {table: my_ratings.csv, label: mine, ratings: {human_content: content}}
       - {study: runs/my-study, label: my study}
+      - {set: mir, label: masked, rows: "benchmarks.evidence.mask_placeholder:with_masked_word"}  # rows a hook keeps
     sample: all                     # or {inputs: 100, seed: 0}: that many seeded inputs per set (every output of each)
     columns:                        # what scores each set, through the one plan and runner (tsteval.evaluate)
       - {metrics: [bleu, chrf, sbert]}
@@ -34,6 +35,7 @@ and line)::
     published:                       # figures from the literature, shown beside ours
       - {column: BLEURT, set: mean, statistic: spearman, level: sentence, value: 0.537, source: Babakov et al. 2022}
     rule: {version: 2, reference: {content: sbert@none}, min_gain: 0.02, costs: column_costs.json}
+    describe: "benchmarks.evidence.mask_placeholder:rises"  # a table no statistic against ratings gives
     out: ../results/studies/content_sets   # relative to this file
 
 >>> import tempfile, pathlib
@@ -60,8 +62,8 @@ from tsteval.metaeval.statistics import LEVELS, STATISTICS
 KIND = "tsteval-study"
 KEYS = ("kind", "title", "include", "text", "sets", "sample", "columns", "baselines", "incumbent", "comparisons",
         "statistics", "levels", "cluster", "resamples", "seed", "aggregates", "groups", "published", "rule",
-        "out")
-SET_KEYS = ("set", "table", "study", "label", "ratings", "sample", "style_corpus", "language", "task")
+        "describe", "out")
+SET_KEYS = ("set", "table", "study", "label", "ratings", "sample", "style_corpus", "language", "task", "rows")
 COLUMN_KEYS = ("metrics", "classifier", "modifications", "language_model", "suffix", "options", "authors", "hook",
                "params", "aspect", "higher_is_better", "sets")
 RULE_KEYS = ("version", "reference", "min_gain", "costs", "statistic", "level", "per")
@@ -84,6 +86,7 @@ class StudySet:
     style_corpus: str | None = None
     language: str | None = None
     task: str | None = None
+    rows: str | None = None  # a hook MODULE:FUNCTION: (SetData) -> which rows to keep, before any sample
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,7 @@ class Study:
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # name -> set labels; empty: all sets
     published: tuple[Published, ...] = ()
     rule: Rule | None = None
+    describe: str | None = None  # a hook MODULE:FUNCTION: (scores, {label: SetData}) -> rows of a table
     out: Path | None = None
     sources: tuple[Path, ...] = ()  # this file and every file it includes
 
@@ -249,6 +253,11 @@ class _Reader:
             raise self.error(where, f"expected an integer of at least {least}, not {quote(value)}")
         return value
 
+    def hook(self, value: object, where: tuple) -> str | None:
+        if value is not None and (not isinstance(value, str) or value.count(":") != 1):
+            raise self.error(where, f"expected MODULE:FUNCTION, not {quote(value)}")
+        return value
+
     def text(self, value: object, where: tuple) -> str:
         if not isinstance(value, str) or not value:
             raise self.error(where, f"expected a text, not {quote(value)}")
@@ -302,7 +311,8 @@ def _read_set(reader: _Reader, entry: object, i: int, folder: Path) -> StudySet:
     return StudySet(value if kind == "set" else str(data.get("label", Path(value).stem)),
                     str(data.get("label", value)), table=path if kind == "table" else None,
                     study=path if kind == "study" else None, ratings=ratings, sample=inputs, sample_seed=seed,
-                    style_corpus=data.get("style_corpus"), language=data.get("language"), task=data.get("task"))
+                    style_corpus=data.get("style_corpus"), language=data.get("language"), task=data.get("task"),
+                    rows=reader.hook(data.get("rows"), (*where, "rows")))
 
 
 def _read_column(reader: _Reader, entry: object, i: int, labels: Sequence[str]) -> ColumnGroup:
@@ -325,9 +335,7 @@ def _read_column(reader: _Reader, entry: object, i: int, labels: Sequence[str]) 
             if name not in METRICS and name != "recommended":
                 raise reader.error((*where, "metrics"), f"no metric {name!r}", fix=did_you_mean(name, METRICS)
                                    or "see tsteval metrics")
-    hook = data.get("hook")
-    if hook is not None and (not isinstance(hook, str) or hook.count(":") != 1):
-        raise reader.error((*where, "hook"), f"expected MODULE:FUNCTION, not {quote(hook)}")
+    hook = reader.hook(data.get("hook"), (*where, "hook"))
     classifier = data.get("classifier", {})
     if not isinstance(classifier, dict):
         raise reader.error((*where, "classifier"), "expected {NAME: BACKEND}, e.g. {fasttext: fasttext}")
@@ -457,4 +465,5 @@ def load_study(path: str | Path) -> Study:
                  groups=reader.groups(data["groups"], labels, ("groups",)) if "groups" in data else {},
                  published=tuple(_read_published(reader, p, i) for i, p in enumerate(data.get("published", []))),
                  rule=_read_rule(reader, data["rule"], folder) if "rule" in data else None,
+                 describe=reader.hook(data.get("describe"), ("describe",)),
                  out=None if out is None else (folder / reader.text(out, ("out",))).resolve(), sources=tuple(sources))

@@ -174,6 +174,8 @@ def render(data: dict) -> str:
         title = {"mean": "Mean over sets", "pooled": "All sets pooled"}.get(where, where.capitalize())
         for aspect in dict.fromkeys(r["aspect"] for r in rows):
             lines += [f"## {md.escape(title)}: {md.escape(aspect)}", "", *_tables(data, rows, where, aspect)]
+    if data.get("describe"):
+        lines += ["## Description", "", md.table(pd.DataFrame(data["describe"]), md.floats(".3f")), ""]
     if data.get("published"):
         lines += ["## Published figures beside ours", "",
                   md.table(pd.DataFrame([{"column": p["column"], "set": p["set"], "aspect": p["aspect"],

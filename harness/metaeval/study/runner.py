@@ -35,7 +35,7 @@ from tsteval.metaeval.statistics import (
     percentile_interval,
 )
 from tsteval.metaeval.study.declaration import Study
-from tsteval.metaeval.study.scoring import SetData, load_set, score_group
+from tsteval.metaeval.study.scoring import SetData, call_hook, load_set, score_group
 from tsteval.metaeval.tables import JUDGED_BY, MetricColumn, Rating, default_baseline
 from tsteval.scorecard import GROUP
 
@@ -324,4 +324,6 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
 
         data["rule"] = apply_rule(study, evidence, {s["label"]: s for s in sets_info})
     frame = pd.concat(scores, ignore_index=True)
+    if study.describe is not None:
+        data["describe"] = call_hook(study.describe, frame, {d.entry.label: d for d, _, _ in scored_sets})
     return StudyResult(study, data, evidence, frame[["set", *(c for c in frame.columns if c != "set")]])

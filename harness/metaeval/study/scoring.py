@@ -142,6 +142,14 @@ def load_set(entry: StudySet) -> SetData:
 
     data = _builtin(entry) if entry.table is None and entry.study is None else (
         _table(entry) if entry.table is not None else _study(entry))
+    if entry.rows is not None:
+        keep = np.asarray(call_hook(entry.rows, data))
+        if keep.dtype != bool or keep.shape != (len(data.frame),):
+            raise TstevalError(f"the hook {entry.rows!r} gave {keep.dtype} {keep.shape}, not a bool per row of set "
+                               f"{entry.label} ({len(data.frame)})")
+        data.notes["rows_kept"] = {"hook": entry.rows, "of": len(data.frame), "kept": int(keep.sum())}
+        data.transfers = Transfers(data.frame[keep].reset_index(drop=True), data.transfers.origin,
+                                   dict(data.transfers.extra))
     if not data.ratings:
         raise InputError(f"set {entry.label}: no rating left to judge against", path=data.source or entry.name)
     if entry.sample is not None:
@@ -251,13 +259,18 @@ def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[d
             {c + group.suffix: card.signatures.get(c, "") for c in card.metrics})
 
 
-def _hook(data: SetData, group: ColumnGroup, seed: int) -> tuple[dict, dict]:
-    module, _, name = str(group.hook).partition(":")
+def call_hook(hook: str, *args: object, **kwargs: object) -> object:
+    """The function a declaration names as ``MODULE:FUNCTION``, called with ``args`` and ``kwargs``."""
+    module, _, name = hook.partition(":")
     try:
         function = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as error:
-        raise TstevalError(f"the hook {group.hook!r} cannot be imported: {error}") from None
-    columns = function(data, seed=seed, **group.params)
+        raise TstevalError(f"the hook {hook!r} cannot be imported: {error}") from None
+    return function(*args, **kwargs)
+
+
+def _hook(data: SetData, group: ColumnGroup, seed: int) -> tuple[dict, dict]:
+    columns = call_hook(str(group.hook), data, seed=seed, **group.params)
     if not isinstance(columns, Mapping):
         raise TstevalError(f"the hook {group.hook!r} returned {type(columns).__name__}, not {{COLUMN: values}}")
     values = {c + group.suffix: np.asarray(v, dtype=float) for c, v in columns.items()}
