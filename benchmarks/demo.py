@@ -24,13 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import mir_and_yelp, r_margin
+from benchmarks.common import r_margin
 from benchmarks.reproductions import mir_style_reproduction as reproduction
 from tsteval.aggregate import N_RESAMPLES
-from tsteval.classifiers.training import train_classifier
 from tsteval.cli.main import main as tsteval_main
-from tsteval.metrics.style.scorer import score_style
-from tsteval.scorecard import Scorecard
 
 QUICK_BACKENDS = ("fasttext", "tfidf-lr")
 MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "demo.yaml"
@@ -41,14 +38,7 @@ JOINT = "joint@strap"
 def quick_table(seed: int = 0) -> str:
     """Markdown: per fast classifier and model, Pearson r (± Mir's margin) of EMD and target probability with
     ``human_style_intensity``, the paper's fastText values beside them."""
-    transfers, corpus = mir_and_yelp()
-    card = Scorecard.from_transfers(transfers)
-    accuracy = {}
-    for backend in QUICK_BACKENDS:
-        trained = train_classifier(backend, corpus, reproduction.CLASSIFIER_PARAMS.get(backend, {}), seed=seed,
-                                   heldout=0.05)
-        accuracy[backend] = trained.report["accuracy"]
-        score_style(card, trained.model, backend, model_id=trained.identity)
+    card, corpus, reports = reproduction.score(QUICK_BACKENDS, seed)
     frame = card.frame
     rows = []
     for backend in QUICK_BACKENDS:
@@ -56,7 +46,7 @@ def quick_table(seed: int = 0) -> str:
         for metric in ("target_prob", "emd"):
             ours = reproduction.correlations(frame, f"{metric}@{backend}")
             paper = reproduction.PAPER.get((backend, metric))
-            rows += [{"classifier": f"{backend} (held-out acc. {accuracy[backend]:.3f})", "metric": metric,
+            rows += [{"classifier": f"{backend} (held-out acc. {reports[backend]['accuracy']:.3f})", "metric": metric,
                       "model": model, "ours": r_margin(ours[model][:2]),
                       "paper": r_margin(paper[model] if paper else None)}
                      for model in (*reproduction.MODELS, "Average")]
