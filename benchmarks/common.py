@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from tsteval.classifiers.training import TrainedClassifier, train_classifier
 from tsteval.core.records import Corpus, Transfers
@@ -18,6 +19,8 @@ from tsteval.readers.yelp import load_yelp_corpus
 # CPU fine-tuning of the transformer is slow: it trains on a seeded subsample of the Yelp corpus.
 TRANSFORMER_TRAIN_SIZE = 4000
 TRANSFORMER_PARAMS = {"epochs": 1, "precision": "fp32"}  # fp32 on every CPU (auto: bf16 where native)
+MODELS = ("CAAE", "ARAE", "DAR")  # Mir et al.'s three systems, in their tables' order
+FIELDS = ("r", "margin", "lo", "hi")  # what by_model gives per model, and the columns of a reproduction's CSV
 
 
 def mir_and_yelp() -> tuple[Transfers, Corpus]:
@@ -49,13 +52,17 @@ def timed(fn: Callable[..., object], *args: object, **kwargs: object) -> tuple[o
     return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def r_margin(pair: tuple[float, float] | None) -> str:
-    """A correlation and its margin as a table cell, ``—`` where there is none.
+def r_margin(figure: Sequence[float | None] | None) -> str:
+    """A correlation, its margin and, where it has one, its interval (:data:`FIELDS`) as a table cell; ``—`` where
+    there is none.
 
-    >>> r_margin((0.4567, 0.0512))
-    '0.457 ± 0.051'
+    >>> r_margin((0.4567, 0.0512)), r_margin((0.4567, 0.0512, 0.41, 0.5)), r_margin((float("nan"), 0.1, None, None))
+    ('0.457 ± 0.051', '0.457 ± 0.051 [0.410, 0.500]', '—')
     """
-    return "—" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
+    if figure is None or pd.isna(figure[0]):
+        return "—"
+    text = f"{figure[0]:.3f} ± {figure[1]:.3f}"
+    return text if len(figure) < 4 or pd.isna(figure[2]) else f"{text} [{figure[2]:.3f}, {figure[3]:.3f}]"
 
 
 def publish(folder: Path, stem: str, report: object, render: Callable[[object], str]) -> str:
@@ -67,3 +74,30 @@ def publish(folder: Path, stem: str, report: object, render: Callable[[object], 
     (folder / f"{stem}.md").write_text(page := render(report), encoding="utf-8")
     print(page)
     return page
+
+
+def by_model(frame: pd.DataFrame, columns: Sequence[str], human: str, seed: int = 0,
+             lower_is_better: Collection[str] = ()) -> dict[str, dict[str, tuple[float, float, float, float]]]:
+    """Mir et al.'s per-model table of each column: ``(r, margin, low, high)`` per model (settings pooled) and for their
+    mean ("Average"): Pearson r with ``human``, Mir's margin 1.96·(1−r²)/√n (the rows taken as independent, as the
+    paper prints; the Average's is the mean of the models'), and the 95% interval of the engine's bootstrap clustered by
+    input (:func:`~tsteval.metaeval.engine.meta_evaluate_frame`; the Average's as the within-system level with the
+    models as the systems, every model resampled by the same inputs); ``lower_is_better`` columns sign-flipped."""
+    from tsteval.metaeval.agreement import by_system
+    from tsteval.metaeval.engine import meta_evaluate_frame
+    from tsteval.metaeval.tables import MetricColumn, Rating
+
+    judged = [MetricColumn(c, "style", c not in lower_is_better) for c in columns]  # "style": pairs them with human
+    ends: dict[tuple[str, str], tuple[float, float]] = {}
+    for model in (*MODELS, "Average"):
+        rows, level = (frame, "within_system") if model == "Average" else (frame[frame["system"] == model], "sentence")
+        table = meta_evaluate_frame(rows, judged, [Rating(human, "style")], baselines={"style": columns[0]},
+                                    methods=("pearson",), group=("system",), seed=seed).table
+        ends |= {(row.metric, model): (row.lo, row.hi) for row in table[table["level"] == level].itertuples()}
+    out = {}
+    for column in columns:
+        sign, mir = -1.0 if column in lower_is_better else 1.0, by_system(frame, column, human)
+        pairs = {m: (sign * mir[m].r, mir[m].margin) for m in MODELS}
+        pairs["Average"] = tuple(float(np.mean([pairs[m][i] for m in MODELS])) for i in range(2))
+        out[column] = {m: (*pairs[m], *ends[(column, m)]) for m in pairs}
+    return out

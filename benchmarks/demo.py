@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common import r_margin
+from benchmarks.common import by_model, r_margin
 from benchmarks.reproductions import mir_style_reproduction as reproduction
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.cli.main import main as tsteval_main
@@ -40,11 +40,13 @@ def quick_table(seed: int = 0) -> str:
     ``human_style_intensity``, the paper's fastText values beside them."""
     card, corpus, reports = reproduction.score(QUICK_BACKENDS, seed)
     frame = card.frame
+    frame[[f"emd@{b}" for b in QUICK_BACKENDS]] = frame[[f"sti@{b}" for b in QUICK_BACKENDS]].abs().to_numpy()
+    figures = by_model(frame, [f"{m}@{b}" for b in QUICK_BACKENDS for m in ("target_prob", "emd")],
+                       "human_style_intensity", seed)
     rows = []
     for backend in QUICK_BACKENDS:
-        frame[f"emd@{backend}"] = frame[f"sti@{backend}"].abs()
         for metric in ("target_prob", "emd"):
-            ours = reproduction.correlations(frame, f"{metric}@{backend}")
+            ours = figures[f"{metric}@{backend}"]
             paper = reproduction.PAPER.get((backend, metric))
             rows += [{"classifier": f"{backend} (held-out acc. {reports[backend]['accuracy']:.3f})", "metric": metric,
                       "model": model, "ours": r_margin(ours[model][:2]),

@@ -5,9 +5,9 @@ transformer on Yelp dev + test with every copy of the evaluation inputs removed 
 split, which is not in our data snapshot), scores the 12 CAAE/ARAE/DAR settings, and reports the Pearson
 correlation of EMD (unsigned, the paper's column; and signed, tsteval's STI) and of target-style
 probability with ``human_style_intensity``, per model and on average (each with Mir's ± and the engine's interval
-clustered by input, :func:`clustered`), beside the paper's table and beside the same correlations recomputed from
-Mir's own stored scores.  Also writes corpus-level STI per setting and direction.  The page is its CSVs and JSON
-rendered (:func:`page`).
+clustered by input, :func:`benchmarks.common.by_model`), beside the paper's table and beside the same correlations
+recomputed from Mir's own stored scores.  Also writes corpus-level STI per setting and direction.  The page is its
+CSVs and JSON rendered (:func:`page`).
 
 Run: ``python -m benchmarks.reproductions.mir_style_reproduction`` (this is ``make reproduce``).
 """
@@ -20,16 +20,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from benchmarks.common import mir_and_yelp, publish, r_margin, yelp_transformer
+from benchmarks.common import FIELDS, MODELS, by_model, mir_and_yelp, publish, r_margin, yelp_transformer
 from tsteval.classifiers.training import train_classifier
 from tsteval.core import markdown as md
 from tsteval.core.records import Corpus
-from tsteval.metaeval.agreement import by_system
-from tsteval.metaeval.engine import meta_evaluate_frame
-from tsteval.metaeval.tables import MetricColumn, Rating
 from tsteval.metrics.style.intensity import target_probability
 from tsteval.metrics.style.scorer import score_style
 from tsteval.readers.mir import load_mir_stored_style
@@ -44,7 +40,6 @@ CHANGES = ("Changed since this page's previous version (commit b72cb6b): each r 
            "accuracy .930 -> .915): its r move by up to .023 (target_acc on CAAE .577 -> .554; emd's Average .589 -> "
            ".580). The corpus-level STI is now per transfer direction (122 items each), as tsteval's summary never "
            "pools directions; the human and Mir-stored means beside it are of the same rows.")
-MODELS = ("CAAE", "ARAE", "DAR")
 # Mir et al. (2019), Table 4.3: Pearson r and the "±" (1.96 x (1 - r^2) / sqrt(n)) per model.  Their
 # "Wasserstein" column is the unsigned EMD: recomputed from their stored distributions it matches to three
 # decimals, while the signed scores their released code stores correlate lower (see the results file).
@@ -62,30 +57,6 @@ PAPER_BACKENDS = ("fasttext", "textcnn")
 CLASSIFIER_PARAMS = {"fasttext": {}, "textcnn": {"epochs": 3}}
 
 
-def correlations(frame: pd.DataFrame, column: str, human: str = "human_style_intensity") -> dict[str, tuple]:
-    """Pearson r and Mir's margin per model (settings pooled) and their mean over models ("Average")."""
-    table = by_system(frame, column, human)
-    out = {model: (table[model].r, table[model].margin, table[model].se, table[model].n) for model in MODELS}
-    out["Average"] = tuple(float(np.mean([out[m][i] for m in MODELS])) for i in range(3)) + (len(frame),)
-    return out
-
-
-def clustered(frame: pd.DataFrame, columns: Sequence[str], human: str = "human_style_intensity",
-              seed: int = 0) -> dict[str, dict[str, tuple[float, float, float]]]:
-    """Each column's Pearson r with ``human`` and its 95% interval from the engine's bootstrap clustered by input
-    (:func:`~tsteval.metaeval.engine.meta_evaluate_frame`), per model (its rows) and on average (the within-system
-    level with the models as the systems: the mean of the models' r, every model resampled by the same inputs)."""
-    out: dict[str, dict[str, tuple[float, float, float]]] = {c: {} for c in columns}
-    for model in (*MODELS, "Average"):
-        rows, level = (frame, "within_system") if model == "Average" else (frame[frame["system"] == model], "sentence")
-        table = meta_evaluate_frame(rows, [MetricColumn(c, "style", True) for c in columns], [Rating(human, "style")],
-                                    baselines={"style": columns[0]}, methods=("pearson",), group=("system",),
-                                    seed=seed).table
-        for row in table[table["level"] == level].itertuples():
-            out[row.metric][model] = (row.r, row.lo, row.hi)
-    return out
-
-
 def ordering_summary(table: pd.DataFrame) -> str:
     """Whether the paper's two findings (EMD beats target probability; text-CNN beats fastText) hold in ours."""
     ours = table.set_index(["classifier", "metric", "model"])["ours_r"]
@@ -98,11 +69,6 @@ def ordering_summary(table: pd.DataFrame) -> str:
         text += f"; on average text-CNN {'beats' if cnn > ft else 'does not beat'} fastText ({cnn:.3f} vs {ft:.3f}; "
         text += "paper .563 vs .547)"
     return text + "."
-
-
-def overlaps(ours: tuple, paper: tuple) -> bool:
-    """Whether two ``r ± margin`` intervals overlap."""
-    return abs(ours[0] - paper[0]) <= ours[1] + paper[1]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -152,19 +118,19 @@ def main(argv: list[str] | None = None) -> int:
         () if b in PAPER_BACKENDS else ("target_prob", "emd", "sti"))]
     stored = cells[:6]  # the cells Mir's release has scores for
     columns = [f"{m}@{c}" for c, m in cells if c in backends] + [f"{m}@{c}-mir" for c, m in stored]
-    intervals = clustered(frame, columns, seed=args.seed)
+    figures = by_model(frame, columns, "human_style_intensity", args.seed)
     rows = []
     for clf, metric in cells:
-        ours = correlations(frame, f"{metric}@{clf}") if clf in backends else None
-        theirs = correlations(frame, f"{metric}@{clf}-mir") if (clf, metric) in stored else None
+        ours = figures[f"{metric}@{clf}"] if clf in backends else None
+        theirs = figures[f"{metric}@{clf}-mir"] if (clf, metric) in stored else None
         paper = PAPER.get((clf, metric))
         for model in (*MODELS, "Average"):
             row = {"classifier": clf, "metric": metric, "model": model}
             row |= dict(zip(("paper_r", "paper_margin"), paper[model] if paper else (None, None), strict=True))
-            for name, found, column in (("stored", theirs, f"{metric}@{clf}-mir"), ("ours", ours, f"{metric}@{clf}")):
-                row |= dict(zip((f"{name}_r", f"{name}_margin", f"{name}_lo", f"{name}_hi"), (
-                    *found[model][:2], *intervals[column][model][1:]) if found else (None,) * 4, strict=True))
-            row["intervals_overlap"] = overlaps(ours[model], paper[model]) if ours and paper else None
+            for name, found in (("stored", theirs), ("ours", ours)):
+                row |= dict(zip((f"{name}_{k}" for k in FIELDS), found[model] if found else (None,) * 4, strict=True))
+            row["intervals_overlap"] = (abs(ours[model][0] - paper[model][0]) <= ours[model][1] + paper[model][1]
+                                        if ours and paper else None)  # the two r ± margin intervals overlap
             rows.append(row)
     table = pd.DataFrame(rows)
 
@@ -187,17 +153,11 @@ def page(folder: Path) -> str:
     corpus_level = pd.read_csv(folder / "mir_corpus_level_sti.csv")
     run = json.loads((folder / "mir_style_reproduction.json").read_text(encoding="utf-8"))
 
-    def pm(row: pd.Series, name: str) -> str:
-        return r_margin(None if pd.isna(row[f"{name}_r"]) else (row[f"{name}_r"], row[f"{name}_margin"]))
-
-    def ci(row: pd.Series, name: str) -> str:
-        return "—" if pd.isna(row[f"{name}_lo"]) else f"[{row[f'{name}_lo']:.3f}, {row[f'{name}_hi']:.3f}]"
-
-    shown = pd.DataFrame([{"classifier": r["classifier"], "metric": r["metric"], "model": r["model"],
-                           "paper": pm(r, "paper"), "Mir's stored scores": pm(r, "stored"),
-                           "stored, 95% CI": ci(r, "stored"), "ours": pm(r, "ours"), "ours, 95% CI": ci(r, "ours"),
-                           "± overlap with the paper": "—" if pd.isna(r["intervals_overlap"]) else
-                           str(bool(r["intervals_overlap"]))} for _, r in table.iterrows()])
+    shown = pd.DataFrame([{"classifier": r["classifier"], "metric": r["metric"], "model": r["model"], **{
+        label: r_margin(tuple(r.get(f"{name}_{k}") for k in FIELDS)) for name, label in (
+            ("paper", "paper"), ("stored", "Mir's stored scores"), ("ours", "ours"))},
+        "± overlap with the paper": "—" if pd.isna(r["intervals_overlap"]) else str(bool(r["intervals_overlap"]))}
+        for _, r in table.iterrows()])
     classifiers = pd.DataFrame(run["classifiers"]).T[["n_train", "n_heldout", "accuracy", "macro_f1",
                                                       "train_seconds", "key"]].rename_axis("classifier").reset_index()
     return "\n".join([
@@ -206,7 +166,7 @@ def page(folder: Path) -> str:
         f"({run['corpus']} training sentences, evaluation inputs removed).",
         "Pearson r with `human_style_intensity`, settings of a model pooled; Average is the mean over the three "
         "models, as in the paper. `±` is Mir's margin 1.96·(1−r²)/√n, which takes the rows as independent (it is "
-        "what the paper prints, and the overlap column compares with it); `95% CI` is the engine's interval "
+        "what the paper prints, and the overlap column compares with it); `[…]` is the engine's 95% interval "
         "(`tsteval.metaeval.engine.meta_evaluate_frame`: 1,000 bootstrap resamples clustered by input, seed "
         f"{run['seed']}; the Average's as the within-system level with the models as the systems).",
         "Metrics: `target_prob` = target-style probability of x'; `emd` = unsigned EMD between the "

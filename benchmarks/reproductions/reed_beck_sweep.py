@@ -26,8 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from benchmarks.common import mir_and_yelp, yelp_transformer
-from benchmarks.reproductions.mir_style_reproduction import MODELS, correlations
+from benchmarks.common import MODELS, by_model, mir_and_yelp, yelp_transformer
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.classifiers.training import TrainedClassifier, train_classifier
 from tsteval.classifiers.transformer import TransformerClassifier
@@ -201,7 +200,7 @@ def human_agreement(frame: pd.DataFrame, columns: list[str], reference: str, see
 
     intervals = clustered_bootstrap(frame["input"], {c: averaged(frame[c].to_numpy(dtype=float)) for c in columns},
                                     N_RESAMPLES, seed)
-    rows = [(column, correlations(frame, column, human=HUMAN)) for column in columns]
+    rows = by_model(frame, columns, HUMAN, seed).items()
     return pd.DataFrame([{"column": column, **{f"{key}_{model}": result[model][i] for model in (*MODELS, "Average")
                                                for i, key in enumerate(("r", "margin"))},
                           "diff_vs_none_low": intervals[column][1], "diff_vs_none_high": intervals[column][2]}
