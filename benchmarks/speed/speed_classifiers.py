@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from benchmarks.common import publish
 from tsteval.classifiers.base import TextClassifier, make_classifier
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import data_root
@@ -105,9 +106,7 @@ def main() -> None:
     machine = {"cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
                "python": platform.python_version(), "platform": platform.platform(),
                "cuda": torch.cuda.is_available()}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "speed_classifiers.json").write_text(json.dumps({"machine": machine, "results": rows}, indent=2))
-    (RESULTS / "speed_classifiers.md").write_text(page({"machine": machine, "results": rows}))
+    publish(RESULTS, "speed_classifiers", {"machine": machine, "results": rows}, page)
 
 
 def page(report: dict) -> str:

@@ -19,7 +19,6 @@ the results as ``speed_logprop_TAG.{md,json}``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import timed
+from benchmarks.common import publish, timed
 from benchmarks.speed.speed_lm_judges import _pairs
 from tsteval.core import markdown as md
 from tsteval.core.devices import cpu_capability, native_bf16
@@ -141,10 +140,7 @@ def main(argv: list[str] | None = None) -> None:
             "load_average_before": round(load, 2)}
     report = {"meta": meta, "pairs": args.pairs, "rows": rows}
     suffix = ("" if args.device == "cpu" else "_gpu") + (f"_{args.tag}" if args.tag else "")
-    (RESULTS / f"speed_logprop{suffix}.json").write_text(json.dumps(report, indent=1) + "\n")
-    page = markdown(report)
-    (RESULTS / f"speed_logprop{suffix}.md").write_text(page)
-    print(page)
+    publish(RESULTS, f"speed_logprop{suffix}", report, markdown)
 
 
 if __name__ == "__main__":

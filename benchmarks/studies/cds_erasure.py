@@ -19,12 +19,12 @@ Run: ``python -m benchmarks.studies.cds_erasure`` (a few minutes on 2 CPU cores;
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from benchmarks.reproductions.cds_invariance import cached_encoder
 from benchmarks.reproductions.cds_multiclass import RESULTS
 from tsteval.core.markdown import table
@@ -90,9 +90,7 @@ def main() -> None:
     meta = {"fit_sentences": int(fit.sum()), "probe_sentences": int(keep.sum()),
             "dropped_zero_vectors": int((~keep).sum()), "n_permutations": N_PERMUTATIONS, "seed": SEED,
             "seconds": round(time.time() - start)}
-    (RESULTS / "cds_erasure.json").write_text(json.dumps(report := {**meta, "rows": rows}, indent=1))
-    (RESULTS / "cds_erasure.md").write_text(markdown(report))
-    print(frame.to_string(index=False))
+    publish(RESULTS, "cds_erasure", {**meta, "rows": rows}, markdown)
 
 
 def markdown(report: dict) -> str:

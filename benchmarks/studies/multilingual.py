@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core import markdown as md
 from tsteval.core.records import Transfers
@@ -603,14 +604,11 @@ def main(argv: list[str] | None = None) -> None:
     result = add_judges(add_extra(result, extra), judges, save=save, sets=args.judge_sets)
     result = add_formality(result, formality, save=save)
     save(result)
-    print(markdown(result))
 
 
 def save(result: dict) -> None:
-    """Write the results' JSON and page."""
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "multilingual.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
-    (RESULTS / "multilingual.md").write_text(markdown(result))
+    """Write the results' JSON and page (:func:`benchmarks.common.publish`)."""
+    publish(RESULTS, "multilingual", result, markdown)
 
 
 if __name__ == "__main__":

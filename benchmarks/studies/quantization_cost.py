@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import publish
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core.markdown import table
 
@@ -312,13 +313,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    path = RESULTS / "quantization_cost.json"
-    result = json.loads(path.read_text()) if args.page_only else measure()
-    RESULTS.mkdir(exist_ok=True)
-    if not args.page_only:
-        path.write_text(json.dumps(result, indent=1) + "\n")
-    (RESULTS / "quantization_cost.md").write_text(markdown(result))
-    print(markdown(result))
+    result = json.loads((RESULTS / "quantization_cost.json").read_text()) if args.page_only else measure()
+    publish(RESULTS, "quantization_cost", result, markdown)
 
 
 if __name__ == "__main__":
