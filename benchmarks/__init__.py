@@ -16,7 +16,7 @@ KINDS = {
         "bible_compliancy", "dualrl_compliancy", "cds_invariance", "cds_multiclass", "remote_agreement"))),
     "studies": ("Studies of the metrics", tuple(f"studies.{name}" for name in (
         "meta_eval", "meta_eval_lm", "style_ensemble", "lai_style_investigation", "content_known_answer",
-        "cds_erasure", "meta_eval_style", "lai_case", "detox_tox600", "multilingual", "quantization_cost",
+        "cds_erasure", "lai_case", "detox_tox600", "multilingual", "quantization_cost",
         "formality_training"))),
     "tools": ("The demo and the pictures", ("demo", "explorer_screenshots", "annotate_screenshots")),
 }

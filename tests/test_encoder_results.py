@@ -112,15 +112,3 @@ def test_the_committed_tables_hold_the_encoder_columns_each_difference_recompute
     rating = style["rating"].iloc[0]
     assert counts.loc[rating, "metrics"] == table[table["rating"] == rating]["metric"].nunique()
 
-
-def test_the_style_columns_page_is_the_rated_tables_rendered_and_a_figure_is_their_correlation() -> None:
-    """``meta_eval_style.md`` is :func:`style_page` of the committed tables, and its Mir r of the transformer's
-    target probability is that table's sentence-level Pearson row."""
-    from benchmarks.studies import meta_eval_style
-
-    page = (RESULTS / "meta_eval_style.md").read_text()
-    assert page == meta_eval_style.style_page(RESULTS)
-    table = pd.read_csv(RESULTS / "meta_eval" / "mir" / "metaeval.csv")
-    row = table[(table["metric"] == "target_prob@transformer") & (table["level"] == "sentence")
-                & (table["method"] == "pearson") & (table["aspect"] == "style")].iloc[0]
-    assert f"| target\\_prob@transformer | {row['r']:.3f} \\[{row['lo']:.3f}, {row['hi']:.3f}\\] |" in page

@@ -56,10 +56,10 @@ def _content(folder: Path, data_root: Path) -> None:
     assert figure["r"] == pytest.approx(expected, abs=1e-9)
 
 
-def _lai_fluency(folder: Path, data_root: Path) -> pd.DataFrame:
-    """The page's scores on Lai joined to the raw fluency file's mean of its two raters (``rating``)."""
+def _lai_fluency(folder: Path, data_root: Path, aspect: str = "fluency") -> pd.DataFrame:
+    """The page's scores on Lai joined to the raw ``aspect`` file's mean of its two raters (``rating``)."""
     rows = []
-    with open(data_root / "lai2022" / "fluency.json", encoding="utf-8") as handle:
+    with open(data_root / "lai2022" / f"{aspect}.json", encoding="utf-8") as handle:
         for item, line in enumerate(handle):
             for system, out in json.loads(line)["sys"].items():
                 rows.append({"item": item, "system": system, "rating": (out["human_1"] + out["human_2"]) / 2})
@@ -104,6 +104,26 @@ def _style(folder: Path, data_root: Path) -> None:
     expected = stats.pearsonr(mir["target_prob@fasttext"], mir["human_style_intensity"]).statistic
     figure = _figure(data, set="Mir", column="target_prob@fasttext", level="sentence", statistic="pearson")
     assert figure["r"] == pytest.approx(expected, abs=1e-9)
+
+
+def _style_classifiers(folder: Path, data_root: Path) -> None:
+    """On Mir, fastText's ``style_strength`` is the log-odds of its ``target_prob`` (clipped at 1e-6) row by row, and
+    scipy's Pearson of it with the raw style ratings is the page's; on Lai, the fine-tuned MiniLM's ``target_prob``
+    against the raw style file's mean of its two raters, and its difference from the fastText baseline."""
+    data = json.loads((folder / "study.json").read_text())
+    mir = _mir_rows(folder, data_root)
+    p = mir["target_prob@fasttext"].clip(1e-6, 1 - 1e-6)
+    assert np.abs(mir["style_strength@fasttext"] - np.log(p / (1 - p))).max() < 1e-6
+    expected = stats.pearsonr(mir["style_strength@fasttext"], mir["human_style_intensity"]).statistic
+    figure = _figure(data, set="Mir", column="style_strength@fasttext", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(expected, abs=1e-9)
+    lai = _lai_fluency(folder, data_root, "style")
+    mini, base = (stats.pearsonr(lai[c], lai["rating"]).statistic
+                  for c in ("target_prob@transformer", "target_prob@fasttext"))
+    figure = _figure(data, set="Lai", column="target_prob@transformer", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(mini, abs=1e-9)
+    assert _difference(data, "Lai", "target_prob@transformer", "pearson")["diff"] == pytest.approx(mini - base,
+                                                                                                   abs=1e-9)
 
 
 def _judge_language(folder: Path, data_root: Path) -> None:
@@ -277,6 +297,7 @@ def _content_benchmark_lm(folder: Path, data_root: Path) -> None:
 
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
+                                                         "style_classifiers": _style_classifiers,
                                                          "multilingual": _multilingual,
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,

@@ -35,6 +35,7 @@ def _raw_lai(root: Path) -> list[dict]:
 def test_page_is_its_json_rendered() -> None:
     assert (study.RESULTS / "formality_training.md").read_text() == study.markdown(REPORT)
     assert "/work/" not in (study.RESULTS / "formality_training.json").read_text()
+    assert REPORT["transformer"] == study.transformer_figure()  # the style classifiers' evidence page's figure
 
 
 def test_correlations_recomputed_from_the_raw_lai_file(data_root: Path) -> None:

@@ -3,7 +3,7 @@
 
 10,000 DualRL Yelp transfer pairs (every system's outputs, in order, the first 10,000), both classifiers trained as
 the rated meta-evaluation trains them (Yelp without Mir's rated inputs, held-out 10 %, seed 0, the transformer on
-:data:`MAX_TRAIN` sentences as ``meta_eval_style --max-train`` did: from the cache when it ran first; training
+:data:`MAX_TRAIN` sentences, as an earlier rated run did: from the cache when it ran first; training
 does not change the scoring cost).  Each classifier adds its five style columns (``sti``,
 ``sti_norm``, ``target_prob``, ``style_strength``, ``target_acc``: :func:`tsteval.metrics.style.scorer.style_columns`,
 each distinct text classified once, in its training form) to a scorecard of the pairs; the classifiers are loaded

@@ -45,7 +45,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.studies.meta_eval_style import style_rows
 from tsteval.aggregate import N_RESAMPLES
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
@@ -56,6 +55,7 @@ from tsteval.readers.lines import load_style_files, read_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
+STYLE_PAGE = "evidence/style_classifiers"  # the fine-tuned MiniLM's figure on Lai (benchmarks/evidence/)
 WORK = ROOT / "runs" / "formality_training"
 STYLES = {"0": "formal", "1": "informal"}  # DualRL's GYAFC file suffixes
 OTHER = {"0": "1", "1": "0"}
@@ -364,7 +364,8 @@ def reading(report: dict) -> list[str]:
             f"`fullrated`) {change('full', 'fullrated')}; with {lines['GYAFC_Full'] / lines['GYAFC']:.1f} times the "
             f"lines (`full` - `gyafc`) {change('full', 'gyafc')}: neither brings it above 0. A fine-tuned MiniLM "
             "trained on DualRL's GYAFC does no better (`target_prob@transformer` "
-            f"{mini['r']:.3f} [{mini['lo']:.3f}, {mini['hi']:.3f}] on the same rows, `meta_eval_style.md`). "
+            f"{mini['r']:.3f} [{mini['lo']:.3f}, {mini['hi']:.3f}] on the same rows, "
+            "`evidence/style_classifiers/study.md`). "
             "Half of Lai's inputs, all labelled informal, are DualRL's formal `test.0` sentences, so scoring them "
             "warns that most inputs are already called formal (`lai_style_investigation.md` (f)).",
             "- So a classifier trained on this lower-cased text cannot score single outputs for formality as Lai's "
@@ -393,9 +394,19 @@ def main(argv: list[str] | None = None) -> None:
               "signatures": signatures,
               "scores": {"item": frame["item"].astype(int).tolist(), "system": frame["system"].astype(str).tolist(),
                          **{c: [round(float(v), 6) for v in scores[c]] for c in scores.columns}}}
-    mini = style_rows(RESULTS, "lai").loc["target_prob@transformer"]
-    report["transformer"] = {"column": "target_prob@transformer", "source": "meta_eval/lai/metaeval.csv",
-                             **{k: float(mini[k]) for k in ("r", "lo", "hi")}}
+    save({**report, "transformer": transformer_figure()})
+
+
+def transformer_figure() -> dict:
+    """The fine-tuned MiniLM's sentence-level Pearson r on Lai, from the style classifiers' evidence page."""
+    study = json.loads((RESULTS / STYLE_PAGE / "study.json").read_text())
+    row = next(f for f in study["figures"] if f["set"] == "Lai" and f["column"] == "target_prob@transformer"
+               and f["level"] == "sentence" and f["statistic"] == "pearson")
+    return {"column": row["column"], "source": f"{STYLE_PAGE}/study.json", **{k: row[k] for k in ("r", "lo", "hi")}}
+
+
+def save(report: dict) -> None:
+    """The JSON (its reading computed again) and the page of ``report``."""
     report["reading"] = reading(report)
     RESULTS.mkdir(parents=True, exist_ok=True)
     text = json.dumps({**report, "scores": SCORES}, indent=1).replace(json.dumps(SCORES), json.dumps(report["scores"]))
