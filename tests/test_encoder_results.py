@@ -6,15 +6,12 @@ baseline the difference of the committed correlations."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from benchmarks.speed import speed_style_encoder, transformer_recipe
-from benchmarks.studies import lai_case
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 NEW = ("transformer", "fasttext_transformer")
@@ -55,31 +52,6 @@ def test_the_scoring_speed_page_is_its_json_and_the_rates_follow_from_the_second
     for row in report["rows"]:
         assert row["pairs"] == 10_000
         assert row["pairs_per_s"] == pytest.approx(row["pairs"] / row["seconds"], rel=1e-3)
-
-
-def test_the_case_figures_are_lais_outputs_counted_again(data_root: Path) -> None:
-    report = json.loads((RESULTS / "lai_case.json").read_text())
-    assert (RESULTS / "lai_case.md").read_text() == lai_case.markdown(report)
-    rows = [json.loads(line) for line in (data_root / "lai2022" / "style.json").read_text().splitlines() if line]
-    outputs, ratings = [], []
-    for row in rows:
-        for system in row["sys"].values():
-            outputs.append(system["out"])
-            ratings.append(np.mean([float(v) for k, v in system.items() if k.startswith("human")]))
-    lettered = [i for i, t in enumerate(outputs) if re.search(r"[A-Za-z]", t)]
-    lower = np.array([not re.search(r"[A-Z]", outputs[i]) for i in lettered], dtype=float)
-    case = report["case"]
-    assert (case["outputs"], case["all_lowercase"]) == (len(outputs), int(lower.sum()))
-    r = np.corrcoef(lower, np.array(ratings)[lettered])[0, 1]
-    assert case["r_all_lowercase_rating"] == pytest.approx(r, abs=1e-9)
-    assert all(c["text_form"] == "as-written" for c in report["classifiers"])
-    from transformers import AutoTokenizer
-
-    from tsteval.classifiers.transformer import default_model_path
-
-    uncased = AutoTokenizer.from_pretrained(default_model_path())("Formal Text")["input_ids"] == \
-        AutoTokenizer.from_pretrained(default_model_path())("formal text")["input_ids"]
-    assert {c["backend"]: c["reads_case"] for c in report["classifiers"]}["transformer"] is (not uncased)
 
 
 @pytest.mark.parametrize("folder", ["meta_eval", "meta_eval_lm"])

@@ -5,6 +5,7 @@ data root's file, not tsteval's readers or statistics)."""
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Callable
 from functools import partial
@@ -62,7 +63,8 @@ def _lai_fluency(folder: Path, data_root: Path, aspect: str = "fluency") -> pd.D
     with open(data_root / "lai2022" / f"{aspect}.json", encoding="utf-8") as handle:
         for item, line in enumerate(handle):
             for system, out in json.loads(line)["sys"].items():
-                rows.append({"item": item, "system": system, "rating": (out["human_1"] + out["human_2"]) / 2})
+                rows.append({"item": item, "system": system, "rating": (out["human_1"] + out["human_2"]) / 2,
+                             "out": out["out"]})
     raw = pd.DataFrame(rows)
     scores = pd.read_parquet(folder / "scores.parquet")
     lai = scores[scores["set"] == "Lai"].astype({"item": int}).merge(raw, on=["item", "system"])
@@ -124,6 +126,26 @@ def _style_classifiers(folder: Path, data_root: Path) -> None:
     assert figure["r"] == pytest.approx(mini, abs=1e-9)
     assert _difference(data, "Lai", "target_prob@transformer", "pearson")["diff"] == pytest.approx(mini - base,
                                                                                                    abs=1e-9)
+
+
+def _lai_case(folder: Path, data_root: Path) -> None:
+    """The all-lower-case indicator counted again on the raw style file with a regular expression, and numpy's
+    Pearson of it with the mean of the two raters is the page's; the uncased MiniLM reads no case (its tokenizer gives
+    the same ids lower-cased), so its two columns are equal, and fastText's differ."""
+    from transformers import AutoTokenizer
+
+    from tsteval.classifiers.transformer import default_model_path
+
+    data = json.loads((folder / "study.json").read_text())
+    lai = _lai_fluency(folder, data_root, "style")
+    lower = np.array([float(not re.search(r"[A-Z]", t)) for t in lai["out"] if re.search(r"[A-Za-z]", t)])
+    assert len(lower) == len(lai) == 720 and (lai["all_lowercase"].to_numpy() == lower).all()
+    figure = _figure(data, set="Lai", column="all_lowercase", level="sentence", statistic="pearson")
+    assert figure["r"] == pytest.approx(np.corrcoef(lower, lai["rating"])[0, 1], abs=1e-9)
+    tokenizer = AutoTokenizer.from_pretrained(default_model_path())
+    assert tokenizer("Formal Text")["input_ids"] == tokenizer("formal text")["input_ids"]
+    assert np.allclose(lai["p_formal@cds-transformer"], lai["p_formal@cds-transformer-lowercased"], atol=1e-9)
+    assert not np.allclose(lai["p_formal@cds-fasttext"], lai["p_formal@cds-fasttext-lowercased"], atol=1e-9)
 
 
 def _judge_language(folder: Path, data_root: Path) -> None:
@@ -298,6 +320,7 @@ def _content_benchmark_lm(folder: Path, data_root: Path) -> None:
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
                                                          "style_classifiers": _style_classifiers,
+                                                         "lai_case": _lai_case,
                                                          "multilingual": _multilingual,
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,
