@@ -21,6 +21,5 @@ KINDS = {
     "tools": ("The demo and the pictures", ("demo", "explorer_screenshots", "annotate_screenshots")),
 }
 # Shared code of the benchmarks, not run by themselves (a results page rendered from its JSON included).
-HELPERS = ("common", "studies.detox_tox600_page", "evidence.profile", "evidence.babakov",
-           "evidence.judge_language", "evidence.lm_style_probe", "evidence.learned", "evidence.mask_placeholder",
-           "evidence.lai_case")
+HELPERS = ("common", "evidence.profile", "evidence.babakov", "evidence.judge_language", "evidence.lm_style_probe",
+           "evidence.learned", "evidence.mask_placeholder", "evidence.lai_case")

@@ -8,10 +8,9 @@ import re
 
 import pandas as pd
 import pytest
-from scipy.stats import kendalltau
+from scipy.stats import kendalltau, spearmanr
 
 from benchmarks.studies import detox_tox600 as study
-from benchmarks.studies.detox_tox600_page import markdown
 from tsteval.core.datapaths import dataset_dir
 from tsteval.readers.detox import CORPUS_FILES
 
@@ -19,7 +18,7 @@ REPORT = json.loads((study.RESULTS / "detox_tox600.json").read_text())
 
 
 def test_page_is_its_json_rendered() -> None:
-    assert (study.RESULTS / "detox_tox600.md").read_text() == markdown(REPORT)
+    assert (study.RESULTS / "detox_tox600.md").read_text() == study.markdown(REPORT)
 
 
 def test_raters_joint_per_system_and_the_ranking_agreement_recomputed() -> None:
@@ -33,6 +32,19 @@ def test_raters_joint_per_system_and_the_ranking_agreement_recomputed() -> None:
     tau = kendalltau(ours, [joint[s] for s in study.SYSTEMS]).statistic
     assert REPORT["agreement"]["kendall_tau_systems"] == pytest.approx(tau)
     assert REPORT["agreement"]["ranking_human"] == sorted(study.SYSTEMS, key=lambda s: -joint[s])
+
+
+def test_the_sentence_spearman_is_scipys_on_the_per_output_scores() -> None:
+    """J of each output (the JSON's scores) beside the raw mean of its three raters' joint: scipy's Spearman is the
+    page's, inside the engine's interval."""
+    long = pd.read_csv(dataset_dir("detox2021") / "manual_markup" / "emnlp_eval_long.tsv", sep="\t", quoting=3)
+    joint = long.groupby(["idx", "source"])["joint"].mean()
+    scores = pd.DataFrame(REPORT["scores"])
+    human = [joint[(item, system)] for item, system in zip(scores["item"], scores["system"], strict=True)]
+    figure = REPORT["agreement"]["spearman_sentences"]
+    assert len(scores) == 600 and figure["r"] == pytest.approx(spearmanr(scores["J"], human).statistic, abs=1e-4)
+    assert figure["lo"] < figure["r"] < figure["hi"]
+    assert f"the 600 outputs {figure['r']:.3f} [{figure['lo']:.3f}, {figure['hi']:.3f}]" in study.markdown(REPORT)
 
 
 def test_every_rated_text_is_out_of_the_training_corpus() -> None:

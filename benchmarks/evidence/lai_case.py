@@ -1,13 +1,6 @@
-"""The hooks of ``lai_case.yaml``: what case carries on Lai et al.'s formality ratings, and what a classifier trained
-on cased text makes of it.
-
-GYAFC's training set is not openly distributed and DualRL's copy of its test sets is lower-cased, and no openly
-licensed, cased formal/informal corpus is in the data root or the package index.  The nearest is the Corpus of Diverse
-Styles sample (``cds/``, MIT, Krishna et al. 2020; the sources it samples keep their own terms): edited prose of
-1990-2000 and 1890-1910 (COHA) labelled ``formal`` against tweets and Switchboard telephone speech labelled
-``informal``.  fastText and the transformer (its default recipe, in fp32) are trained on it as written, held-out 10%,
-seed 0 (cached: :func:`tsteval.classifiers.training.train_classifier`).
-"""
+"""The hooks of ``lai_case.yaml``: whether an output is all in lower case, and P(formal) of fastText and the
+transformer (its default recipe, in fp32) trained as written on the Corpus of Diverse Styles sample (``cds/``, MIT),
+held-out 10%, seed 0, through the classifier cache; the yaml's text says why this corpus."""
 
 from __future__ import annotations
 
