@@ -50,6 +50,19 @@ def test_the_sentence_spearman_is_scipys_on_the_per_output_scores() -> None:
     assert f"the 600 outputs {figure['r']:.3f} [{figure['lo']:.3f}, {figure['hi']:.3f}]" in study.markdown(REPORT)
 
 
+def test_the_share_of_rated_outputs_equal_to_a_released_file_is_recomputed() -> None:
+    """Each rated output (the raw long file, its TSV quoting undone: condbert's are then its released lines, every one)
+    against the line of its input in each ``model_outputs`` file."""
+    data = dataset_dir("detox2021")
+    long = pd.read_csv(data / "manual_markup" / "emnlp_eval_long.tsv", sep="\t", keep_default_na=False)
+    files = {p.stem: p.read_text(encoding="utf-8").split("\n") for p in (data / "test" / "model_outputs").glob("*.txt")}
+    for system, part in long.drop_duplicates(["idx", "source"]).groupby("source"):
+        for name, lines in files.items():
+            share = sum(lines[i] == o for i, o in zip(part["idx"], part["rewritten"], strict=True)) / len(part)
+            assert REPORT["provenance"][system][name] == pytest.approx(share, abs=5e-4), (system, name)
+    assert REPORT["provenance"]["condbert"]["condbert"] == 1.0
+
+
 def test_every_rated_text_is_out_of_the_training_corpus() -> None:
     """The removed-line count recomputed: corpus lines equal, up to case, punctuation and spaces, to a rated text."""
     key = lambda text: re.sub(r"\W+", "", text.lower())  # noqa: E731
