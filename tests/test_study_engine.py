@@ -345,3 +345,25 @@ def test_a_metric_past_its_first_version_is_scored_again(monkeypatch: pytest.Mon
     bumped = MappingProxyType({**registry.METRICS, "sbert": dataclasses.replace(sbert, version=sbert.version + 1)})
     monkeypatch.setattr(registry, "METRICS", bumped)
     assert _key(data, neural, 0) != before[0] and _key(data, lexical, 0) == before[1]
+
+
+def test_the_scoring_warnings_reach_the_page_and_survive_the_cache(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty output in the first table: the run's warning about it is in that set's JSON and on the page, and a
+    rerun that reads every column from the cache (scoring would fail) keeps it."""
+    from tsteval.metaeval.study import scoring
+
+    path = _declaration(tmp_path)
+    first = pd.read_csv(tmp_path / "first.csv")
+    first.loc[3, "output"] = ""
+    first.to_csv(tmp_path / "first.csv", index=False)
+    runs = [tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")]
+    monkeypatch.setattr(scoring, "_evaluate", lambda *a, **k: pytest.fail("scored again"))
+    runs.append(tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache"))
+    for result in runs:
+        notices = {s["label"]: s.get("notices", []) for s in result.data["sets"]}
+        assert notices["second"] == [] and any("empty" in n for n in notices["first"]), notices
+        page = result.markdown()
+        assert "Warnings of the scoring runs:" in page
+        assert all(f"- first: {tsteval.core.markdown.escape(n)}" in page for n in notices["first"])
+    assert runs[0].data["sets"][0]["notices"] == runs[1].data["sets"][0]["notices"]

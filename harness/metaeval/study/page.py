@@ -159,6 +159,9 @@ def render(data: dict) -> str:
         lines += [data["text"], ""]
     lines += [md.inline(f"Declared in `{'`, `'.join(data['declaration'])}`; rerun with `tsteval meta-eval --study "
                         f"{data['declaration'][0]}`."), "", "## Sets", "", md.table(_sets_table(data)), ""]
+    warned = [(info["label"], notice) for info in data["sets"] for notice in info.get("notices", [])]
+    if warned:  # what scoring warned of, kept with the page rather than left on stderr
+        lines += ["Warnings of the scoring runs:", "", *(f"- {md.escape(f'{label}: {n}')}" for label, n in warned), ""]
     for info in data["sets"]:
         for rating, aspect in info["ratings"].items():
             if not any(r["set"] == info["label"] and r["rating"] == rating for r in data["figures"]):

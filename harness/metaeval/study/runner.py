@@ -278,6 +278,7 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
         judged: dict[str, MetricColumn] = {}
         seconds: dict[str, float] = {}
         signatures: dict[str, str] = {}
+        notices: list[str] = []
         for group in study.columns:
             if (group.authors and not data.published) or (group.sets is not None and entry.label not in group.sets):
                 continue  # only sets with published scores carry the authors' columns
@@ -285,6 +286,7 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
             values.update(scored.values)
             judged.update(scored.judged)
             signatures.update(scored.signatures)
+            notices += [n for n in scored.notices if n not in notices]
             for column in scored.values:
                 seconds[column] = round(scored.seconds, 2)
         set_evidence = judge_ratings(data.frame, data.ratings, values, judged, study, index, entry.label,
@@ -301,7 +303,7 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
                           "inputs": int(data.frame["input"].nunique()),
                           "ratings": {r.column: r.aspect for r in data.ratings},
                           "counts": {e.rating: e.counts for e in set_evidence}, "signatures": signatures,
-                          "scoring_seconds": seconds, "notes": data.notes})
+                          "scoring_seconds": seconds, "notes": data.notes, **({"notices": notices} if notices else {})})
     aggregates: list[dict] = []
     for name, members in (study.groups or {"": tuple(s.label for s in study.sets)}).items():
         for aspect in ("style", "content", "naturalness"):

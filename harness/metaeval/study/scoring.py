@@ -169,6 +169,7 @@ class Scored:
     judged: dict[str, MetricColumn]
     seconds: float
     cached: bool = False
+    notices: tuple[str, ...] = ()  # the run's warnings (leakage, cut texts, swapped styles...), kept with the cache
 
 
 def metric_versions(group: ColumnGroup) -> dict[str, int]:
@@ -204,7 +205,7 @@ def _human(corpus: Corpus, targets: set[str], seed: int) -> list[str]:
     return [texts[i] for i in keep]
 
 
-def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[dict, dict]:
+def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[dict, dict, list[str]]:
     """The group's columns through :func:`tsteval.evaluate` on the set's transfers."""
     from tsteval.api import evaluate
     from tsteval.metaeval.rated.datasets import STYLE_CLASSIFIERS, style_classifiers
@@ -256,7 +257,7 @@ def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[d
         f"{' and ' + str(dict(group.classifier)) if group.classifier else ''}")
     card = evaluate(transfers=transfers, metrics=group.metrics, **kwargs, **options)
     return ({c + group.suffix: card.frame[c].to_numpy(dtype=float) for c in card.metrics},
-            {c + group.suffix: card.signatures.get(c, "") for c in card.metrics})
+            {c + group.suffix: card.signatures.get(c, "") for c in card.metrics}, list(card.notices))
 
 
 def call_hook(hook: str, *args: object, **kwargs: object) -> object:
@@ -269,7 +270,7 @@ def call_hook(hook: str, *args: object, **kwargs: object) -> object:
     return function(*args, **kwargs)
 
 
-def _hook(data: SetData, group: ColumnGroup, seed: int) -> tuple[dict, dict]:
+def _hook(data: SetData, group: ColumnGroup, seed: int) -> tuple[dict, dict, list[str]]:
     columns = call_hook(str(group.hook), data, seed=seed, **group.params)
     if not isinstance(columns, Mapping):
         raise TstevalError(f"the hook {group.hook!r} returned {type(columns).__name__}, not {{COLUMN: values}}")
@@ -278,7 +279,7 @@ def _hook(data: SetData, group: ColumnGroup, seed: int) -> tuple[dict, dict]:
         if array.shape != (len(data.frame),):
             raise TstevalError(f"the hook {group.hook!r} gave {column} {array.shape} values for {len(data.frame)} "
                                "rows")
-    return values, {c: f"hook:{group.hook}|{json.dumps(group.params, sort_keys=True)}" for c in values}
+    return values, {c: f"hook:{group.hook}|{json.dumps(group.params, sort_keys=True)}" for c in values}, []
 
 
 def _judged(group: ColumnGroup, columns: Mapping[str, str], data: SetData) -> dict[str, MetricColumn]:
@@ -319,17 +320,17 @@ def score_group(data: SetData, group: ColumnGroup, seed: int, log: Log = print,
             if len(table) == len(data.frame) and list(table.columns) == list(info["signatures"]):
                 values = {c: table[c].to_numpy(dtype=float) for c in table.columns}
                 return Scored(values, info["signatures"], _judged(group, info["signatures"], data),
-                              float(info["seconds"]), cached=True)
+                              float(info["seconds"]), cached=True, notices=tuple(info["notices"]))
         except (OSError, ValueError, KeyError, json.JSONDecodeError):
             pass  # a damaged entry is scored again
     start = time.perf_counter()
-    values, signatures = _hook(data, group, seed) if group.hook else _evaluate(data, group, seed, log)
+    values, signatures, notices = _hook(data, group, seed) if group.hook else _evaluate(data, group, seed, log)
     seconds = time.perf_counter() - start
     folder.mkdir(parents=True, exist_ok=True)
     meta.unlink(missing_ok=True)
     tmp = target.with_suffix(".tmp")
     pd.DataFrame(values).to_parquet(tmp, index=False)
     tmp.replace(target)
-    meta.write_text(json.dumps({"signatures": signatures, "seconds": round(seconds, 2),
+    meta.write_text(json.dumps({"signatures": signatures, "seconds": round(seconds, 2), "notices": notices,
                                 "group": group.spec()}, default=str) + "\n", encoding="utf-8")
-    return Scored(values, signatures, _judged(group, signatures, data), seconds)
+    return Scored(values, signatures, _judged(group, signatures, data), seconds, notices=tuple(notices))
