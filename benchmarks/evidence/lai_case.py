@@ -5,6 +5,7 @@ held-out 10%, seed 0, through the classifier cache; the yaml's text says why thi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ BACKENDS = {"transformer": {"verbose": False, "precision": "fp32"}, "fasttext": 
 LOWER = "all_lowercase"
 
 
+@cache  # the column hook and the describe hook both read it
 def _trained(backend: str) -> object:
     """``backend`` trained on the CDS files of :data:`FORMAL` and :data:`INFORMAL` as written."""
     from tsteval.classifiers.training import train_classifier
@@ -22,12 +24,10 @@ def _trained(backend: str) -> object:
     from tsteval.core.records import Corpus
     from tsteval.readers.lines import read_lines
 
-    root, texts, labels = dataset_dir("cds"), [], []
-    for label, names in (("formal", FORMAL), ("informal", INFORMAL)):
-        for name in names:
-            lines = read_lines(root / f"{name}.txt")
-            texts, labels = texts + lines, labels + [label] * len(lines)
-    return train_classifier(backend, Corpus(texts, labels, str(root)), BACKENDS[backend], seed=0, heldout=0.1)
+    files = [(label, read_lines(dataset_dir("cds") / f"{name}.txt"))
+             for label, names in (("formal", FORMAL), ("informal", INFORMAL)) for name in names]
+    texts, labels = [t for _, lines in files for t in lines], [label for label, lines in files for _ in lines]
+    return train_classifier(backend, Corpus(texts, labels, str(dataset_dir("cds"))), BACKENDS[backend])  # 10%, seed 0
 
 
 def case(data: object, *, seed: int) -> dict[str, np.ndarray]:

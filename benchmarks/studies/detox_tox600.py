@@ -72,8 +72,8 @@ def output_provenance(table: pd.DataFrame) -> dict[str, dict[str, float]]:
     return out
 
 
-def prepare() -> tuple[object, dict]:
-    """Write the corpus files, the exclusion list and the Tox600 table under :data:`WORK`; the corpus and counts."""
+def prepare() -> tuple[object, dict, pd.DataFrame]:
+    """Write the corpus files, the exclusion list and the Tox600 table under :data:`WORK`; the corpus, counts, table."""
     from tsteval.readers.detox import load_detox_corpus, rated_texts
 
     rated = rated_texts()
@@ -90,7 +90,7 @@ def prepare() -> tuple[object, dict]:
               "corpus_lines_removed": corpus.removed, "distinct_texts_removed": corpus.removed_texts,
               "training_texts": len(corpus), "per_style": {s: corpus.labels.count(s) for s in corpus.styles},
               "tox600_inputs_in_test_10k_toxic": int(table["item"].nunique())}
-    return corpus, counts
+    return corpus, counts, table
 
 
 def train(corpus: object, seed: int = 0) -> dict[str, dict]:
@@ -158,12 +158,12 @@ def sentence_spearman(card: pd.DataFrame, joint: str, seed: int = 0) -> dict[str
 def main() -> None:
     from tsteval.experiment.run.runner import run_experiment
 
-    corpus, counts = prepare()
+    corpus, counts, table = prepare()
     classifiers = train(corpus)
     card = run_experiment(MANIFEST, WORK / "run", quiet=True, overwrite=True).frame
     joint = next(c for c in card.columns if c.startswith("joint@"))
     systems = system_table(card, joint)
-    report = {"corpus": counts, "classifiers": classifiers, "provenance": output_provenance(tox600_table()),
+    report = {"corpus": counts, "classifiers": classifiers, "provenance": output_provenance(table),
               "joint_column": joint, "systems": systems, "agreement": agreement(systems, card, joint),
               "resamples": N_RESAMPLES, "scores": {"item": card["item"].astype(int).tolist(),
                                                    "system": card["system"].astype(str).tolist(),
