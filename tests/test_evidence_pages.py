@@ -148,6 +148,29 @@ def _lai_case(folder: Path, data_root: Path) -> None:
     assert not np.allclose(lai["p_formal@cds-fasttext"], lai["p_formal@cds-fasttext-lowercased"], atol=1e-9)
 
 
+def _style_ensemble(folder: Path, data_root: Path) -> None:
+    """Lai et al.'s own classifier (the bar) against the mean of the two annotators, read from the raw style file by
+    scipy; the ensemble's ``sti`` on CAAE's rows, joined to the raw Mir ratings, by scipy, and the mean over the
+    three systems the mean of theirs; no classifier trained here reaches r = .2 on Lai (what the page's text says)."""
+    data = json.loads((folder / "study.json").read_text())
+    outputs = [out for line in (data_root / "lai2022" / "style.json").read_text(encoding="utf-8").splitlines() if line
+               for out in json.loads(line)["sys"].values()]
+    bar = stats.pearsonr([o["c-gyafc"] for o in outputs], [(o["human_1"] + o["human_2"]) / 2 for o in outputs])
+    assert _figure(data, set="Lai", column="lai.c-gyafc@style")["r"] == pytest.approx(bar.statistic, abs=1e-9)
+    raw = pd.read_csv(data_root / "mir2019" / "human_ratings.csv").rename(columns={"model": "system"})
+    raw["setting"] = raw["param"] + "=" + raw["value"].map("{:g}".format)
+    scores = pd.read_parquet(folder / "scores.parquet")
+    caae = scores[scores["set"] == "CAAE"].astype({"item": int}).merge(raw, on=["system", "setting", "item"],
+                                                                       validate="1:1")
+    assert len(caae) == 1220 and set(caae["system"]) == {"CAAE"}
+    expected = stats.pearsonr(caae["sti@ensemble"], caae["human_style_intensity"]).statistic
+    assert _figure(data, set="CAAE", column="sti@ensemble")["r"] == pytest.approx(expected, abs=1e-9)
+    mean = next(r for r in data["aggregates"] if r["column"] == "sti@ensemble")
+    assert mean["r"] == pytest.approx(np.mean([_figure(data, set=s, column="sti@ensemble")["r"]
+                                               for s in ("CAAE", "ARAE", "DAR")]), abs=1e-12)
+    assert max(r["r"] for r in data["figures"] if r["set"] == "Lai" and r["source"] == "tsteval") < 0.2
+
+
 def _judge_language(folder: Path, data_root: Path) -> None:
     """The seeded RUSSE rows joined to the raw CSV (40 inputs, every output); chrF from sacreBLEU on them, Spearman
     with the content judgment by scipy; and the Qwen content judge's Pearson
@@ -321,6 +344,7 @@ INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _cont
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
                                                          "style_classifiers": _style_classifiers,
                                                          "lai_case": _lai_case,
+                                                         "style_ensemble": _style_ensemble,
                                                          "multilingual": _multilingual,
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,

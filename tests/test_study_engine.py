@@ -210,6 +210,34 @@ def test_a_bad_declaration_names_the_file_and_line(tmp_path: Path, extra: str, m
     assert message in str(error.value)
 
 
+def test_named_pairs_are_the_only_pairwise_comparisons_and_a_set_over_the_same_inputs_shares_the_draws(
+        tmp_path: Path) -> None:
+    """``pairs:`` compares those pairs only (first minus second, on the same draws); a pair no set judges, or pairs
+    without ``pairwise``, is an error naming the file; a second set of the same table over the same inputs is
+    resampled by the first one's draws (the same intervals), while another table's draws differ."""
+    path = _declaration(tmp_path, "pairs: [[meteor@none, chrf@none]]")
+    path.write_text(path.read_text().replace("  - {table: second.csv", "  - {table: first.csv, label: again, ratings: "
+                                             "{human_content: content}}\n  - {table: second.csv"))
+    data = tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache").data
+    pairwise = [r for r in data["comparisons"] if r["comparison"] == "pairwise"]
+    assert {(r["column"], r["against"]) for r in pairwise} == {("meteor@none", "chrf@none")}
+    first, again, second = ({(r["column"], r["level"], r["statistic"]): r for r in data["figures"] if r["set"] == s}
+                            for s in ("first", "again", "second"))
+    key = ("meteor@none", "sentence", "pearson")
+    assert (first[key]["lo"], first[key]["hi"]) == (again[key]["lo"], again[key]["hi"])
+    assert (first[key]["lo"], first[key]["hi"]) != (second[key]["lo"], second[key]["hi"])
+    diff = next(r for r in pairwise if r["set"] == "again" and r["level"] == "sentence" and r["statistic"] ==
+                "pearson")
+    assert diff["diff"] == pytest.approx(again[key]["r"] - again[("chrf@none", "sentence", "pearson")]["r"])
+    text = path.read_text()
+    path.write_text(text.replace("[[meteor@none, chrf@none]]", "[[meteor@none, rouge@none]]"))
+    with pytest.raises(InputError, match="mine.yaml: pairs: meteor@none minus rouge@none: no set has both"):
+        tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
+    path.write_text(text.replace("comparisons: [baseline, pairwise]", "comparisons: [baseline]"))
+    with pytest.raises(InputError, match=r"mine.yaml:\d+: pairs: names pairs, and comparisons has no pairwise"):
+        tsteval.load_study(path)
+
+
 def test_a_missing_rating_column_is_named(tmp_path: Path) -> None:
     path = _declaration(tmp_path)
     path.write_text(path.read_text().replace("first.csv, label: first, ratings: {human_content: content}",

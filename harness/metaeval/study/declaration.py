@@ -25,6 +25,7 @@ and line)::
     baselines: {content: bleu@none}  # per aspect (default: tsteval.metaeval.tables.BASELINES)
     incumbent: {content: sbert@none} # a second comparison per aspect
     comparisons: [baseline, incumbent, pairwise]
+    pairs: [[sbert@none, bleu@none]]  # the pairwise comparisons: these (first minus second), not every pair
     statistics: [pearson, spearman, kendall, pairwise_accuracy]
     levels: [sentence, within_system, system]
     cluster: input
@@ -61,7 +62,7 @@ from tsteval.metaeval.statistics import LEVELS, STATISTICS
 
 KIND = "tsteval-study"
 KEYS = ("kind", "title", "include", "text", "sets", "sample", "columns", "baselines", "incumbent", "comparisons",
-        "statistics", "levels", "cluster", "resamples", "seed", "aggregates", "groups", "published", "rule",
+        "pairs", "statistics", "levels", "cluster", "resamples", "seed", "aggregates", "groups", "published", "rule",
         "describe", "out")
 SET_KEYS = ("set", "table", "study", "label", "ratings", "sample", "style_corpus", "language", "task", "rows")
 COLUMN_KEYS = ("metrics", "classifier", "modifications", "language_model", "suffix", "options", "authors", "hook",
@@ -157,6 +158,7 @@ class Study:
     baselines: Mapping[str, str] = field(default_factory=dict)
     incumbent: Mapping[str, str] = field(default_factory=dict)
     comparisons: tuple[str, ...] = ("baseline",)
+    pairs: tuple[tuple[str, str], ...] = ()  # the pairwise comparisons (first minus second); empty: every pair
     statistics: tuple[str, ...] = ("pearson", "spearman", "kendall")
     levels: tuple[str, ...] = LEVELS
     cluster: str = "input"
@@ -267,6 +269,14 @@ class _Reader:
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             raise self.error(where, f"expected {{ASPECT: COLUMN}}, not {quote(value)}")
         return dict(value)
+
+    def pairs(self, value: object, where: tuple) -> tuple[tuple[str, str], ...]:
+        if not isinstance(value, list) or not value or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(c, str) and c for c in p) and p[0] != p[1]
+                for p in value):
+            raise self.error(where, f"expected a list of [COLUMN, OTHER COLUMN] pairs, not {quote(value)}",
+                             fix="pairs: [[sti@ensemble, sti@fasttext]]")
+        return tuple((a, b) for a, b in value)
 
     def groups(self, value: object, labels: Sequence[str], where: tuple) -> dict[str, tuple[str, ...]]:
         if not isinstance(value, dict) or not value:
@@ -449,12 +459,16 @@ def load_study(path: str | Path) -> Study:
     if "incumbent" in comparisons and not incumbent:
         raise reader.error(("comparisons",), "compares with the incumbent but names none",
                            fix="incumbent: {ASPECT: COLUMN}")
+    pairs = reader.pairs(data["pairs"], ("pairs",)) if "pairs" in data else ()
+    if pairs and "pairwise" not in comparisons:
+        raise reader.error(("pairs",), "names pairs, and comparisons has no pairwise",
+                           fix="comparisons: [baseline, pairwise]")
     out = data.get("out")
     return Study(path.resolve(), reader.text(data.get("title"), ("title",)), sets,
                  tuple(_read_column(reader, entry, i, labels) for i, entry in enumerate(columns_data)),
                  text=str(data.get("text", "")).strip(), sample=sample, sample_seed=sample_seed,
                  baselines=reader.columns_map(data.get("baselines", {}), ("baselines",)), incumbent=incumbent,
-                 comparisons=comparisons,
+                 comparisons=comparisons, pairs=pairs,
                  statistics=reader.names(data.get("statistics", ["pearson", "spearman", "kendall"]), STATISTICS,
                                          ("statistics",)),
                  levels=reader.names(data.get("levels", list(LEVELS)), LEVELS, ("levels",)),

@@ -174,7 +174,7 @@ def render(data: dict) -> str:
             lines += _tables(data, data["figures"], info["label"], rating)
     for where in dict.fromkeys(r["set"] for r in data["aggregates"]):
         rows = [r for r in data["aggregates"] if r["set"] == where]
-        title = {"mean": "Mean over sets", "pooled": "All sets pooled"}.get(where, where.capitalize())
+        title = {"mean": "Mean over sets", "pooled": "All sets pooled"}.get(where, where[:1].upper() + where[1:])
         for aspect in dict.fromkeys(r["aspect"] for r in rows):
             lines += [f"## {md.escape(title)}: {md.escape(aspect)}", "", *_tables(data, rows, where, aspect)]
     if data.get("describe"):

@@ -5,10 +5,12 @@ of a matching aspect judged with the declared statistics at the declared levels,
 :func:`tsteval.metaeval.statistics.bootstrap_statistics` -- the one resampler: per-row data, the statistic
 recomputed on every clustered resample (inputs drawn with replacement, all their rows taken), the draws shared by
 every column of a set, so differences between columns are paired.  Each set draws its own resamples (seeded by the
-study's seed and the set's position), so the sets are independent and an aggregate over them is resampled by
-combining the sets' draws: the **mean** over sets of a column's figure (every set weighs the same) has the mean of
-the sets' resampled figures as its resamples; **pooled** is every set's rows in one sample, clustered by set and
-input.  Comparisons (with the aspect's baseline, the incumbent, pairwise) are differences of the same draws.
+study's seed and the set's position), so the sets are independent, except that sets of one rated set over the same
+inputs (its systems as sets of their own, say) share the first one's draws: they are resampled by the same inputs.
+An aggregate over sets is resampled by combining the sets' draws: the **mean** over sets of a column's figure (every
+set weighs the same) has the mean of the sets' resampled figures as its resamples; **pooled** is every set's rows in
+one sample, clustered by set and input.  Comparisons (with the aspect's baseline, the incumbent, pairwise) are
+differences of the same draws.
 
 A set's figures use the rows where the rating and every compared column of its aspect are present (counted).  The
 aggregates and the rule read each set's first rating of an aspect (its primary one).
@@ -92,7 +94,7 @@ def judge_ratings(frame: pd.DataFrame, ratings: Sequence[Rating], values: Mappin
                   judged: Mapping[str, MetricColumn], study: Study, index: int, label: str,
                   origin: str) -> list[SetEvidence]:
     """Every column of ``judged`` (``values`` per row of ``frame``) against each of ``ratings`` of a matching aspect:
-    the figures of ``study``'s statistics and their resamples, drawn for the set at position ``index`` (module
+    the figures of ``study``'s statistics and their resamples, drawn as for the set at position ``index`` (module
     notes); ``label`` and ``origin`` name the set."""
     cluster_codes, _ = pd.factorize(frame[study.cluster].astype(str), sort=True)
     draws = cluster_resamples(cluster_codes, study.resamples, [study.seed, index])
@@ -187,9 +189,10 @@ def _comparisons(where: str, rating: str, aspect: str, columns: Sequence[MetricC
         rows += _diff_rows(where, kind, rating, aspect, columns, point, boot, column, study)
     if "pairwise" in study.comparisons:
         names = [c.column for c in columns]
-        for a, b in itertools.combinations(range(len(names)), 2):
-            rows += [r for r in _diff_rows(where, "pairwise", rating, aspect, columns, point, boot, names[b], study)
-                     if r["column"] == names[a]]
+        pairs = study.pairs or [(names[a], names[b]) for a, b in itertools.combinations(range(len(names)), 2)]
+        for first, second in pairs:
+            rows += [r for r in _diff_rows(where, "pairwise", rating, aspect, columns, point, boot, second, study)
+                     if r["column"] == first]
     return rows
 
 
@@ -272,8 +275,11 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
     evidence: list[SetEvidence] = []
     scored_sets: list[tuple[SetData, dict, list[SetEvidence]]] = []
     scores: list[pd.DataFrame] = []
+    draws_of: dict[tuple, int] = {}  # (rated set, its inputs) -> the position whose draws every such set shares
     for index, entry in enumerate(study.sets):
         data = load_set(entry)
+        inputs = sorted(data.frame[study.cluster].astype(str).unique())
+        draws = draws_of.setdefault((str(entry.table or entry.study or entry.name), *inputs), index)
         values: dict[str, np.ndarray] = {}
         judged: dict[str, MetricColumn] = {}
         seconds: dict[str, float] = {}
@@ -289,7 +295,7 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
             notices += [n for n in scored.notices if n not in notices]
             for column in scored.values:
                 seconds[column] = round(scored.seconds, 2)
-        set_evidence = judge_ratings(data.frame, data.ratings, values, judged, study, index, entry.label,
+        set_evidence = judge_ratings(data.frame, data.ratings, values, judged, study, draws, entry.label,
                                      data.source or entry.name)
         for e in set_evidence:
             figures += _figure_rows(e.label, e.rating, e.aspect, e.columns, e.point, e.boot, study)
@@ -317,6 +323,10 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
                                _pooled(primary, study, aspect, where))
                 aggregates += rows
                 comparisons += diffs
+    compared = {(r["column"], r["against"]) for r in comparisons if r["comparison"] == "pairwise"}
+    if missing := [f"{a} minus {b}" for a, b in study.pairs if (a, b) not in compared]:
+        raise InputError(f"pairs: {', '.join(missing)}: no set has both columns judged against one rating",
+                         path=study.path, fix="name columns the page's tables show")
     data = {"kind": RESULT_KIND, "study": study.name, "title": study.title, "text": study.text,
             "declaration": [str(p.name) for p in study.sources], "signature": signature(study), "sets": sets_info,
             "figures": figures, "comparisons": comparisons, "aggregates": aggregates,
