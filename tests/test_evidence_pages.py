@@ -340,11 +340,29 @@ def _content_benchmark_lm(folder: Path, data_root: Path) -> None:
     assert figure["r"] == pytest.approx(stats.spearmanr(part[column], part["human"]).statistic, abs=1e-9)
 
 
+def _quantization_cost(folder: Path, data_root: Path) -> None:
+    """On CAE, the 4-bit variant's cosines joined to the raw CSV by row, Spearman by scipy with the human column, and
+    its difference from fp32 the difference of the two; the mean over the six style-transfer sets leaves yamsh_para
+    out (tests/test_quantization_cost.py checks the cosines themselves)."""
+    data = json.loads((folder / "study.json").read_text())
+    raw = _babakov(data_root, "CAE").reset_index(names="item")
+    scores = pd.read_parquet(folder / "scores.parquet")
+    cae = scores[scores["set"] == "CAE"].astype({"item": int}).merge(raw, on="item", validate="1:1")
+    assert len(cae) == len(raw) == 500 and (cae["input"] == cae["text1"]).all()
+    q4, fp32 = (stats.spearmanr(cae[c], cae["human"]).statistic for c in ("q4_0", "fp32"))
+    assert _figure(data, set="CAE", column="q4_0", level="sentence", statistic="spearman")["r"] == pytest.approx(
+        q4, abs=1e-9)
+    assert _difference(data, "CAE", "q4_0", "spearman")["diff"] == pytest.approx(q4 - fp32, abs=1e-9)
+    mean = next(r for r in data["aggregates"] if r["column"] == "q4_0" and r["statistic"] == "spearman")
+    assert "yamsh_para" not in mean["sets"] and len(mean["sets"]) == 6
+
+
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
                                                          "style_classifiers": _style_classifiers,
                                                          "lai_case": _lai_case,
                                                          "style_ensemble": _style_ensemble,
+                                                         "quantization_cost": _quantization_cost,
                                                          "multilingual": _multilingual,
                                                          "judge_language": _judge_language,
                                                          "lm_style_probe": _lm_style_probe,

