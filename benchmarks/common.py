@@ -81,18 +81,15 @@ def by_model(frame: pd.DataFrame, columns: Sequence[str], human: str, seed: int 
     """Mir et al.'s per-model table of each column: ``(r, margin, low, high)`` per model (settings pooled) and for their
     mean ("Average"): Pearson r with ``human``, Mir's margin 1.96·(1−r²)/√n (the rows taken as independent, as the
     paper prints; the Average's is the mean of the models'), and the 95% interval of the engine's bootstrap clustered by
-    input (:func:`~tsteval.metaeval.engine.meta_evaluate_frame`; the Average's as the within-system level with the
+    input (:func:`~tsteval.metaeval.engine.correlate`; the Average's as the within-system level with the
     models as the systems, every model resampled by the same inputs); ``lower_is_better`` columns sign-flipped."""
     from tsteval.metaeval.agreement import by_system
-    from tsteval.metaeval.engine import meta_evaluate_frame
-    from tsteval.metaeval.tables import MetricColumn, Rating
+    from tsteval.metaeval.engine import correlate
 
-    judged = [MetricColumn(c, "style", c not in lower_is_better) for c in columns]  # "style": pairs them with human
     ends: dict[tuple[str, str], tuple[float, float]] = {}
     for model in (*MODELS, "Average"):
         rows, level = (frame, "within_system") if model == "Average" else (frame[frame["system"] == model], "sentence")
-        table = meta_evaluate_frame(rows, judged, [Rating(human, "style")], baselines={"style": columns[0]},
-                                    methods=("pearson",), group=("system",), seed=seed).table
+        table = correlate(rows, columns, [human], lower_is_better=lower_is_better, group=("system",), seed=seed)
         ends |= {(row.metric, model): (row.lo, row.hi) for row in table[table["level"] == level].itertuples()}
     out = {}
     for column in columns:

@@ -139,6 +139,26 @@ def test_point_estimates_match_scipy_at_every_level() -> None:
     assert set(result.table["level"]) == set(LEVELS)
 
 
+def test_correlate_pairs_any_column_with_any_rating_and_flips_the_lower_is_better() -> None:
+    """A content column against the style rating (no aspect pairs them) and a lower-is-better one: scipy's r, the
+    sign flipped for ``wmd``, and the same interval as the meta-evaluation gives the same column and rating."""
+    from tsteval.metaeval.engine import correlate
+
+    frame = make_card().frame
+    table = correlate(frame, ["chrf@none", "wmd@none"], ["human_style", "human_content"], lower_is_better=["wmd@none"],
+                      methods=("pearson", "spearman"), n_resamples=50)
+    rows = table[table["level"] == "sentence"].set_index(["metric", "rating", "method"])
+    assert rows.loc[("chrf@none", "human_style", "pearson"), "r"] == pytest.approx(
+        stats.pearsonr(frame["chrf@none"], frame["human_style"])[0])
+    assert rows.loc[("wmd@none", "human_content", "spearman"), "r"] == pytest.approx(
+        -stats.spearmanr(frame["wmd@none"], frame["human_content"])[0])
+    full = meta_evaluate(make_card(), RATINGS, n_resamples=50, methods=("pearson", "spearman")).table
+    same = full[(full["metric"] == "wmd@none") & (full["rating"] == "human_content") & (full["level"] == "sentence")
+                & (full["method"] == "spearman")].iloc[0]
+    assert (same["lo"], same["hi"]) == pytest.approx((rows.loc[("wmd@none", "human_content", "spearman"), "lo"],
+                                                      rows.loc[("wmd@none", "human_content", "spearman"), "hi"]))
+
+
 def williams_by_formula(r12: float, r13: float, r23: float, n: int) -> float:
     """Williams' t (Steiger 1980 eq. 7; Graham & Baldwin 2014) with |R| as the determinant of the 3x3 matrix."""
     det = np.linalg.det(np.array([[1, r12, r13], [r12, 1, r23], [r13, r23, 1]]))

@@ -25,9 +25,8 @@ from benchmarks.common import MODELS, mir_and_yelp, publish
 from tsteval.core import markdown as md
 from tsteval.core.datapaths import dataset_dir
 from tsteval.core.errors import TstevalError
-from tsteval.metaeval.engine import meta_evaluate_frame
+from tsteval.metaeval.engine import correlate
 from tsteval.metaeval.study.page import cell
-from tsteval.metaeval.tables import MetricColumn, Rating
 from tsteval.metrics.naturalness.adversarial import (
     absolute_judgement,
     judgement,
@@ -115,18 +114,15 @@ def stored_judgements(rated: pd.DataFrame) -> dict[str, np.ndarray]:
 
 def correlation_rows(rated: pd.DataFrame, columns: dict[str, np.ndarray], seed: int = 0) -> list[dict]:
     """Pearson and Spearman of each score with the absolute and relative human ratings, per model and over all rated
-    rows, each with the 95% interval of :func:`~tsteval.metaeval.engine.meta_evaluate_frame` (clustered by input)."""
+    rows, each with the 95% interval of :func:`~tsteval.metaeval.engine.correlate` (clustered by input)."""
     targets = {"absolute output rating": rated["human_naturalness_output"].to_numpy(dtype=float),
                "relative (+1 output, 0 tie, -1 input)": rated["human_naturalness_relative"].map(
                    {"input": -1.0, "tie": 0.0, "output": 1.0}).to_numpy(dtype=float)}
     frame = rated[["system", "setting", "input"]].assign(**columns, **targets)
-    judged = [MetricColumn(c, "naturalness", True) for c in columns]
     rows = []
     for model in (*MODELS, "all"):
         part = frame if model == "all" else frame[frame["system"] == model]
-        table = meta_evaluate_frame(part, judged, [Rating(t, "naturalness") for t in targets],
-                                    baselines={"naturalness": judged[0].column}, methods=("pearson", "spearman"),
-                                    seed=seed).table
+        table = correlate(part, list(columns), list(targets), methods=("pearson", "spearman"), seed=seed)
         rows += [{"score": r.metric, "target": r.rating, "model": model, "n": r.n, "statistic": r.method, "r": r.r,
                   "lo": r.lo, "hi": r.hi} for r in table[table["level"] == "sentence"].itertuples()]
     return rows

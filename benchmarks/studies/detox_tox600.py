@@ -144,13 +144,10 @@ def agreement(systems: dict[str, dict], card: pd.DataFrame, joint: str) -> dict:
 
 def sentence_spearman(card: pd.DataFrame, joint: str, seed: int = 0) -> dict[str, float]:
     """J's sentence-level Spearman with the raters' joint over the outputs, with the engine's 95% interval clustered
-    by input (:func:`~tsteval.metaeval.engine.meta_evaluate_frame`)."""
-    from tsteval.metaeval.engine import meta_evaluate_frame
-    from tsteval.metaeval.tables import MetricColumn, Rating
+    by input (:func:`~tsteval.metaeval.engine.correlate`)."""
+    from tsteval.metaeval.engine import correlate
 
-    # the aspect only pairs the column with the rating: J and the raters' joint judge all three at once
-    rows = meta_evaluate_frame(card, [MetricColumn(joint, "style", True)], [Rating("human_joint", "style")],
-                               baselines={"style": joint}, methods=("spearman",), group=("system",), seed=seed).table
+    rows = correlate(card, [joint], ["human_joint"], methods=("spearman",), group=("system",), seed=seed)
     row = rows[rows["level"] == "sentence"].iloc[0]
     return {"r": float(row["r"]), "lo": float(row["lo"]), "hi": float(row["hi"])}
 
