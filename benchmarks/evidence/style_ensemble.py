@@ -66,15 +66,16 @@ def gyafc_corpus() -> object:
 
 
 @cache  # the column hook (once per set) and the describe hook read it
-def trained(name: str, seed: int = 0) -> dict:
+def trained(name: str) -> dict:
     """Every classifier of set ``name`` (``mir``, ``lai``) by its page name, with the held-out calibration rows and
-    the corpus's size."""
+    the corpus's size; held-out split and training seeded 0 whatever the study's seed, so that the describe hook
+    (which is given none) reads the same models as the columns."""
     from benchmarks.common import mir_and_yelp
     from tsteval.classifiers.calibration import apply_temperature, expected_calibration_error, temperature_nll
     from tsteval.classifiers.training import split_heldout, train_classifier
 
     corpus = mir_and_yelp()[1] if name == "mir" else gyafc_corpus()
-    _, _, test_x, test_y = split_heldout(corpus, HELDOUT, seed)
+    _, _, test_x, test_y = split_heldout(corpus, HELDOUT, 0)
     models, rows = {}, []
 
     def row(model: str, kind: str, proba: np.ndarray, y: np.ndarray, temperature: float | None) -> None:
@@ -84,7 +85,7 @@ def trained(name: str, seed: int = 0) -> dict:
 
     for backend, params in [*((m, {}) for m in MEMBERS), ("ensemble", {"members": list(MEMBERS)}),
                             *EXTRA.get(name, {}).items()]:
-        result = train_classifier(backend, corpus, params, seed=seed, heldout=HELDOUT)
+        result = train_classifier(backend, corpus, params, seed=0, heldout=HELDOUT)
         model = result.model
         y = np.array([list(model.classes_).index(label) for label in test_y])
         if backend == "ensemble":
@@ -103,18 +104,19 @@ def trained(name: str, seed: int = 0) -> dict:
 
 def columns(data: object, *, seed: int) -> dict[str, np.ndarray]:
     """``target_prob``, ``sti`` and ``sti_norm`` of every classifier of the set on its rows (Lai's texts
-    normalised as its corpus is)."""
+    normalised as its corpus is; the seed is unused: the classifiers are :func:`trained`'s)."""
     from tsteval.core.records import Transfers
     from tsteval.metrics.style.scorer import style_columns
     from tsteval.scorecard import Scorecard
 
+    del seed
     name, frame = data.entry.name, data.frame
     if name == "lai":
         frame = frame.assign(input=frame["input"].map(normalise), output=frame["output"].map(normalise))
     card = Scorecard.from_transfers(Transfers(frame[["system", "setting", "item", "input", "output", "source_style",
                                                      "target_style"]].reset_index(drop=True), name))
     out = {}
-    for label, (model, identity) in trained(name, seed)["models"].items():
+    for label, (model, identity) in trained(name)["models"].items():
         style_columns(card, model, label, model_id=identity)
         out |= {f"{m}@{label}": card.frame[f"{m}@{label}"].to_numpy(dtype=float) for m in METRICS}
     return out
