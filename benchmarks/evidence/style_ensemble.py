@@ -67,9 +67,8 @@ def gyafc_corpus() -> object:
 
 @cache  # the column hook (once per set) and the describe hook read it
 def trained(name: str) -> dict:
-    """Every classifier of set ``name`` (``mir``, ``lai``) by its page name, with the held-out calibration rows and
-    the corpus's size; held-out split and training seeded 0 whatever the study's seed, so that the describe hook
-    (which is given none) reads the same models as the columns."""
+    """Every classifier of set ``name`` (``mir``, ``lai``) by its page name, its held-out rows and the corpus's size;
+    seeded 0 whatever the study's seed, so that the describe hook (given none) reads the columns' models."""
     from benchmarks.common import mir_and_yelp
     from tsteval.classifiers.calibration import apply_temperature, expected_calibration_error, temperature_nll
     from tsteval.classifiers.training import split_heldout, train_classifier
@@ -109,7 +108,6 @@ def columns(data: object, *, seed: int) -> dict[str, np.ndarray]:
     from tsteval.metrics.style.scorer import style_columns
     from tsteval.scorecard import Scorecard
 
-    del seed
     name, frame = data.entry.name, data.frame
     if name == "lai":
         frame = frame.assign(input=frame["input"].map(normalise), output=frame["output"].map(normalise))
