@@ -16,11 +16,10 @@ KINDS = {
         "bible_compliancy", "dualrl_compliancy", "cds_invariance", "cds_multiclass", "remote_agreement"))),
     "studies": ("Studies of the metrics", tuple(f"studies.{name}" for name in (
         "meta_eval", "meta_eval_lm", "lai_style_investigation", "content_known_answer",
-        "cds_erasure", "detox_tox600", "multilingual",
-        "formality_training"))),
+        "cds_erasure", "detox_tox600", "formality_training"))),
     "tools": ("The demo and the pictures", ("demo", "explorer_screenshots", "annotate_screenshots")),
 }
 # Shared code of the benchmarks, not run by themselves (a results page rendered from its JSON included).
 HELPERS = ("common", "evidence.profile", "evidence.babakov", "evidence.judge_language", "evidence.lm_style_probe",
            "evidence.learned", "evidence.mask_placeholder", "evidence.lai_case",
-           "evidence.style_ensemble", "evidence.quantization_cost")
+           "evidence.style_ensemble", "evidence.quantization_cost", "evidence.multilingual_lm")

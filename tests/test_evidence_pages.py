@@ -357,6 +357,54 @@ def _quantization_cost(folder: Path, data_root: Path) -> None:
     assert "yamsh_para" not in mean["sets"] and len(mean["sets"]) == 6
 
 
+def _informal_hits(raw: list[dict], first: dict, second: dict) -> tuple[int, int]:
+    """The pairs of ``raw`` (InFormal records, by line) a majority of raters decides, among the lines ``first`` and
+    ``second`` score (each pair's two scores), and how many the higher score orders as that majority."""
+    hits = pairs = 0
+    for line, record in enumerate(raw):
+        counts = pd.Series([a["formal_sent"] for a in record["annotations"]]).value_counts()
+        if line not in first or counts.iloc[0] < 2 or counts.index[0] == "Equal":
+            continue  # not scored, or no majority pick of one sentence
+        pairs += 1
+        hits += (first[line] > second[line]) if counts.index[0] == "candidate_0" else (second[line] > first[line])
+    return hits, pairs
+
+
+def _multilingual_lm(folder: Path, data_root: Path) -> None:
+    """The RUSSE sample joined to the raw CSV (80 inputs, every output): chrF from sacreBLEU and Gemma's ``lp_mean``,
+    Spearman with the content and fluency judgments by scipy; on Hindi, the longer-is-more-formal ordering of every
+    pair and Gemma's formality judge on its sampled pairs counted again on the raw file; the mean over Gemma's five
+    samples as the mean of the five."""
+    data = json.loads((folder / "study.json").read_text())
+    raw = pd.read_csv(data_root / "russe2022" / "test_all_metrics_russe2022.csv")
+    scores = pd.read_parquet(folder / "scores.parquet")
+    label, model = "RUSSE-2022, 80 inputs", "gemma3-270m"
+    rows = scores[scores["set"] == label].merge(raw, left_on=["input", "system"],
+                                                right_on=["original", "participant_name"], validate="1:1")
+    assert len(rows) == 400 and rows["input"].nunique() == 80
+    for column, values, rating in (("chrf@none", _chrf(rows["original"], rows["method_output"]), "content"),
+                                   (f"lp_mean@{model}", rows[f"lp_mean@{model}"], "fluency")):
+        figure = _figure(data, set=label, column=column, level="sentence", statistic="spearman")
+        assert figure["r"] == pytest.approx(stats.spearmanr(values, rows[rating]).statistic, abs=1e-9), column
+    hindi = [json.loads(line) for line in (data_root / "informal/hi_annotations.jsonl").read_text("utf-8").splitlines()]
+    described = {(r["set"], r["column"]): r for r in data["describe"]}
+    hits, pairs = _informal_hits(hindi, *({line: len(r[c]) for line, r in enumerate(hindi)}
+                                          for c in ("candidate_0", "candidate_1")))
+    row = described[("informal_hi, every pair", "longer sentence")]
+    assert (row["pairs decided"], row["accuracy"]) == (pairs, pytest.approx(hits / pairs, abs=1e-12))
+    assert row["low"] < row["accuracy"] < row["high"]
+    sample = scores[scores["set"] == "InFormal-hi, 400 pairs"]  # item: the record's line of the raw file
+    assert all(hindi[int(i)]["candidate_0"] == text for i, text in zip(sample["item"], sample["input"], strict=True))
+    first, second = (dict(zip(sample["item"].astype(int), sample[f"formal_{k}@{model}"], strict=True))
+                     for k in ("first", "second"))
+    hits, pairs = _informal_hits(hindi, first, second)
+    row = described[("InFormal-hi, 400 pairs", f"judge_style@{model}-t3 (formal)")]
+    assert (row["pairs decided"], row["accuracy"]) == (pairs, pytest.approx(hits / pairs, abs=1e-12))
+    mean = next(r for r in data["aggregates"] if r["column"] == f"lm_cos@{model}" and r["statistic"] == "spearman")
+    per_set = [r["r"] for r in data["figures"] if r["column"] == f"lm_cos@{model}" and r["statistic"] == "spearman"]
+    assert len(per_set) == 5 and mean["r"] == pytest.approx(np.mean(per_set), abs=1e-12)
+
+
 INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _content,
                                                          "profile_naturalness": _naturalness, "profile_style": _style,
                                                          "style_classifiers": _style_classifiers,
@@ -365,6 +413,7 @@ INDEPENDENT: dict[str, Callable[[Path, Path], None]] = {"profile_content": _cont
                                                          "quantization_cost": _quantization_cost,
                                                          "multilingual": _multilingual,
                                                          "judge_language": _judge_language,
+                                                         "multilingual_lm": _multilingual_lm,
                                                          "lm_style_probe": _lm_style_probe,
                                                          "mask_placeholder": _mask_placeholder,
                                                          "learned_content": _learned_content,

@@ -1,7 +1,7 @@
 """The profile rule's first version, fixed before the numbers it was applied to (docs/meta-evaluation.md: "The first
 version of the rule"); superseded by version 2 (:mod:`tsteval.metaeval.study.rule`), which the evidence pages and the
-user-study loop apply.  Kept for the two pages not yet declared as studies, ``benchmarks/studies/meta_eval_lm.py`` and
-``benchmarks/studies/multilingual.py``, which import it.
+user-study loop apply.  Kept for the page not yet declared as a study, ``benchmarks/studies/meta_eval_lm.py``, which
+imports it.
 
 Input: per dataset, the meta-evaluation's comparison of every column with the aspect's *current recommendation*
 (a ``baseline.csv`` whose baseline is the recommendation).  Each dataset's sentence-level Pearson difference d_i

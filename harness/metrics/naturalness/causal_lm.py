@@ -304,7 +304,7 @@ class CausalLM:
     def mean_hidden_states(self, texts: Sequence[str]) -> np.ndarray:
         """The mean of the last layer's hidden states over each text's counted tokens (the start token left out),
         one row a text, L2-normalised: a sentence embedding from the causal LM, whose cosine compares two texts'
-        content in any language the LM reads (``benchmarks/results/multilingual.md`` measures it)."""
+        content in any language the LM reads (``benchmarks/results/evidence/multilingual_lm/study.md`` measures it)."""
         import torch
 
         ids = [[self.start_id, *seq] for seq in self.token_ids(check_texts(texts))]
