@@ -14,6 +14,7 @@ from scipy import stats
 
 import tsteval
 from tsteval.core.errors import InputError
+from tsteval.metaeval.statistics import cluster_resamples, resample_rows
 from tsteval.metaeval.study.page import render
 from tsteval.metaeval.study.rule import choose
 
@@ -214,11 +215,13 @@ def test_named_pairs_are_the_only_pairwise_comparisons_and_a_set_over_the_same_i
         tmp_path: Path) -> None:
     """``pairs:`` compares those pairs only (first minus second, on the same draws); a pair no set judges, or pairs
     without ``pairwise``, is an error naming the file; a second set of the same table over the same inputs is
-    resampled by the first one's draws (the same intervals), while another table's draws differ."""
+    resampled by the first one's draws (the same intervals), and pooled with its clusters, while another table's draws
+    differ."""
     path = _declaration(tmp_path, "pairs: [[meteor@none, chrf@none]]")
     path.write_text(path.read_text().replace("  - {table: second.csv", "  - {table: first.csv, label: again, ratings: "
                                              "{human_content: content}}\n  - {table: second.csv"))
-    data = tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache").data
+    result = tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache")
+    data, scores = result.data, result.scores
     pairwise = [r for r in data["comparisons"] if r["comparison"] == "pairwise"]
     assert {(r["column"], r["against"]) for r in pairwise} == {("meteor@none", "chrf@none")}
     first, again, second = ({(r["column"], r["level"], r["statistic"]): r for r in data["figures"] if r["set"] == s}
@@ -229,6 +232,16 @@ def test_named_pairs_are_the_only_pairwise_comparisons_and_a_set_over_the_same_i
     diff = next(r for r in pairwise if r["set"] == "again" and r["level"] == "sentence" and r["statistic"] ==
                 "pearson")
     assert diff["diff"] == pytest.approx(again[key]["r"] - again[("chrf@none", "sentence", "pearson")]["r"])
+    # pooled, "again" is clustered with "first" by input: numpy's Pearson on the engine's draws of those clusters
+
+    ratings = pd.concat([pd.read_csv(tmp_path / f"{s}.csv") for s in ("first", "first", "second")])
+    label = scores["set"].replace({"again": "first"})
+    codes = pd.factorize(pd.Index(label + "\x00" + scores["input"].astype(str)), sort=True)[0]
+    x, y = scores["meteor@none"].to_numpy(), ratings["human_content"].to_numpy()
+    boot = [np.corrcoef(x[rows], y[rows])[0, 1] for rows in (resample_rows(codes, d) for d in
+                                                              cluster_resamples(codes, 200, [0, 3]))]
+    pooled = _figure(data, set="pooled", column="meteor@none", level="sentence", statistic="pearson")
+    assert (pooled["lo"], pooled["hi"]) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])), abs=1e-12)
     text = path.read_text()
     path.write_text(text.replace("[[meteor@none, chrf@none]]", "[[meteor@none, rouge@none]]"))
     with pytest.raises(InputError, match="mine.yaml: pairs: meteor@none minus rouge@none: no set has both"):

@@ -9,8 +9,8 @@ study's seed and the set's position), so the sets are independent, except that s
 inputs (its systems as sets of their own, say) share the first one's draws: they are resampled by the same inputs.
 An aggregate over sets is resampled by combining the sets' draws: the **mean** over sets of a column's figure (every
 set weighs the same) has the mean of the sets' resampled figures as its resamples; **pooled** is every set's rows in
-one sample, clustered by set and input.  Comparisons (with the aspect's baseline, the incumbent, pairwise) are
-differences of the same draws.
+one sample, clustered by set and input (sets that share draws, by the first one's inputs).  Comparisons (with the
+aspect's baseline, the incumbent, pairwise) are differences of the same draws.
 
 A set's figures use the rows where the rating and every compared column of its aspect are present (counted).  The
 aggregates and the rule read each set's first rating of an aspect (its primary one).
@@ -223,7 +223,9 @@ def _mean(evidence: Sequence[SetEvidence], study: Study, aspect: str, where: str
 
 
 def _pooled(sets: Sequence[tuple[SetData, dict, SetEvidence]], study: Study, aspect: str,
-            where: str) -> tuple[list, list]:
+            where: str, cluster_of: Mapping[str, str]) -> tuple[list, list]:
+    """Every row of ``sets`` in one sample: a set's rows are clustered by input under ``cluster_of[label]``, the
+    first set over the same rated inputs, so sets of one rated set are resampled together here too."""
     columns = common_columns([e for _, _, e in sets])
     if not columns:
         return [], []
@@ -237,7 +239,7 @@ def _pooled(sets: Sequence[tuple[SetData, dict, SetEvidence]], study: Study, asp
         ys.append(y[keep])
         frame = data.frame[keep]
         groups += [f"{e.label}\x00{s}\x00{t}" for s, t in zip(frame["system"], frame["setting"], strict=True)]
-        clusters += [f"{e.label}\x00{c}" for c in frame[study.cluster].astype(str)]
+        clusters += [f"{cluster_of[e.label]}\x00{c}" for c in frame[study.cluster].astype(str)]
     x, y = np.vstack(xs), np.concatenate(ys)
     group_codes, group_index = pd.factorize(pd.Index(groups), sort=True)
     cluster_codes, _ = pd.factorize(pd.Index(clusters), sort=True)
@@ -276,10 +278,12 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
     scored_sets: list[tuple[SetData, dict, list[SetEvidence]]] = []
     scores: list[pd.DataFrame] = []
     draws_of: dict[tuple, int] = {}  # (rated set, its inputs) -> the position whose draws every such set shares
+    cluster_of: dict[str, str] = {}  # a set's label -> that position's label, its inputs' clusters when pooled
     for index, entry in enumerate(study.sets):
         data = load_set(entry)
         inputs = sorted(data.frame[study.cluster].astype(str).unique())
         draws = draws_of.setdefault((str(entry.table or entry.study or entry.name), *inputs), index)
+        cluster_of[entry.label] = study.sets[draws].label
         values: dict[str, np.ndarray] = {}
         judged: dict[str, MetricColumn] = {}
         seconds: dict[str, float] = {}
@@ -320,7 +324,7 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
             for kind in study.aggregates:
                 where = f"{kind} over {name}" if name else kind
                 rows, diffs = (_mean([e for _, _, e in primary], study, aspect, where) if kind == "mean" else
-                               _pooled(primary, study, aspect, where))
+                               _pooled(primary, study, aspect, where, cluster_of))
                 aggregates += rows
                 comparisons += diffs
     compared = {(r["column"], r["against"]) for r in comparisons if r["comparison"] == "pairwise"}
