@@ -131,6 +131,31 @@ def backend_class(name: str) -> type[TextClassifier]:
     return getattr(importlib.import_module(module), attr)
 
 
+def with_precision(name: str, params: Mapping[str, object], precision: str) -> dict[str, object]:
+    """``params`` of backend ``name`` with ``precision`` for every neural model it trains (the backend's own
+    ``precision``, or an ensemble member's through ``member_params``) that they leave unset: a run that pins its
+    precision trains its classifiers in it too, so ``auto`` resolving per CPU cannot change them.
+
+    >>> with_precision("ensemble", {"members": "fasttext,transformer"}, "fp32")["member_params"]
+    {'transformer': {'precision': 'fp32'}}
+    >>> with_precision("fasttext", {}, "fp32")
+    {}
+    """
+    out = dict(params)
+    if "precision" in backend_class(name)._get_param_names():
+        out.setdefault("precision", precision)
+    elif name == "ensemble":
+        from tsteval.classifiers.ensemble import EnsembleClassifier, member_names
+
+        members = {k: dict(v) for k, v in (out.get("member_params") or {}).items()}
+        for member in member_names(out.get("members", EnsembleClassifier().members)):
+            if "precision" in backend_class(member)._get_param_names():
+                members.setdefault(member, {}).setdefault("precision", precision)
+        if members:
+            out["member_params"] = members
+    return out
+
+
 def make_classifier(name: str, **params: object) -> TextClassifier:
     """A new, unfitted classifier of backend ``name`` with the given parameters, validated."""
     return backend_class(name).from_params(params)

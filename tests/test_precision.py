@@ -198,3 +198,42 @@ def test_auto_names_the_precision_that_ran_in_signatures_and_cache_keys(native: 
     assert folder.endswith("+bf16") == native and "auto" not in folder
     card = tsteval.evaluate(INPUTS, OUTPUTS, source_style="neg", target_style="pos", metrics=["sbert"])
     assert f"model:{named}|" in card.signatures["sbert@none"] + "|"
+
+
+class _Trained(Exception):
+    """Raised in place of training: what the run asked to train, and with which parameters."""
+
+
+@pytest.mark.parametrize("precision", ["fp32", "auto"])
+def test_a_pinned_precision_holds_for_the_classifiers_a_run_trains(precision: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a CPU where ``auto`` means bf16, a run pinned to fp32 (every evidence page) trains its transformer and an
+    ensemble's transformer member in fp32, so their cache keys are those an fp32 machine computes; a run left at
+    ``auto`` passes the backends' own parameters through."""
+    from tsteval.classifiers.base import make_classifier
+    from tsteval.core.records import Corpus
+    from tsteval.experiment.manifest.loader import ClassifierSpec
+
+    _machine(monkeypatch, "AVX512", avx512_bf16=True)
+    asked: dict[str, dict] = {}
+
+    def train(backend: str, corpus: object, params: dict, **_: object) -> None:
+        asked[backend] = params
+        raise _Trained
+
+    monkeypatch.setattr("tsteval.classifiers.training.train_classifier", train)
+    corpus = Corpus(["good food", "bad food"] * 10, ["pos", "neg"] * 10)
+    for backend, params in (("transformer", {}), ("ensemble", {"members": "fasttext,transformer"})):
+        with pytest.raises(_Trained):
+            tsteval.evaluate(inputs=INPUTS, outputs=OUTPUTS, source_style="neg", target_style="pos",
+                             metrics=["target_prob"], corpus=corpus, precision=precision,
+                             classifier={"c": ClassifierSpec("c", backend, params, 0.1)})
+    if precision == "auto":
+        given = {backend: {k: v for k, v in params.items() if k != "verbose"} for backend, params in asked.items()}
+        assert given == {"transformer": {}, "ensemble": {"members": "fasttext,transformer"}}
+        return
+    assert asked["transformer"]["precision"] == "fp32"
+    assert asked["ensemble"]["member_params"] == {"transformer": {"precision": "fp32"}}
+    pinned = make_classifier("transformer", precision="fp32").cache_params()
+    monkeypatch.setenv(devices.NATIVE_BF16_VARIABLE, "0")  # an fp32 machine, where auto is fp32
+    assert pinned == make_classifier("transformer").cache_params()

@@ -259,9 +259,10 @@ OPTIONS: Mapping[str, Option] = MappingProxyType({o.name: o for o in (
     Option("threads", None, "torch threads for every neural model (default: torch's; 1 per process on a shared "
            "machine)", _optional_positive, "--threads", "threads", "N"),
     Option("precision", "auto", "floating-point precision of the neural models (the sentence encoder, BERTScore, "
-           "the causal LM): auto (bf16 where the device computes it natively: a CUDA GPU from Ampere on, a CPU with "
-           "AVX512-BF16 or AMX; fp32 elsewhere), fp32, bf16, or on a CUDA device fp16; values differ, so the "
-           "signatures name the precision that ran", _precision, "--precision", "precision", "PRECISION"),
+           "the causal LM, and a neural classifier the run trains unless its params name one): auto (bf16 where "
+           "the device computes it natively: a CUDA GPU from Ampere on, a CPU with AVX512-BF16 or AMX; fp32 "
+           "elsewhere), fp32, bf16, or on a CUDA device fp16; values differ, so the signatures name the precision "
+           "that ran", _precision, "--precision", "precision", "PRECISION"),
     Option("seed", 0, "seed of every sampled or trained thing and of the bootstrap", _integer(0, 2**32), "--seed",
            "seed", "N"),
     Option("folds", 5, "cross-fitting folds of the adversarial naturalness classifiers (at least 2)", _integer(2),

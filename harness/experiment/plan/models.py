@@ -52,7 +52,7 @@ def hub_model(resources: Resources, name: str, params: Mapping[str, object]) -> 
 def style_model(resources: Resources, name: str, source: object) -> tuple[object, str]:
     """The style classifier ``name`` and its identity, loaded, trained (through the cache) or as given; a trained
     one is recorded in ``resources.trained``."""
-    from tsteval.classifiers.base import backend_class, fitted_identity, load_classifier, saved_identity
+    from tsteval.classifiers.base import backend_class, fitted_identity, load_classifier, saved_identity, with_precision
     from tsteval.classifiers.training import TrainedClassifier, train_classifier
     from tsteval.experiment.manifest.loader import ClassifierSpec
 
@@ -66,6 +66,8 @@ def style_model(resources: Resources, name: str, source: object) -> tuple[object
         return model, saved_identity(source)
     if isinstance(source, ClassifierSpec):
         params = dict(source.params)
+        if options.precision != "auto":  # a pinned precision holds for what the run trains too (docs/precision.md)
+            params = with_precision(source.backend, params, options.precision)
         if "verbose" in backend_class(source.backend)._get_param_names():  # neural backends and the ensemble
             params.setdefault("verbose", not options.quiet)
         corpus = options.corpus
