@@ -19,7 +19,7 @@ RULES = {
 # Python lines under benchmarks/ after the speed and reproduction pages went through the one renderer and the column
 # cost benchmark and the evidence package came in; issue 55
 # asks for 8,000.  Lower it as modules shrink, never raise it.
-CEILING = 9_627
+CEILING = 9_621
 MODULES = sorted(path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.py"))
 
 
