@@ -23,6 +23,19 @@ MODELS = ("CAAE", "ARAE", "DAR")  # Mir et al.'s three systems, in their tables'
 FIELDS = ("r", "margin", "lo", "hi")  # what by_model gives per model, and the columns of a reproduction's CSV
 
 
+def by_text(score: Callable[[list[str]], np.ndarray], frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``score``'s values of each row's input and of its output, every distinct text scored once, in one call.
+
+    >>> pairs = pd.DataFrame({"input": ["ab", "c", "ab"], "output": ["ab", "de", "f"]})
+    >>> [v.tolist() for v in by_text(lambda texts: np.array([len(t) for t in texts]), pairs)]
+    [[2, 1, 2], [2, 2, 1]]
+    """
+    texts = list(dict.fromkeys([*frame["input"].astype(str), *frame["output"].astype(str)]))
+    at, values = {text: k for k, text in enumerate(texts)}, np.asarray(score(texts))
+    inputs, outputs = (values[[at[t] for t in frame[c].astype(str)]] for c in ("input", "output"))
+    return inputs, outputs
+
+
 def mir_and_yelp() -> tuple[Transfers, Corpus]:
     """Mir et al.'s transfers (with human ratings) and Yelp dev+test without any copy of their inputs."""
     transfers = load_mir()

@@ -1,7 +1,6 @@
 """The hooks of ``multilingual_lm.yaml``: a causal LM's hidden-state cosine (no metric computes it), its style judge
 asked how formal each sentence of an InFormal pair is, and the description that checks those ratings order the pairs
-as the raters' majority does (:func:`tsteval.metaeval.rated.pairwise.pairwise_order`).
-"""
+as the raters' majority does (:func:`tsteval.metaeval.rated.pairwise.pairwise_order`)."""
 
 from __future__ import annotations
 
@@ -9,6 +8,8 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+
+from benchmarks.common import by_text
 
 INFORMAL = ("informal_hi", "informal_te", "informal_kn", "informal_bn")
 
@@ -19,27 +20,22 @@ def lm_cosine(data: object, *, seed: int, model: str) -> dict[str, np.ndarray]:
     from tsteval.metrics.naturalness.causal_lm import CausalLM
 
     del seed  # deterministic
-    lm = CausalLM(model, threads=2, precision="fp32")
-    inputs, outputs = (lm.mean_hidden_states(data.frame[c].astype(str).tolist()) for c in ("input", "output"))
+    inputs, outputs = by_text(CausalLM(model, threads=2, precision="fp32").mean_hidden_states, data.frame)
     return {f"lm_cos@{model}": np.sum(inputs * outputs, axis=1)}
 
 
 def formality(data: object, *, seed: int, model: str) -> dict[str, np.ndarray]:
-    """``formal_first@MODEL`` and ``formal_second@MODEL``: the style judge (``judge_style``, template 3, the rated
-    tables' English template, chosen on Lai) asked how "formal" each sentence of the pair is, at the precision the
-    rated tables score ``model`` in."""
+    """``formal_first@MODEL``, ``formal_second@MODEL``: the rated tables' style judge (``judge_style`` t3, English,
+    chosen on Lai) asked how "formal" each sentence of the pair is, in the precision they score ``model`` in."""
     from tsteval.metaeval.rated.lm_subset import PRECISION
     from tsteval.metrics.judges.rating import judge_style
     from tsteval.metrics.naturalness.causal_lm import CausalLM
 
     del seed  # greedy: the expected rating, no sampling
-    frame = data.frame
-    texts = list(dict.fromkeys([*frame["input"].astype(str), *frame["output"].astype(str)]))
     lm = CausalLM(model, threads=2, precision=PRECISION.get(model, "fp32"))
-    rating = dict(zip(texts, judge_style([""] * len(texts), texts, ["formal"] * len(texts), lm, template=3),
-                      strict=True))
-    return {f"formal_{side}@{model}": np.array([rating[t] for t in frame[c].astype(str)])
-            for side, c in (("first", "input"), ("second", "output"))}
+    first, second = by_text(lambda texts: judge_style([""] * len(texts), texts, ["formal"] * len(texts), lm,
+                                                      template=3), data.frame)
+    return {f"formal_first@{model}": first, f"formal_second@{model}": second}
 
 
 def formality_order(scores: pd.DataFrame, sets: Mapping[str, object]) -> list[dict]:
@@ -55,25 +51,20 @@ def formality_order(scores: pd.DataFrame, sets: Mapping[str, object]) -> list[di
         rated = read_rated_set(name)
         choices = rated.spec.question("more_formal").choices
         table = choice_table(rated.raters, "more_formal", choices)
-        alpha = rated_agreement(rated).set_index("question").loc["more_formal", "alpha_nominal"]
-        row_of = dict(zip(rated.frame["item"].astype(int), rated.frame.index, strict=True))
-        views = [("every pair", rated.frame), *((label, scores[scores["set"] == label]) for label, data in sets.items()
-                                                if data.entry.name == name)]
-        for label, rows in views:
-            position = {int(item): k for k, item in enumerate(rows["item"])}
-            sub = table[table["item"].isin(position)]
-            sub = sub.assign(item=sub["item"].map(position))
-            frame = rated.frame.loc[[row_of[int(i)] for i in rows["item"]]]
-            longer = [frame[c].astype(str).str.len().to_numpy() for c in ("input", "output")]
-            judges = [c.removeprefix("formal_first@") for c in rows if c.startswith("formal_first@")
-                      and rows[c].notna().all()]
-            for column, (first, second) in [("longer sentence", longer), *(
-                    (f"judge_style@{m}-t3 (formal)", (rows[f"formal_first@{m}"], rows[f"formal_second@{m}"]))
-                    for m in judges)]:
+        alpha = float(rated_agreement(rated).set_index("question").loc["more_formal", "alpha_nominal"])
+        pairs = rated.frame.set_index(rated.frame["item"].astype(int), drop=False)  # a pair's texts by its item
+        views = {f"{name}, every pair": pairs, **{label: scores[scores["set"] == label] for label, data in
+                                                  sets.items() if data.entry.name == name}}
+        for label, rows in views.items():
+            items = rows["item"].astype(int).to_numpy()
+            sub = table[table["item"].isin(items)].replace({"item": {item: k for k, item in enumerate(items)}})
+            columns = {"longer sentence": [pairs.loc[items, c].astype(str).str.len() for c in ("input", "output")]}
+            columns |= {f"judge_style@{c[13:]}-t3 (formal)": (rows[c], rows[f"formal_second@{c[13:]}"]) for c in rows
+                        if c.startswith("formal_first@") and rows[c].notna().all()}
+            for column, (first, second) in columns.items():
                 check = pairwise_order(sub, choices[0], choices[-1], input_scores=np.asarray(first),
                                        output_scores=np.asarray(second))
-                out.append({"set": f"{name}, every pair" if label == "every pair" else label, "column": column,
-                            "pairs decided": check["pairs"],
+                out.append({"set": label, "column": column, "pairs decided": check["pairs"],
                             "accuracy": check["accuracy"], "low": check["ci_low"], "high": check["ci_high"],
-                            "raters' accuracy": check["rater_accuracy"], "alpha (nominal)": float(alpha)})
+                            "raters' accuracy": check["rater_accuracy"], "alpha (nominal)": alpha})
     return out
