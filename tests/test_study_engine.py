@@ -408,3 +408,20 @@ def test_the_scoring_warnings_reach_the_page_and_survive_the_cache(tmp_path: Pat
         assert "Warnings of the scoring runs:" in page
         assert all(f"- first: {tsteval.core.markdown.escape(n)}" in page for n in notices["first"])
     assert runs[0].data["sets"][0]["notices"] == runs[1].data["sets"][0]["notices"]
+
+
+def test_a_column_masks_with_the_authors_lexicon_only_where_the_set_has_one(tmp_path: Path, data_root: Path) -> None:
+    """``options: {lexicon: published}`` reads the file Mir et al. published (their set carries it); on a set without
+    one, or with a value other than fitted or published, the error names the set and the fix."""
+    from tsteval.metaeval.study.declaration import ColumnGroup, StudySet
+    from tsteval.metaeval.study.scoring import _lexicon, load_set, score_group
+
+    mir = load_set(StudySet(name="mir", label="Mir"))
+    assert _lexicon(mir, "published") == data_root / "mir2019" / "style_lexicon" / "style_words_and_weights.json"
+    assert type(_lexicon(mir, "fitted")).__name__ == "LexiconSpec"
+    mine = load_set(StudySet(name="mine", label="mine", table=_rated(tmp_path, "mine", 0),
+                             ratings={"human_content": "content"}))
+    with pytest.raises(InputError, match="set mine: lexicon: published, and the set has no published lexicon"):
+        _lexicon(mine, "published")
+    with pytest.raises(InputError, match="lexicon 'ours' is neither fitted nor published"):
+        score_group(mine, ColumnGroup(metrics=("bleu",), options={"lexicon": "ours"}), 0, cache=tmp_path / "cache")

@@ -30,7 +30,7 @@ MIR = RatedSet(
                         choices=CATEGORICAL_RATINGS["human_naturalness_relative"]),
                Question("naturalness_output", "naturalness", field="human_naturalness_output"),
                Question("naturalness_input", field="human_naturalness_input")),
-    style_corpus="yelp")
+    style_corpus="yelp", lexicon="style_lexicon/style_words_and_weights.json")
 
 
 def _lai_file(path: str, question: str, tag: str) -> RatingFile:

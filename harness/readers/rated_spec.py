@@ -125,6 +125,7 @@ class RatedSet:
     means; ``keep_out``: the frame's text columns that no classifier may be trained on; ``style_corpus``: the name of
     the corpus its style classifiers are trained on (an entry of
     :data:`tsteval.metaeval.rated.datasets.STYLE_CORPORA`), None while there is none (no style column is scored);
+    ``lexicon``: the authors' published style lexicon, a file under ``folder`` (a study's ``lexicon: published``);
     ``lower_is_better``: the published fields that are lower-is-better; ``complete``: every input has an output
     of every system (and setting), and every output a rating of every judged question (checked); ``citation``: how
     the tables cite its published scores (default: the title); ``summary``: one line for the docs.
@@ -145,6 +146,7 @@ class RatedSet:
     style_labels: Mapping[str, str] = field(default_factory=dict)
     keep_out: tuple[str, ...] = ("input",)
     style_corpus: str | None = None
+    lexicon: str | None = None
     lower_is_better: frozenset[str] = frozenset()
     complete: bool = False
     citation: str = ""

@@ -22,6 +22,7 @@ and line)::
       - {authors: true}              # the scores the set's authors published beside their ratings
       - {hook: "benchmarks.studies.hooks:my_column", aspect: content}  # what no metric computes yet
       - {metrics: [ppl], sets: [Lai]}                                  # only on these sets (their labels)
+      - {metrics: [bleu], modifications: [mask], options: {lexicon: published}}  # the authors' lexicon (Mir's)
     baselines: {content: bleu@none}  # per aspect (default: tsteval.metaeval.tables.BASELINES)
     incumbent: {content: sbert@none} # a second comparison per aspect
     comparisons: [baseline, incumbent, pairwise]

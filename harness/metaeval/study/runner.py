@@ -306,8 +306,8 @@ def run_study(study: Study | str | Path, *, log: Log = print, cache: Path | None
             comparisons += _comparisons(e.label, e.rating, e.aspect, e.columns, e.point, e.boot, study)
         evidence += set_evidence
         scored_sets.append((data, values, set_evidence))
-        scores.append(data.frame[[c for c in (*GROUP, "item", "input") if c in data.frame]].assign(
-            set=entry.label, **values))
+        keys = data.frame[[c for c in (*GROUP, "item", "input") if c in data.frame]].assign(set=entry.label)
+        scores.append(pd.concat([keys, pd.DataFrame(values, index=keys.index)], axis=1))  # one block: no fragmenting
         sets_info.append({"label": entry.label, "name": entry.name, "source": data.source, "task": data.task,
                           "language": data.language, "rows": len(data.frame),
                           "inputs": int(data.frame["input"].nunique()),

@@ -50,6 +50,7 @@ class SetData:
     corpus: Callable[[], tuple[Corpus, dict]] | None = None
     style_view: Callable[[Transfers], Transfers] | None = None
     notes: dict = field(default_factory=dict)
+    lexicon: Path | None = None  # the authors' published style lexicon (a column's ``lexicon: published``)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -69,6 +70,7 @@ def _keep_ratings(entry: StudySet, ratings: list[Rating], origin: str) -> list[R
 
 
 def _builtin(entry: StudySet) -> SetData:
+    from tsteval.core.datapaths import dataset_dir
     from tsteval.metaeval.rated.datasets import STYLE_CORPORA, dualrl_form, ratings_of
     from tsteval.readers.rated import read_rated_set
 
@@ -79,7 +81,8 @@ def _builtin(entry: StudySet) -> SetData:
     published = {c: (a, h) for c, (a, h) in rated.transfers.extra.get("published", {}).items()}
     return SetData(entry, rated.transfers, _keep_ratings(entry, list(ratings_of(spec)), spec.name), spec.task,
                    entry.language or spec.language, published, spec.citation or spec.title, corpus,
-                   dualrl_form if corpus_name == "gyafc" else None)
+                   dualrl_form if corpus_name == "gyafc" else None,
+                   lexicon=None if spec.lexicon is None else dataset_dir(spec.folder) / spec.lexicon)
 
 
 def _table(entry: StudySet) -> SetData:
@@ -211,6 +214,11 @@ def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[d
     from tsteval.metaeval.rated.datasets import STYLE_CLASSIFIERS, style_classifiers
 
     options: dict = {"seed": seed, "precision": "fp32", "language": data.language, **group.options}
+    lexicon = options.pop("lexicon", "fitted")
+    if lexicon not in ("fitted", "published"):
+        raise InputError(f"set {data.entry.label}: lexicon {lexicon!r} is neither fitted nor published",
+                         path=data.source or data.entry.name, fix="give the column options: {lexicon: published} "
+                         "(the set's authors' lexicon) or leave it out (one fitted on the set's style corpus)")
     if group.modifications:
         options["modifications"] = tuple(group.modifications)
     if group.language_model:
@@ -233,9 +241,7 @@ def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[d
             if naturalness:
                 kwargs["human"] = _human(corpus, set(transfers.frame["target_style"].astype(str)), seed)
             if any(m in ("mask", "remove") for m in group.modifications):
-                from tsteval.experiment.manifest.loader import LexiconSpec
-
-                kwargs["lexicon"] = LexiconSpec()
+                kwargs["lexicon"] = _lexicon(data, lexicon)
     if group.classifier:
         unknown = [b for b in group.classifier.values() if b not in STYLE_CLASSIFIERS]
         if unknown:
@@ -258,6 +264,19 @@ def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[d
     card = evaluate(transfers=transfers, metrics=group.metrics, **kwargs, **options)
     return ({c + group.suffix: card.frame[c].to_numpy(dtype=float) for c in card.metrics},
             {c + group.suffix: card.signatures.get(c, "") for c in card.metrics}, list(card.notices))
+
+
+def _lexicon(data: SetData, choice: str) -> object:
+    """The lexicon of the mask and remove modifications: fitted on the set's style corpus, or the one its authors
+    published."""
+    from tsteval.experiment.manifest.loader import LexiconSpec
+
+    if choice == "fitted":
+        return LexiconSpec()
+    if data.lexicon is None:
+        raise InputError(f"set {data.entry.label}: lexicon: published, and the set has no published lexicon",
+                         path=data.source or data.entry.name, fix="leave lexicon out: one is fitted on its corpus")
+    return data.lexicon
 
 
 def call_hook(hook: str, *args: object, **kwargs: object) -> object:
