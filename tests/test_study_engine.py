@@ -425,3 +425,19 @@ def test_a_column_masks_with_the_authors_lexicon_only_where_the_set_has_one(tmp_
         _lexicon(mine, "published")
     with pytest.raises(InputError, match="lexicon 'ours' is neither fitted nor published"):
         score_group(mine, ColumnGroup(metrics=("bleu",), options={"lexicon": "ours"}), 0, cache=tmp_path / "cache")
+
+
+def test_a_rating_named_in_baselines_is_compared_with_its_own_baseline(tmp_path: Path) -> None:
+    """``baselines`` keyed by a rating column wins over its aspect's: every comparison of ``human_content`` in a set
+    is against chrF, the difference the two figures' difference."""
+    path = _declaration(tmp_path)
+    path.write_text(path.read_text().replace("baselines: {content: bleu@none}",
+                                             "baselines: {content: bleu@none, human_content: chrf@none}"))
+    data = tsteval.run_study(path, log=lambda _m: None, cache=tmp_path / "cache").data
+    base = [r for r in data["comparisons"] if r["comparison"] == "baseline" and r["rating"] == "human_content"]
+    assert base and {r["against"] for r in base} == {"chrf@none"}  # the sets' rows; the aspect means keep bleu
+    row = next(r for r in base if r["set"] == "first" and r["column"] == "bleu@none" and r["level"] == "sentence"
+               and r["statistic"] == "pearson")
+    r = {c: _figure(data, set="first", column=c, rating="human_content", level="sentence",
+                    statistic="pearson")["r"] for c in ("bleu@none", "chrf@none")}
+    assert row["diff"] == pytest.approx(r["bleu@none"] - r["chrf@none"], abs=1e-12)

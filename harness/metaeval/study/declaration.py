@@ -23,7 +23,7 @@ and line)::
       - {hook: "benchmarks.studies.hooks:my_column", aspect: content}  # what no metric computes yet
       - {metrics: [ppl], sets: [Lai]}                                  # only on these sets (their labels)
       - {metrics: [bleu], modifications: [mask], options: {lexicon: published}}  # the authors' lexicon (Mir's)
-    baselines: {content: bleu@none}  # per aspect (default: tsteval.metaeval.tables.BASELINES)
+    baselines: {content: bleu@none}  # per aspect or rating column (default: tsteval.metaeval.tables.BASELINES)
     incumbent: {content: sbert@none} # a second comparison per aspect
     comparisons: [baseline, incumbent, pairwise]
     pairs: [[sbert@none, bleu@none]]  # the pairwise comparisons: these (first minus second), not every pair

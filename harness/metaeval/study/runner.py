@@ -170,11 +170,12 @@ def _diff_rows(where: str, kind: str, rating: str, aspect: str, columns: Sequenc
     return rows
 
 
-def _against(study: Study, aspect: str, columns: Sequence[MetricColumn]) -> list[tuple[str, str]]:
-    """(comparison, column) pairs for ``aspect``: the baseline, the incumbent."""
+def _against(study: Study, rating: str, aspect: str, columns: Sequence[MetricColumn]) -> list[tuple[str, str]]:
+    """(comparison, column) pairs for ``rating`` of ``aspect``: the baseline (the rating's own where ``baselines``
+    names it, else its aspect's), the incumbent."""
     out = []
     if "baseline" in study.comparisons:
-        base = study.baselines.get(aspect) or default_baseline(aspect, list(columns))
+        base = study.baselines.get(rating) or study.baselines.get(aspect) or default_baseline(aspect, list(columns))
         if base:
             out.append(("baseline", base))
     if "incumbent" in study.comparisons and aspect in study.incumbent:
@@ -185,7 +186,7 @@ def _against(study: Study, aspect: str, columns: Sequence[MetricColumn]) -> list
 def _comparisons(where: str, rating: str, aspect: str, columns: Sequence[MetricColumn], point: np.ndarray,
                  boot: np.ndarray, study: Study) -> list[dict]:
     rows = []
-    for kind, column in _against(study, aspect, columns):
+    for kind, column in _against(study, rating, aspect, columns):
         rows += _diff_rows(where, kind, rating, aspect, columns, point, boot, column, study)
     if "pairwise" in study.comparisons:
         names = [c.column for c in columns]
