@@ -441,3 +441,11 @@ def test_a_rating_named_in_baselines_is_compared_with_its_own_baseline(tmp_path:
     r = {c: _figure(data, set="first", column=c, rating="human_content", level="sentence",
                     statistic="pearson")["r"] for c in ("bleu@none", "chrf@none")}
     assert row["diff"] == pytest.approx(r["bleu@none"] - r["chrf@none"], abs=1e-12)
+
+
+def test_an_unknown_lexicon_is_refused_when_the_declaration_is_read(tmp_path: Path) -> None:
+    path = _declaration(tmp_path)
+    path.write_text(path.read_text().replace("  - {metrics: [bleu, chrf, meteor]}",
+                                             "  - {metrics: [bleu], modifications: [mask], options: {lexicon: ours}}"))
+    with pytest.raises(InputError, match=r"mine\.yaml:\d+: .*lexicon 'ours' is neither fitted nor published"):
+        tsteval.load_study(path)

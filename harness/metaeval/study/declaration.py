@@ -66,6 +66,7 @@ KEYS = ("kind", "title", "include", "text", "sets", "sample", "columns", "baseli
         "pairs", "statistics", "levels", "cluster", "resamples", "seed", "aggregates", "groups", "published", "rule",
         "describe", "out")
 SET_KEYS = ("set", "table", "study", "label", "ratings", "sample", "style_corpus", "language", "task", "rows")
+LEXICONS = ("fitted", "published")  # a column's options.lexicon: fitted on the set's corpus, or its authors'
 COLUMN_KEYS = ("metrics", "classifier", "modifications", "language_model", "suffix", "options", "authors", "hook",
                "params", "aspect", "higher_is_better", "sets")
 RULE_KEYS = ("version", "reference", "min_gain", "costs", "statistic", "level", "per")
@@ -347,6 +348,10 @@ def _read_column(reader: _Reader, entry: object, i: int, labels: Sequence[str]) 
                 raise reader.error((*where, "metrics"), f"no metric {name!r}", fix=did_you_mean(name, METRICS)
                                    or "see tsteval metrics")
     hook = reader.hook(data.get("hook"), (*where, "hook"))
+    options = data.get("options", {})
+    if isinstance(options, dict) and options.get("lexicon", "fitted") not in LEXICONS:
+        raise reader.error((*where, "options", "lexicon"), f"lexicon {quote(options['lexicon'])} is neither fitted "
+                           "nor published", fix="lexicon: published (the set's authors' lexicon), or leave it out")
     classifier = data.get("classifier", {})
     if not isinstance(classifier, dict):
         raise reader.error((*where, "classifier"), "expected {NAME: BACKEND}, e.g. {fasttext: fasttext}")

@@ -28,7 +28,7 @@ import pandas as pd
 
 from tsteval.core.errors import InputError, TstevalError, did_you_mean, quote
 from tsteval.core.records import Corpus, Transfers
-from tsteval.metaeval.study.declaration import ColumnGroup, StudySet
+from tsteval.metaeval.study.declaration import LEXICONS, ColumnGroup, StudySet
 from tsteval.metaeval.tables import RATING_ASPECTS, MetricColumn, Rating
 
 Log = Callable[[str], None]
@@ -215,7 +215,7 @@ def _evaluate(data: SetData, group: ColumnGroup, seed: int, log: Log) -> tuple[d
 
     options: dict = {"seed": seed, "precision": "fp32", "language": data.language, **group.options}
     lexicon = options.pop("lexicon", "fitted")
-    if lexicon not in ("fitted", "published"):
+    if lexicon not in LEXICONS:
         raise InputError(f"set {data.entry.label}: lexicon {lexicon!r} is neither fitted nor published",
                          path=data.source or data.entry.name, fix="give the column options: {lexicon: published} "
                          "(the set's authors' lexicon) or leave it out (one fitted on the set's style corpus)")
